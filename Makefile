@@ -1,0 +1,47 @@
+# Developer interface: `make demo` and `make test` each set up what they need by themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit promtool generate bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Debian's prometheus brings promtool; the end-to-end tests also need alertmanager.
+promtool:
+	@if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null; \
+		else \
+			echo "promtool/alertmanager missing: install the Debian packages prometheus and prometheus-alertmanager"; exit 1; \
+		fi; \
+	fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check exporter tests bench
+	$(BIN)/ruff format --check exporter tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict exporter
+
+unit: $(STAMP) promtool
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	$(BIN)/python -m exporter.demo.run
+
+generate: $(STAMP)
+	$(BIN)/python -m exporter.mixin.generate
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,144 @@
+"""Attribution: which team owns a workload, by a documented and deterministic precedence.
+
+Precedence, first match wins:
+
+1. a workload label whose key is in `attribution.team_label_keys` (in config order);
+2. the namespace, through the teams' `namespaces` lists in config;
+3. a namespace label whose key is in `attribution.namespace_label_keys`;
+4. a workload label, then a namespace label, whose key is in `attribution.fallback_label_keys`
+   (reported as a fallback, so it cannot hide a labelling gap);
+5. `__unallocated__`.
+
+A label value that names no declared team becomes its own team, normalised, unless
+`strict_teams` is set: then it does not match and the next rule is tried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from exporter.config import Config
+
+__all__ = [
+    "IDLE",
+    "OTHER",
+    "UNALLOCATED",
+    "Attributor",
+    "Placement",
+    "canonical_key",
+    "canonical_labels",
+]
+
+IDLE = "__idle__"
+UNALLOCATED = "__unallocated__"
+OTHER = "__other__"
+
+_SEPARATORS = re.compile(r"[./\-]")
+_TEAM_VALUE = re.compile(r"[^a-z0-9_.-]+")
+
+
+def canonical_key(key: str) -> str:
+    """Canonical form of a label key, whoever sanitised it (OpenCost, DCGM, kube-state-metrics)."""
+    key = _SEPARATORS.sub("_", key.strip().lower())
+    return key.removeprefix("label_")
+
+
+def canonical_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """Canonicalise every key; on a clash the sorted-first original key wins, whatever the order."""
+    out: dict[str, str] = {}
+    for key in sorted(labels):
+        out.setdefault(canonical_key(key), labels[key])
+    return out
+
+
+def normalise_team(value: str) -> str:
+    """How a free-form label value becomes a team name."""
+    return _TEAM_VALUE.sub("-", value.strip().lower()).strip("-")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a workload's cost goes: the team, the rule that decided, and the key it used."""
+
+    team: str
+    via: str  # label | namespace | namespace_label | fallback | none
+    key: str = ""
+
+    @property
+    def is_fallback(self) -> bool:
+        """True when only a fallback key placed the cost."""
+        return self.via == "fallback"
+
+
+class Attributor:
+    """Places workloads on teams according to the config; pure and safe to share."""
+
+    def __init__(self, config: Config) -> None:
+        attribution = config.attribution
+        self._team_keys = tuple(canonical_key(k) for k in attribution.team_label_keys)
+        self._ns_keys = tuple(canonical_key(k) for k in attribution.namespace_label_keys)
+        self._fallback_keys = tuple(canonical_key(k) for k in attribution.fallback_label_keys)
+        self._strict = attribution.strict_teams
+        self._by_namespace = {ns: t.name for t in config.teams for ns in t.namespaces}
+        self._by_value: dict[str, str] = {}
+        for team in config.teams:
+            for value in (team.name, *team.label_values):
+                self._by_value.setdefault(normalise_team(value), team.name)
+        self._by_queue = {cq: t.name for t in config.teams for cq in t.cluster_queues}
+        self._by_litellm = {lt: t.name for t in config.teams for lt in t.litellm_teams}
+
+    def place(
+        self,
+        namespace: str,
+        labels: Mapping[str, str],
+        namespace_labels: Mapping[str, str] | None = None,
+    ) -> Placement:
+        """Decide the team of a workload from its namespace and its (raw) labels."""
+        workload = canonical_labels(labels)
+        ns_labels = canonical_labels(namespace_labels or {})
+        found = self._first(workload, self._team_keys)
+        if found is not None:
+            return Placement(found[0], "label", found[1])
+        if namespace in self._by_namespace:
+            return Placement(self._by_namespace[namespace], "namespace", "")
+        found = self._first(ns_labels, self._ns_keys)
+        if found is not None:
+            return Placement(found[0], "namespace_label", found[1])
+        found = self._first(workload, self._fallback_keys) or self._first(
+            ns_labels, self._fallback_keys
+        )
+        if found is not None:
+            return Placement(found[0], "fallback", found[1])
+        return Placement(UNALLOCATED, "none", "")
+
+    def team_for_queue(self, cluster_queue: str) -> str:
+        """The team of a Kueue ClusterQueue, or `__unallocated__` when no team declares it."""
+        return self._by_queue.get(cluster_queue, UNALLOCATED)
+
+    def team_for_litellm(self, team_id: str, alias: str | None) -> str:
+        """The team of a LiteLLM team, matched by id first, then by alias."""
+        if team_id in self._by_litellm:
+            return self._by_litellm[team_id]
+        if alias is not None and alias in self._by_litellm:
+            return self._by_litellm[alias]
+        return UNALLOCATED
+
+    def _first(self, labels: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, str] | None:
+        for key in keys:
+            value = labels.get(key, "")
+            team = self._team_from_value(value)
+            if team is not None:
+                return team, key
+        return None
+
+    def _team_from_value(self, value: str) -> str | None:
+        normal = normalise_team(value)
+        if not normal:
+            return None
+        if normal in self._by_value:
+            return self._by_value[normal]
+        if self._strict or normal.startswith("__"):
+            return None
+        return normal

@@ -1,0 +1,139 @@
+"""Chargeback: attributed costs plus an idle policy give a ledger per team (pure; conserves money).
+
+Conservation is the invariant every function here keeps: the ledger's sum over all teams,
+`__idle__` and `__unallocated__` included, equals the cluster's cost it was given.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from exporter.attribution import IDLE, OTHER, UNALLOCATED, Placement
+
+__all__ = [
+    "IDLE_RESOURCES",
+    "CostLine",
+    "Ledger",
+    "cap_teams",
+    "charge",
+]
+
+IDLE_RESOURCES: tuple[str, ...] = ("gpu", "cpu", "ram")
+RESERVED = frozenset({IDLE, UNALLOCATED, OTHER})
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One allocation's cost by component, already placed on a team."""
+
+    placement: Placement
+    node: str
+    costs: Mapping[str, float]
+
+
+@dataclass
+class Ledger:
+    """Money per (team, component), plus the part placed only through fallback keys."""
+
+    costs: dict[tuple[str, str], float] = field(default_factory=dict)
+    fallback: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def add(self, team: str, component: str, amount: float) -> None:
+        """Add an amount to a team's component (zero amounts are kept out)."""
+        if amount:
+            key = (team, component)
+            self.costs[key] = self.costs.get(key, 0.0) + amount
+
+    def total(self) -> float:
+        """The sum of every cost in the ledger."""
+        return sum(self.costs.values())
+
+    def by_team(self) -> dict[str, dict[str, float]]:
+        """Costs nested as team -> component -> amount."""
+        out: dict[str, dict[str, float]] = defaultdict(dict)
+        for (team, component), amount in self.costs.items():
+            out[team][component] = amount
+        return dict(out)
+
+    def scaled(self, factor: float) -> Ledger:
+        """The same ledger with every amount multiplied (e.g. a window's cost to a rate)."""
+        return Ledger(
+            {k: v * factor for k, v in self.costs.items()},
+            {k: v * factor for k, v in self.fallback.items()},
+        )
+
+
+def charge(
+    lines: Iterable[CostLine],
+    idle: Mapping[str, Mapping[str, float]],
+    policy: str,
+) -> Ledger:
+    """Apply an idle policy to attributed costs.
+
+    Args:
+        lines: every allocation's costs, placed on teams.
+        idle: idle cost per idle group (a node, or "" for the whole cluster) and resource.
+        policy: `separate` keeps idle on `__idle__`; `proportional` (and `reservation`, whose
+            GPU part is applied afterwards by the quota module) shares each group's idle by
+            usage cost of that resource in the same group.
+    """
+    ledger = Ledger()
+    usage: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    by_node = any(group for group in idle)
+    for line in lines:
+        for component, amount in line.costs.items():
+            ledger.add(line.placement.team, component, amount)
+        if line.placement.is_fallback:
+            key = (line.placement.team, line.placement.key)
+            ledger.fallback[key] = ledger.fallback.get(key, 0.0) + sum(line.costs.values())
+        group = line.node if by_node else ""
+        for resource in IDLE_RESOURCES:
+            spent = line.costs.get(resource, 0.0)
+            if spent > 0:
+                teams = usage[group][resource]
+                teams[line.placement.team] = teams.get(line.placement.team, 0.0) + spent
+    for group, resources in idle.items():
+        for resource, amount in resources.items():
+            _place_idle(ledger, amount, resource, usage[group][resource], policy)
+    return ledger
+
+
+def _place_idle(
+    ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], policy: str
+) -> None:
+    total_use = sum(users.values())
+    if policy == "separate" or total_use <= 0:
+        # Idle nobody used stays visible as idle, under every policy.
+        ledger.add(IDLE, resource, amount)
+        return
+    # Sorted so the floating-point sum never depends on the order upstream JSON came in.
+    for team in sorted(users):
+        ledger.add(team, "idle_share", amount * users[team] / total_use)
+
+
+def cap_teams(ledger: Ledger, declared: Iterable[str], max_teams: int) -> tuple[Ledger, list[str]]:
+    """Fold undeclared teams beyond `max_teams` into `__other__`; returns the folded names.
+
+    Declared teams are always kept. Undeclared teams are kept by cost (largest first, then
+    name), so the cut is deterministic and the biggest spenders stay visible.
+    """
+    keep = set(declared) | RESERVED
+    spend: dict[str, float] = defaultdict(float)
+    for (team, _), amount in ledger.costs.items():
+        if team not in keep:
+            spend[team] += abs(amount)
+    room = max(0, max_teams - len(set(declared)))
+    ranked = sorted(spend, key=lambda t: (-spend[t], t))
+    folded = sorted(ranked[room:])
+    if not folded:
+        return ledger, []
+    gone = set(folded)
+    capped = Ledger()
+    for (team, component), amount in sorted(ledger.costs.items()):
+        capped.add(OTHER if team in gone else team, component, amount)
+    for (team, key), amount in sorted(ledger.fallback.items()):
+        target = (OTHER if team in gone else team, key)
+        capped.fallback[target] = capped.fallback.get(target, 0.0) + amount
+    return capped, folded

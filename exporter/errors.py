@@ -1,0 +1,86 @@
+"""The exporter's exceptions.
+
+    ExporterError
+    ├── ConfigError              a config file that cannot be used (exit status 2)
+    └── UpstreamError            one refresh of one source failed; the source is marked down
+        ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
+        ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
+        └── UpstreamPayloadError the body is not what the upstream's API promises
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "ExporterError",
+    "UpstreamError",
+    "UpstreamPayloadError",
+    "UpstreamStatusError",
+    "UpstreamUnavailable",
+]
+
+
+class ExporterError(Exception):
+    """Base of every error the exporter raises on purpose."""
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a config file: where it is and what is wrong."""
+
+    line: int | None
+    key: str
+    message: str
+
+
+class ConfigError(ExporterError):
+    """Raised when a config file cannot be read or validated; every issue names file, line, key."""
+
+    def __init__(self, path: str, issues: list[ConfigIssue]) -> None:
+        self.path = path
+        self.issues = issues
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """One human-readable line per issue: `file:line: key: message`."""
+        out = []
+        for issue in self.issues:
+            where = f"{self.path}:{issue.line}" if issue.line is not None else self.path
+            key = issue.key or "(top level)"
+            out.append(f"{where}: {key}: {issue.message}")
+        return out
+
+
+class UpstreamError(ExporterError):
+    """A refresh of a source failed. `reason` is the label value counted in the error metric."""
+
+    reason = "error"
+
+
+class UpstreamUnavailable(UpstreamError):
+    """Raised when the upstream cannot be reached in time (connect, DNS, TLS, timeout)."""
+
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.reason = "timeout" if timeout else "unreachable"
+
+
+class UpstreamStatusError(UpstreamError):
+    """Raised when the upstream answers with an HTTP status other than success."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+        if status in (401, 403):
+            self.reason = "auth"
+        else:
+            self.reason = f"http_{status // 100}xx"
+
+
+class UpstreamPayloadError(UpstreamError):
+    """Raised when a body does not have the shape the upstream's API promises."""
+
+    reason = "malformed"
