@@ -75,9 +75,10 @@ def charge(
     Args:
         lines: every allocation's costs, placed on teams.
         idle: idle cost per idle group (a node, or "" for the whole cluster) and resource.
-        policy: `separate` keeps idle on `__idle__`; `proportional` (and `reservation`, whose
-            GPU part is applied afterwards by the quota module) shares each group's idle by
-            usage cost of that resource in the same group.
+        policy: `separate` keeps idle on `__idle__`; `proportional` shares each group's idle
+            by usage cost of that resource in the same group; `reservation` shares CPU and RAM
+            idle like `proportional` and leaves GPU idle on `__idle__`, from where the quota
+            module moves reservations onto the teams that hold them.
     """
     ledger = Ledger()
     usage: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -104,7 +105,8 @@ def _place_idle(
     ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], policy: str
 ) -> None:
     total_use = sum(users.values())
-    if policy == "separate" or total_use <= 0:
+    keep_idle = policy == "separate" or (policy == "reservation" and resource == "gpu")
+    if keep_idle or total_use <= 0:
         # Idle nobody used stays visible as idle, under every policy.
         ledger.add(IDLE, resource, amount)
         return

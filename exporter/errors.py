@@ -1,11 +1,11 @@
 """The exporter's exceptions.
 
-    ExporterError
-    ├── ConfigError              a config file that cannot be used (exit status 2)
-    └── UpstreamError            one refresh of one source failed; the source is marked down
-        ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
-        ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
-        └── UpstreamPayloadError the body is not what the upstream's API promises
+ExporterError
+├── ConfigError              a config file that cannot be used (exit status 2)
+└── UpstreamError            one refresh of one source failed; the source is marked down
+    ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
+    ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
+    └── UpstreamPayloadError the body is not what the upstream's API promises
 """
 
 from __future__ import annotations

@@ -61,7 +61,9 @@ class Family:
         return self.name
 
 
-def _f(name: str, kind: Kind, help_: str, labels: tuple[str, ...], unit: str, source: str) -> Family:
+def _f(
+    name: str, kind: Kind, help_: str, labels: tuple[str, ...], unit: str, source: str
+) -> Family:
     return Family(PREFIX + name, kind, help_, labels, unit, source)
 
 
@@ -70,73 +72,243 @@ QUOTA_LABELS = ("team", "cluster_queue", "cohort", "flavor", "resource")
 
 CATALOGUE: tuple[Family, ...] = (
     # Cost, from OpenCost joined with Kueue and LiteLLM.
-    _f("team_cost_per_hour", G, "Current cost rate per team and component, in the configured "
-       "currency per hour.", ("team", "component"), "currency/h", "opencost"),
-    _f("team_cost_month_to_date", G, "Cost per team and component since the start of the "
-       "calendar month in the configured time zone, in the configured currency.",
-       ("team", "component"), "currency", "opencost"),
-    _f("team_budget", G, "Monthly budget per team and kind (gpu, llm), in the configured currency.",
-       ("team", "kind"), "currency", "config"),
-    _f("attribution_fallback_cost_per_hour", G, "Cost rate placed on a team only through a "
-       "fallback label key, per team and key.", ("team", "key"), "currency/h", "opencost"),
-    _f("cluster_cost_per_hour", G, "Cost rate of the whole cluster (allocations plus idle) as "
-       "OpenCost reports it, before any policy.", (), "currency/h", "opencost"),
+    _f(
+        "team_cost_per_hour",
+        G,
+        "Current cost rate per team and component, in the configured currency per hour.",
+        ("team", "component"),
+        "currency/h",
+        "opencost",
+    ),
+    _f(
+        "team_cost_month_to_date",
+        G,
+        "Cost per team and component since the start of the "
+        "calendar month in the configured time zone, in the configured currency.",
+        ("team", "component"),
+        "currency",
+        "opencost",
+    ),
+    _f(
+        "team_budget",
+        G,
+        "Monthly budget per team and kind (gpu, llm), in the configured currency.",
+        ("team", "kind"),
+        "currency",
+        "config",
+    ),
+    _f(
+        "attribution_fallback_cost_per_hour",
+        G,
+        "Cost rate placed on a team only through a fallback label key, per team and key.",
+        ("team", "key"),
+        "currency/h",
+        "opencost",
+    ),
+    _f(
+        "cluster_cost_per_hour",
+        G,
+        "Cost rate of the whole cluster (allocations plus idle) as "
+        "OpenCost reports it, before any policy.",
+        (),
+        "currency/h",
+        "opencost",
+    ),
     # GPUs, from DCGM.
-    _f("gpus", G, "GPUs per team and state: busy, idle (allocated but below the utilisation "
-       "threshold) or unallocated (no pod). MIG slices count as their share of a GPU.",
-       ("team", "state"), "gpus", "dcgm"),
-    _f("team_gpu_utilization_ratio", G, "Mean DCGM utilisation (0..1) of the team's GPUs.",
-       ("team",), "ratio", "dcgm"),
-    _f("team_gpu_waste_cost_per_hour", G, "Cost rate of GPUs a team holds but leaves idle.",
-       ("team",), "currency/h", "dcgm"),
+    _f(
+        "gpus",
+        G,
+        "GPUs per team and state: busy, idle (allocated but below the utilisation "
+        "threshold) or unallocated (no pod). MIG slices count as their share of a GPU.",
+        ("team", "state"),
+        "gpus",
+        "dcgm",
+    ),
+    _f(
+        "team_gpu_utilization_ratio",
+        G,
+        "Mean DCGM utilisation (0..1) of the team's GPUs.",
+        ("team",),
+        "ratio",
+        "dcgm",
+    ),
+    _f(
+        "team_gpu_waste_cost_per_hour",
+        G,
+        "Cost rate of GPUs a team holds but leaves idle.",
+        ("team",),
+        "currency/h",
+        "dcgm",
+    ),
     # Quota, from Kueue.
-    _f("quota_nominal", G, "Kueue nominal quota (GPUs as counts, CPU in cores, memory in bytes).",
-       QUOTA_LABELS, "native", "kueue"),
-    _f("quota_usage", G, "Kueue quota in use by admitted workloads.", QUOTA_LABELS, "native",
-       "kueue"),
-    _f("quota_borrowed", G, "Quota a ClusterQueue borrows from its cohort (Kueue status).",
-       QUOTA_LABELS, "native", "kueue"),
-    _f("quota_lent", G, "Quota of a ClusterQueue that others in its cohort use, as apportioned "
-       "by the exporter.", QUOTA_LABELS, "native", "kueue"),
-    _f("quota_borrowing_limit", G, "Kueue borrowing limit; +Inf when unset.", QUOTA_LABELS,
-       "native", "kueue"),
-    _f("quota_lending_limit", G, "Kueue lending limit; +Inf when unset.", QUOTA_LABELS, "native",
-       "kueue"),
+    _f(
+        "quota_nominal",
+        G,
+        "Kueue nominal quota (GPUs as counts, CPU in cores, memory in bytes).",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
+    _f(
+        "quota_usage",
+        G,
+        "Kueue quota in use by admitted workloads.",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
+    _f(
+        "quota_borrowed",
+        G,
+        "Quota a ClusterQueue borrows from its cohort (Kueue status).",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
+    _f(
+        "quota_lent",
+        G,
+        "Quota of a ClusterQueue that others in its cohort use, as apportioned by the exporter.",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
+    _f(
+        "quota_borrowing_limit",
+        G,
+        "Kueue borrowing limit; +Inf when unset.",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
+    _f(
+        "quota_lending_limit",
+        G,
+        "Kueue lending limit; +Inf when unset.",
+        QUOTA_LABELS,
+        "native",
+        "kueue",
+    ),
     # LLM, from LiteLLM.
-    _f("llm_spend_month_to_date", G, "LiteLLM spend this calendar month per team and model, as "
-       "LiteLLM prices it.", ("team", "model"), "currency", "litellm"),
-    _f("llm_tokens_month_to_date", G, "LiteLLM tokens this calendar month per team, model and "
-       "direction.", ("team", "model", "direction"), "tokens", "litellm"),
-    _f("llm_requests_month_to_date", G, "LiteLLM requests this calendar month per team and model.",
-       ("team", "model"), "requests", "litellm"),
-    _f("llm_budget_spend", G, "LiteLLM team spend in the current budget window (LiteLLM resets "
-       "it on its own schedule).", ("team",), "currency", "litellm"),
-    _f("llm_budget_max", G, "LiteLLM team max_budget (hard cap).", ("team",), "currency",
-       "litellm"),
-    _f("llm_budget_soft", G, "LiteLLM team soft_budget (alert only).", ("team",), "currency",
-       "litellm"),
-    _f("llm_budget_reset_timestamp_seconds", G, "Next LiteLLM budget reset of the team.",
-       ("team",), "seconds", "litellm"),
-    _f("llm_cost_per_token", G, "Cost per weighted token of a self-hosted model: as LiteLLM "
-       "declares it, and as measured from its serving cost.", ("model", "basis"), "currency",
-       "litellm"),
-    _f("llm_recommended_cost_per_token", G, "Recommended LiteLLM input_cost_per_token and "
-       "output_cost_per_token for a self-hosted model.", ("model", "direction"), "currency",
-       "litellm"),
-    _f("llm_unknown_models", G, "Models seen in LiteLLM that the config does not declare "
-       "(treated as external).", (), "models", "litellm"),
+    _f(
+        "llm_spend_month_to_date",
+        G,
+        "LiteLLM spend this calendar month per team and model, as LiteLLM prices it.",
+        ("team", "model"),
+        "currency",
+        "litellm",
+    ),
+    _f(
+        "llm_tokens_month_to_date",
+        G,
+        "LiteLLM tokens this calendar month per team, model and direction.",
+        ("team", "model", "direction"),
+        "tokens",
+        "litellm",
+    ),
+    _f(
+        "llm_requests_month_to_date",
+        G,
+        "LiteLLM requests this calendar month per team and model.",
+        ("team", "model"),
+        "requests",
+        "litellm",
+    ),
+    _f(
+        "llm_budget_spend",
+        G,
+        "LiteLLM team spend in the current budget window (LiteLLM resets it on its own schedule).",
+        ("team",),
+        "currency",
+        "litellm",
+    ),
+    _f(
+        "llm_budget_max", G, "LiteLLM team max_budget (hard cap).", ("team",), "currency", "litellm"
+    ),
+    _f(
+        "llm_budget_soft",
+        G,
+        "LiteLLM team soft_budget (alert only).",
+        ("team",),
+        "currency",
+        "litellm",
+    ),
+    _f(
+        "llm_budget_reset_timestamp_seconds",
+        G,
+        "Next LiteLLM budget reset of the team.",
+        ("team",),
+        "seconds",
+        "litellm",
+    ),
+    _f(
+        "llm_cost_per_token",
+        G,
+        "Cost per weighted token of a self-hosted model: as LiteLLM "
+        "declares it, and as measured from its serving cost.",
+        ("model", "basis"),
+        "currency",
+        "litellm",
+    ),
+    _f(
+        "llm_recommended_cost_per_token",
+        G,
+        "Recommended LiteLLM input_cost_per_token and "
+        "output_cost_per_token for a self-hosted model.",
+        ("model", "direction"),
+        "currency",
+        "litellm",
+    ),
+    _f(
+        "llm_unknown_models",
+        G,
+        "Models seen in LiteLLM that the config does not declare (treated as external).",
+        (),
+        "models",
+        "litellm",
+    ),
     # Health of the exporter and its sources.
-    _f("source_up", G, "1 if the last refresh of the source succeeded, else 0.", ("source",),
-       "", "exporter"),
-    _f("source_last_success_timestamp_seconds", G, "Unix time of the source's last successful "
-       "refresh.", ("source",), "seconds", "exporter"),
-    _f("source_duration_seconds", G, "Duration of the source's last refresh.", ("source",),
-       "seconds", "exporter"),
-    _f("source_errors", C, "Failed refreshes of a source, by reason.", ("source", "reason"), "",
-       "exporter"),
+    _f(
+        "source_up",
+        G,
+        "1 if the last refresh of the source succeeded, else 0.",
+        ("source",),
+        "",
+        "exporter",
+    ),
+    _f(
+        "source_last_success_timestamp_seconds",
+        G,
+        "Unix time of the source's last successful refresh.",
+        ("source",),
+        "seconds",
+        "exporter",
+    ),
+    _f(
+        "source_duration_seconds",
+        G,
+        "Duration of the source's last refresh.",
+        ("source",),
+        "seconds",
+        "exporter",
+    ),
+    _f(
+        "source_errors",
+        C,
+        "Failed refreshes of a source, by reason.",
+        ("source", "reason"),
+        "",
+        "exporter",
+    ),
     _f("build", I, "Build information of the exporter.", ("version",), "", "exporter"),
-    _f("config", I, "Effective configuration of the exporter.", ("currency", "idle_policy"), "",
-       "exporter"),
+    _f(
+        "config",
+        I,
+        "Effective configuration of the exporter.",
+        ("currency", "idle_policy"),
+        "",
+        "exporter",
+    ),
 )
 
 _BY_NAME = {f.name: f for f in CATALOGUE}

@@ -176,7 +176,9 @@ class Cluster:
         """GPUs admitted through a ClusterQueue at instant t."""
         return sum(len(w.gpus) for w in self.workloads if w.queue == queue and w.runs_at(t))
 
-    def llm_usage(self, start: datetime, end: datetime) -> Iterator[tuple[LlmTraffic, datetime, float]]:
+    def llm_usage(
+        self, start: datetime, end: datetime
+    ) -> Iterator[tuple[LlmTraffic, datetime, float]]:
         """(traffic, segment start, hours) for every hour segment in which the traffic flows."""
         for seg_start, seg_end in _segments(start, end):
             hours = (seg_end - seg_start).total_seconds() / 3600.0
@@ -212,22 +214,68 @@ CLUSTER = Cluster(
     cohort="gpu-pool",
     gpu_flavor="h100",
     workloads=(
-        Workload("ns-research", "job", "train-llm", {"team": "research", "app": "train-llm"},
-                 gpus=(0, 1), cpu=16, ram_gib=128, pv_gib=500, utilisation=0.85,
-                 queue="cq-research", network_gib_per_hour=2.0),
-        Workload("ns-research", "job", "sweep", {"team": "research", "app": "sweep"},
-                 gpus=(2,), cpu=8, ram_gib=32, hours=((22, 24), (0, 6)), utilisation=0.7,
-                 queue="cq-research"),
-        Workload("ns-vision", "deployment", "detector", {"app": "detector"},
-                 gpus=(2,), cpu=8, ram_gib=64, hours=((8, 20),), utilisation=0.45,
-                 queue="cq-vision", network_gib_per_hour=1.0),
-        Workload("ns-search", "deployment", "vllm-llama", {"team": "search", "app": "vllm"},
-                 gpus=(3,), cpu=8, ram_gib=96, pv_gib=200, utilisation=0.03,
-                 queue="cq-search", network_gib_per_hour=0.5),
+        Workload(
+            "ns-research",
+            "job",
+            "train-llm",
+            {"team": "research", "app": "train-llm"},
+            gpus=(0, 1),
+            cpu=16,
+            ram_gib=128,
+            pv_gib=500,
+            utilisation=0.85,
+            queue="cq-research",
+            network_gib_per_hour=2.0,
+        ),
+        Workload(
+            "ns-research",
+            "job",
+            "sweep",
+            {"team": "research", "app": "sweep"},
+            gpus=(2,),
+            cpu=8,
+            ram_gib=32,
+            hours=((22, 24), (0, 6)),
+            utilisation=0.7,
+            queue="cq-research",
+        ),
+        Workload(
+            "ns-vision",
+            "deployment",
+            "detector",
+            {"app": "detector"},
+            gpus=(2,),
+            cpu=8,
+            ram_gib=64,
+            hours=((8, 20),),
+            utilisation=0.45,
+            queue="cq-vision",
+            network_gib_per_hour=1.0,
+        ),
+        Workload(
+            "ns-search",
+            "deployment",
+            "vllm-llama",
+            {"team": "search", "app": "vllm"},
+            gpus=(3,),
+            cpu=8,
+            ram_gib=96,
+            pv_gib=200,
+            utilisation=0.03,
+            queue="cq-search",
+            network_gib_per_hour=0.5,
+        ),
         Workload("sandbox", "deployment", "notebook", {}, gpus=(), cpu=2, ram_gib=8),
-        Workload("default", "cronjob", "batch-etl",
-                 {"app.kubernetes.io/part-of": "research"}, gpus=(), cpu=4, ram_gib=16,
-                 hours=((1, 5),)),
+        Workload(
+            "default",
+            "cronjob",
+            "batch-etl",
+            {"app.kubernetes.io/part-of": "research"},
+            gpus=(),
+            cpu=4,
+            ram_gib=16,
+            hours=((1, 5),),
+        ),
     ),
     queues=(
         Queue("cq-research", 2, "32", "256Gi"),
@@ -240,12 +288,21 @@ CLUSTER = Cluster(
         ("c0a8d9e3-search", None, None, None),
     ),
     llm_traffic=(
-        LlmTraffic("9f3c2a10-research", "research", "llama-3-70b", 400_000, 120_000, 300,
-                   2e-7, 6e-7),
-        LlmTraffic("9f3c2a10-research", "research", "gpt-4o", 30_000, 10_000, 40,
-                   2.5e-6, 1e-5),
-        LlmTraffic("b71e44d2-vision", "vision", "gpt-4o", 60_000, 25_000, 90, 2.5e-6, 1e-5,
-                   hours=((7, 21),)),
+        LlmTraffic(
+            "9f3c2a10-research", "research", "llama-3-70b", 400_000, 120_000, 300, 2e-7, 6e-7
+        ),
+        LlmTraffic("9f3c2a10-research", "research", "gpt-4o", 30_000, 10_000, 40, 2.5e-6, 1e-5),
+        LlmTraffic(
+            "b71e44d2-vision",
+            "vision",
+            "gpt-4o",
+            60_000,
+            25_000,
+            90,
+            2.5e-6,
+            1e-5,
+            hours=((7, 21),),
+        ),
         LlmTraffic("b71e44d2-vision", "vision", "llama-3-70b", 80_000, 30_000, 60, 2e-7, 6e-7),
         LlmTraffic("c0a8d9e3-search", None, "llama-3-70b", 20_000, 5_000, 20, 2e-7, 6e-7),
         LlmTraffic(None, None, "gpt-4o", 5_000, 2_000, 6, 2.5e-6, 1e-5, hours=((9, 17),)),

@@ -49,7 +49,9 @@ def upstream_errors(source: str) -> Iterator[None]:
     try:
         yield
     except httpx.TimeoutException as exc:
-        raise UpstreamUnavailable(f"{source}: timed out ({type(exc).__name__})", timeout=True) from None
+        raise UpstreamUnavailable(
+            f"{source}: timed out ({type(exc).__name__})", timeout=True
+        ) from None
     except httpx.TransportError as exc:
         raise UpstreamUnavailable(f"{source}: unreachable ({type(exc).__name__}: {exc})") from None
 

@@ -1,0 +1,126 @@
+"""A tiny loopback HTTP server the demo's fake upstreams share: routing stays in each fake."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = [
+    "Clock",
+    "FakeRequest",
+    "FakeResponse",
+    "FakeServer",
+    "json_response",
+    "system_clock",
+    "text_response",
+]
+
+Clock = Callable[[], datetime]
+
+
+def system_clock() -> datetime:
+    """The real time, in UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """What a fake needs of a request: method, path, decoded query and headers."""
+
+    method: str
+    path: str
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str]
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        """The first value of a query parameter, or the default."""
+        values = self.query.get(name)
+        return values[0] if values else default
+
+
+@dataclass(frozen=True)
+class FakeResponse:
+    """A status, a body and its headers."""
+
+    status: int
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def json_response(status: int, payload: Any, *, trailing_newline: bool = True) -> FakeResponse:
+    """A JSON body as Go's encoder writes it (with the trailing newline)."""
+    body = json.dumps(payload, separators=(",", ":")) + ("\n" if trailing_newline else "")
+    return FakeResponse(status, body.encode(), {"Content-Type": "application/json"})
+
+
+def text_response(
+    status: int, text: str, content_type: str = "text/plain; charset=utf-8"
+) -> FakeResponse:
+    """A plain-text body."""
+    return FakeResponse(status, text.encode(), {"Content-Type": content_type})
+
+
+Handler = Callable[[FakeRequest], FakeResponse]
+
+
+class FakeServer:
+    """Serves one handler on 127.0.0.1 in a daemon thread; port 0 picks a free port."""
+
+    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._handler = handler
+        self._httpd = ThreadingHTTPServer((host, port), self._request_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL of the server, without a trailing slash."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeServer:
+        """Start serving in the background; returns self for chaining."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _request_class(self) -> type[BaseHTTPRequestHandler]:
+        handler = self._handler
+
+        class _Request(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def do_POST(self) -> None:
+                self._answer("POST")
+
+            def _answer(self, method: str) -> None:
+                parts = urlsplit(self.path)
+                request = FakeRequest(
+                    method,
+                    parts.path,
+                    parse_qs(parts.query, keep_blank_values=True),
+                    {k.lower(): v for k, v in self.headers.items()},
+                )
+                response = handler(request)
+                self.send_response(response.status)
+                for name, value in response.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(response.body)))
+                self.end_headers()
+                self.wfile.write(response.body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # the fakes are quiet; tests assert on responses, not on logs
+
+        return _Request
