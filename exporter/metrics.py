@@ -67,7 +67,7 @@ def _f(
     return Family(PREFIX + name, kind, help_, labels, unit, source)
 
 
-G, C, I = Kind.GAUGE, Kind.COUNTER, Kind.INFO
+G, C, INFO = Kind.GAUGE, Kind.COUNTER, Kind.INFO
 QUOTA_LABELS = ("team", "cluster_queue", "cohort", "flavor", "resource")
 
 CATALOGUE: tuple[Family, ...] = (
@@ -300,10 +300,10 @@ CATALOGUE: tuple[Family, ...] = (
         "",
         "exporter",
     ),
-    _f("build", I, "Build information of the exporter.", ("version",), "", "exporter"),
+    _f("build", INFO, "Build information of the exporter.", ("version",), "", "exporter"),
     _f(
         "config",
-        I,
+        INFO,
         "Effective configuration of the exporter.",
         ("currency", "idle_policy"),
         "",

@@ -108,7 +108,7 @@ def get_json(
     _checked(source, response)
     try:
         return response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         raise UpstreamPayloadError(
-            f"{source}: {response.request.url.path} did not return JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc})"
+            f"{source}: {response.request.url.path} did not return JSON"
         ) from None
