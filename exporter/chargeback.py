@@ -18,6 +18,7 @@ __all__ = [
     "Ledger",
     "cap_teams",
     "charge",
+    "teams_over_cap",
 ]
 
 IDLE_RESOURCES: tuple[str, ...] = ("gpu", "cpu", "ram")
@@ -31,6 +32,7 @@ class CostLine:
     placement: Placement
     node: str
     costs: Mapping[str, float]
+    namespace: str = ""
 
 
 @dataclass
@@ -115,20 +117,19 @@ def _place_idle(
         ledger.add(team, "idle_share", amount * users[team] / total_use)
 
 
-def cap_teams(ledger: Ledger, declared: Iterable[str], max_teams: int) -> tuple[Ledger, list[str]]:
+def cap_teams(
+    ledger: Ledger,
+    declared: Iterable[str],
+    max_teams: int,
+    fold: Iterable[str] | None = None,
+) -> tuple[Ledger, list[str]]:
     """Fold undeclared teams beyond `max_teams` into `__other__`; returns the folded names.
 
     Declared teams are always kept. Undeclared teams are kept by cost (largest first, then
-    name), so the cut is deterministic and the biggest spenders stay visible.
+    name), so the cut is deterministic and the biggest spenders stay visible. Pass `fold` to
+    fold the same teams as another ledger did (rates follow the month's cut).
     """
-    keep = set(declared) | RESERVED
-    spend: dict[str, float] = defaultdict(float)
-    for (team, _), amount in ledger.costs.items():
-        if team not in keep:
-            spend[team] += abs(amount)
-    room = max(0, max_teams - len(set(declared)))
-    ranked = sorted(spend, key=lambda t: (-spend[t], t))
-    folded = sorted(ranked[room:])
+    folded = sorted(fold) if fold is not None else teams_over_cap(ledger, declared, max_teams)
     if not folded:
         return ledger, []
     gone = set(folded)
@@ -139,3 +140,16 @@ def cap_teams(ledger: Ledger, declared: Iterable[str], max_teams: int) -> tuple[
         target = (OTHER if team in gone else team, key)
         capped.fallback[target] = capped.fallback.get(target, 0.0) + amount
     return capped, folded
+
+
+def teams_over_cap(ledger: Ledger, declared: Iterable[str], max_teams: int) -> list[str]:
+    """The undeclared teams that do not fit under `max_teams`, sorted by name."""
+    declared_set = set(declared)
+    keep = declared_set | RESERVED
+    spend: dict[str, float] = defaultdict(float)
+    for (team, _), amount in ledger.costs.items():
+        if team not in keep:
+            spend[team] += abs(amount)
+    room = max(0, max_teams - len(declared_set))
+    ranked = sorted(spend, key=lambda t: (-spend[t], t))
+    return sorted(ranked[room:])

@@ -1,0 +1,198 @@
+"""Command line: serve metrics, print them once, check a config, or print the finance report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import FrameType
+
+from exporter import __version__
+from exporter.assemble import assemble
+from exporter.attribution import Attributor
+from exporter.calendar import month_start
+from exporter.config import Config, load_config
+from exporter.errors import ConfigError
+from exporter.refresher import Refresher
+from exporter.report import build_report, format_report
+from exporter.samples import Sample
+from exporter.server import MetricsServer, parse_listen_address
+from exporter.sources.registry import build_sources
+
+__all__ = ["main"]
+
+DEFAULT_LISTEN = ":10290"
+log = logging.getLogger("exporter")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-chargeback-exporter",
+        description="Per-team GPU and LLM chargeback metrics from OpenCost, DCGM, Kueue, LiteLLM.",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("--config.file", dest="config_file", help="YAML config file")
+    parser.add_argument("--demo", action="store_true", help="run on the built-in simulated cluster")
+    parser.add_argument(
+        "--log.level",
+        dest="log_level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+    )
+    parser.add_argument(
+        "--web.listen-address",
+        dest="listen",
+        default=DEFAULT_LISTEN,
+        help=f"address to serve on (default {DEFAULT_LISTEN})",
+    )
+    parser.add_argument(
+        "--web.telemetry-path",
+        dest="telemetry_path",
+        default="/metrics",
+        help="path of the metrics (default /metrics)",
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="fetch every source once, print the exposition and exit"
+    )
+    parser.add_argument("--check-config", action="store_true", help="validate the config and exit")
+    sub = parser.add_subparsers(dest="command")
+    report = sub.add_parser("report", help="print the month-to-date chargeback table")
+    # SUPPRESS: without it the subcommand's defaults would overwrite the same flags given first.
+    report.add_argument(
+        "--config.file", dest="config_file", default=argparse.SUPPRESS, help="YAML config file"
+    )
+    report.add_argument(
+        "--demo",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="report on the simulated cluster",
+    )
+    report.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    report.add_argument(
+        "--max-unallocated",
+        type=float,
+        metavar="PCT",
+        help="exit 1 when the unallocated share is above PCT percent",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="ts=%(asctime)s level=%(levelname)s logger=%(name)s msg=%(message)s",
+        stream=sys.stderr,
+    )
+    # httpx logs every request at INFO; one line per failed refresh is ours to write.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    if not args.demo and not args.config_file:
+        print("error: give --config.file FILE, or --demo", file=sys.stderr)
+        return 2
+    stack = None
+    try:
+        if args.demo:
+            from exporter.demo.stack import DemoStack
+
+            stack = DemoStack().start()
+            config = stack.config()
+        else:
+            config = load_config(args.config_file)
+        if args.command == "report":
+            return _report(config, args.format, args.max_unallocated)
+        if args.check_config:
+            print(f"{args.config_file}: ok", file=sys.stderr)
+            return 0
+        return _once(config) if args.once else _serve(config, args.listen, args.telemetry_path)
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 2
+    finally:
+        if stack is not None:
+            stack.stop()
+
+
+def static_samples(config: Config) -> list[Sample]:
+    """Build and config info, which never change while the process runs."""
+    return [
+        Sample.of("build", 1.0, version=__version__),
+        Sample.of("config", 1.0, currency=config.currency, idle_policy=config.idle_policy),
+    ]
+
+
+def make_refresher(config: Config) -> Refresher:
+    """A refresher over every configured source, joining them with the config's policy."""
+    attributor = Attributor(config)
+
+    def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
+        return assemble(config, attributor, records, now).samples
+
+    return Refresher(build_sources(config), build, static_samples(config))
+
+
+def _once(config: Config) -> int:
+    refresher = make_refresher(config)
+    ok = refresher.refresh_all()
+    sys.stdout.buffer.write(refresher.exposition.text)
+    refresher.stop()
+    return 0 if ok else 1
+
+
+def _serve(config: Config, listen: str, telemetry_path: str) -> int:
+    try:
+        address = parse_listen_address(listen)
+    except ValueError as exc:
+        print(f"error: --web.listen-address: {exc}", file=sys.stderr)
+        return 2
+    refresher = make_refresher(config)
+    server = MetricsServer(address, telemetry_path, lambda: refresher.exposition)
+    refresher.start()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("signal %d: shutting down", signum)
+        server.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    log.info("listening on %s:%d%s", address[0], server.port, telemetry_path)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    refresher.stop()
+    return 0
+
+
+def _report(config: Config, fmt: str, max_unallocated: float | None) -> int:
+    refresher = make_refresher(config)
+    ok = refresher.refresh_all()
+    records = refresher.fresh_records()
+    refresher.stop()
+    now = datetime.now(UTC)
+    chargeback = assemble(config, Attributor(config), records, now)
+    if chargeback.month is None:
+        print(
+            "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
+        )
+        return 1
+    month = month_start(now, config.zone).strftime("%Y-%m")
+    report = build_report(chargeback.month, config.currency, month, chargeback.budgets)
+    sys.stdout.write(format_report(report, fmt))
+    if not ok:
+        print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
+    if max_unallocated is not None and report.unallocated_share > max_unallocated:
+        print(
+            f"error: unallocated share {report.unallocated_share:.2f} % is above "
+            f"{max_unallocated:.2f} %",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

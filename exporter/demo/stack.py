@@ -1,0 +1,83 @@
+"""Start every fake upstream of the simulated cluster and the config that points at them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from exporter.config import Config
+from exporter.demo.cluster import CLUSTER, Cluster
+from exporter.demo.fake_opencost import FakeOpenCost
+from exporter.demo.httpfake import Clock, FakeServer, system_clock
+
+__all__ = ["DemoStack", "demo_config_dict"]
+
+
+def demo_config_dict(urls: dict[str, str]) -> dict[str, Any]:
+    """The demo's config: three teams, one of them mapped by namespace only."""
+    config: dict[str, Any] = {
+        "currency": "EUR",
+        "timezone": "Europe/Madrid",
+        "idle_policy": "proportional",
+        "teams": [
+            {
+                "name": "research",
+                "namespaces": ["ns-research"],
+                "cluster_queues": ["cq-research"],
+                "litellm_teams": ["9f3c2a10-research"],
+                "budget": {"gpu": 2500, "llm": 400},
+            },
+            {
+                "name": "vision",
+                "namespaces": ["ns-vision"],
+                "cluster_queues": ["cq-vision"],
+                "litellm_teams": ["vision"],
+                "budget": {"gpu": 900, "llm": 150},
+            },
+            {
+                "name": "search",
+                "namespaces": ["ns-search"],
+                "cluster_queues": ["cq-search"],
+                "litellm_teams": ["c0a8d9e3-search"],
+                "budget": {"gpu": 1100},
+            },
+        ],
+        "attribution": {
+            "team_label_keys": ["team"],
+            "fallback_label_keys": ["app.kubernetes.io/part-of"],
+        },
+        "sources": {
+            "opencost": {"url": urls["opencost"], "interval": "15s", "max_staleness": "2m"},
+        },
+    }
+    return config
+
+
+@dataclass
+class DemoStack:
+    """The running fakes; `config` points the exporter at them."""
+
+    cluster: Cluster = CLUSTER
+    clock: Clock = system_clock
+    opencost: FakeOpenCost = field(init=False)
+    servers: dict[str, FakeServer] = field(default_factory=dict)
+
+    def start(self) -> DemoStack:
+        """Start every fake on a free loopback port."""
+        self.opencost = FakeOpenCost(self.cluster, self.clock)
+        self.servers["opencost"] = FakeServer(self.opencost.handle).start()
+        return self
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base URL of each fake by source name."""
+        return {name: server.url for name, server in self.servers.items()}
+
+    def config(self) -> Config:
+        """A validated config for this stack."""
+        return Config.model_validate(demo_config_dict(self.urls))
+
+    def stop(self) -> None:
+        """Stop every fake."""
+        for server in self.servers.values():
+            server.stop()

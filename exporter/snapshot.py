@@ -1,0 +1,125 @@
+"""Samples to families to bytes, rendered once per refresh in every format a scrape may ask."""
+
+from __future__ import annotations
+
+import gzip
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import generate_latest
+from prometheus_client.openmetrics.exposition import (
+    CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE,
+)
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from exporter.metrics import BACKGROUND_NOTE, CATALOGUE, Family, Kind, family
+from exporter.samples import Sample
+
+__all__ = ["TEXT_CONTENT_TYPE", "Exposition", "SourceHealth", "health_samples", "render"]
+
+TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+ERROR_REASONS = ("timeout", "unreachable", "auth", "http_4xx", "http_5xx", "malformed", "error")
+
+
+@dataclass(frozen=True)
+class SourceHealth:
+    """How a source's refreshes have gone."""
+
+    up: bool
+    last_success: float | None
+    duration: float
+    errors: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Exposition:
+    """One rendering of every family: text and OpenMetrics, each plain and gzipped."""
+
+    text: bytes
+    text_gzip: bytes
+    openmetrics: bytes
+    openmetrics_gzip: bytes
+
+    def body(self, openmetrics: bool, gzipped: bool) -> tuple[bytes, str]:
+        """The bytes and content type a scrape gets."""
+        if openmetrics:
+            return (
+                self.openmetrics_gzip if gzipped else self.openmetrics
+            ), OPENMETRICS_CONTENT_TYPE
+        return (self.text_gzip if gzipped else self.text), TEXT_CONTENT_TYPE
+
+
+def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
+    """The source health families, errors pre-initialised to 0 for every known reason."""
+    for source, h in sorted(health.items()):
+        yield Sample.of("source_up", 1.0 if h.up else 0.0, source=source)
+        if h.last_success is not None:
+            yield Sample.of("source_last_success_timestamp_seconds", h.last_success, source=source)
+        yield Sample.of("source_duration_seconds", h.duration, source=source)
+        for reason in sorted(set(ERROR_REASONS) | set(h.errors)):
+            yield Sample.of(
+                "source_errors", float(h.errors.get(reason, 0)), source=source, reason=reason
+            )
+
+
+def families(samples: Iterable[Sample]) -> list[Metric]:
+    """Group samples into catalogue families, in catalogue order, series sorted by labels."""
+    grouped: dict[str, list[Sample]] = defaultdict(list)
+    for sample in samples:
+        grouped[family(sample.family).name].append(sample)
+    out = []
+    for fam in CATALOGUE:
+        if fam.name in grouped:
+            out.append(_family(fam, grouped[fam.name]))
+    return out
+
+
+def _family(fam: Family, samples: Sequence[Sample]) -> Metric:
+    help_text = fam.help + BACKGROUND_NOTE if fam.source != "exporter" else fam.help
+    metric: GaugeMetricFamily | CounterMetricFamily | InfoMetricFamily
+    if fam.kind is Kind.INFO:
+        metric = InfoMetricFamily(fam.name, help_text, labels=[])
+        for s in samples:
+            metric.add_metric([], dict(s.labels))
+        return metric
+    if fam.kind is Kind.COUNTER:
+        metric = CounterMetricFamily(fam.name, help_text, labels=fam.labels)
+    else:
+        metric = GaugeMetricFamily(fam.name, help_text, labels=fam.labels)
+    for s in sorted(samples, key=lambda s: _label_values(fam, s)):
+        metric.add_metric(_label_values(fam, s), s.value)
+    return metric
+
+
+def _label_values(fam: Family, sample: Sample) -> list[str]:
+    labels = dict(sample.labels)
+    if set(labels) != set(fam.labels):
+        raise ValueError(f"{fam.name}: labels {sorted(labels)} != catalogue {list(fam.labels)}")
+    return [labels[name] for name in fam.labels]
+
+
+class _Fixed(Collector):
+    def __init__(self, metrics: list[Metric]) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        return self._metrics
+
+
+def render(samples: Iterable[Sample]) -> Exposition:
+    """Render samples once into every format; a scrape then only sends bytes."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Fixed(families(samples)))
+    text = generate_latest(registry)
+    openmetrics = generate_openmetrics(registry)  # type: ignore[no-untyped-call]
+    return Exposition(
+        text, gzip.compress(text, mtime=0), openmetrics, gzip.compress(openmetrics, mtime=0)
+    )

@@ -1,0 +1,266 @@
+"""OpenCost source: fetch `/allocation` (and `/assets` for per-node idle) into typed records.
+
+Why these query parameters:
+
+- `includeIdle=true&shareIdle=false`: we apply our own idle policy, so idle must arrive as its
+  own `__idle__` entry instead of being folded into workload costs where it cannot be seen.
+- `aggregate=node,namespace,controller` with `includeAggregatedMetadata=true`: attribution
+  needs the namespace and the workload labels, and `idle_by_node` needs the node. Aggregating
+  by controller keeps the response small on large clusters (pods of one controller share
+  their template labels, so the label intersection OpenCost keeps still names the team), and
+  without `includeAggregatedMetadata` OpenCost drops labels from aggregated entries.
+- `accumulate=true` over an explicit unix-seconds window: one set per query, and explicit
+  windows are not rounded to hour or day boundaries the way `1h` or `7d` are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+
+from exporter.config import OpenCostConfig
+from exporter.errors import UpstreamPayloadError
+from exporter.sources.http import get_json, make_client
+
+__all__ = [
+    "Allocation",
+    "AllocationSet",
+    "OpenCostSnapshot",
+    "build_client",
+    "fetch",
+    "fetch_window",
+    "parse_allocation_response",
+    "parse_node_assets",
+]
+
+SOURCE = "opencost"
+IDLE_KEY = "__idle__"
+AGGREGATE = "node,namespace,controller"
+
+# Component -> the OpenCost fields that add up to it (cost plus its adjustment).
+COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "gpu": ("gpuCost", "gpuCostAdjustment"),
+    "cpu": ("cpuCost", "cpuCostAdjustment"),
+    "ram": ("ramCost", "ramCostAdjustment"),
+    "storage": ("pvCost", "pvCostAdjustment"),
+    "network": ("networkCost", "networkCostAdjustment"),
+    "other": (
+        "loadBalancerCost",
+        "loadBalancerCostAdjustment",
+        "sharedCost",
+        "externalCost",
+    ),
+}
+IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One OpenCost allocation (a controller's pods on a node) and what it cost in the window."""
+
+    name: str
+    namespace: str
+    node: str
+    controller: str
+    labels: Mapping[str, str]
+    namespace_labels: Mapping[str, str]
+    costs: Mapping[str, float]
+    gpu_hours: float
+
+
+@dataclass(frozen=True)
+class AllocationSet:
+    """Every allocation of one window, the cluster's idle cost per resource, and node costs."""
+
+    start: datetime
+    end: datetime
+    allocations: tuple[Allocation, ...]
+    idle: Mapping[str, float]
+    node_costs: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    @property
+    def hours(self) -> float:
+        """Length of the window in hours."""
+        return (self.end - self.start).total_seconds() / 3600.0
+
+    def total(self) -> float:
+        """The cluster's cost in the window: allocations plus idle."""
+        spent = sum(sum(a.costs.values()) for a in self.allocations)
+        return spent + sum(self.idle.values())
+
+
+@dataclass(frozen=True)
+class OpenCostSnapshot:
+    """The two windows the exporter needs: the recent one (for rates) and the month so far."""
+
+    rate: AllocationSet
+    month: AllocationSet
+
+
+def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The OpenCost client: no auth on the read API, an explicit timeout."""
+    return make_client(cfg.url, cfg.timeout, transport=transport)
+
+
+def fetch(
+    client: httpx.Client,
+    cfg: OpenCostConfig,
+    now: datetime,
+    month_start: datetime,
+    *,
+    with_node_costs: bool = False,
+) -> OpenCostSnapshot:
+    """Fetch the rate window (the last `rate_window`) and the month-to-date window."""
+    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=with_node_costs)
+    month = fetch_window(client, month_start, now, with_node_costs=with_node_costs)
+    return OpenCostSnapshot(rate=rate, month=month)
+
+
+def fetch_window(
+    client: httpx.Client, start: datetime, end: datetime, *, with_node_costs: bool = False
+) -> AllocationSet:
+    """Query one window of allocations (and node assets when idle is split by node)."""
+    if end - start < timedelta(seconds=1):
+        raise ValueError("window must be at least one second long")
+    window = f"{int(start.timestamp())},{int(end.timestamp())}"
+    params = {
+        "window": window,
+        "aggregate": AGGREGATE,
+        "accumulate": "true",
+        "includeIdle": "true",
+        "shareIdle": "false",
+        "includeAggregatedMetadata": "true",
+    }
+    allocations, idle = parse_allocation_response(get_json(client, SOURCE, "/allocation", params))
+    node_costs: dict[str, dict[str, float]] = {}
+    if with_node_costs:
+        assets = get_json(client, SOURCE, "/assets", {"window": window, "accumulate": "true"})
+        node_costs = parse_node_assets(assets)
+    return AllocationSet(start, end, allocations, idle, node_costs)
+
+
+def parse_allocation_response(body: Any) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    """Parse an `/allocation` body (old or new envelope) into allocations and idle cost.
+
+    Several sets (steps) are summed, since the exporter asks for one accumulated window.
+    """
+    data = _envelope_data(body, "/allocation")
+    if data is None:
+        return (), {}
+    if not isinstance(data, list):
+        raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
+    merged: dict[str, Allocation] = {}
+    idle: dict[str, float] = {}
+    for step in data:
+        if step is None:
+            continue
+        if not isinstance(step, dict):
+            raise UpstreamPayloadError(f"{SOURCE}: /allocation set: expected an object")
+        for name, raw in step.items():
+            if not isinstance(raw, dict):
+                raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: expected an object")
+            if name == IDLE_KEY:
+                for resource, field_name in IDLE_FIELDS.items():
+                    idle[resource] = idle.get(resource, 0.0) + _number(raw, field_name, name)
+                continue
+            allocation = _allocation(name, raw)
+            merged[name] = _merge(merged[name], allocation) if name in merged else allocation
+    return tuple(merged[k] for k in sorted(merged)), idle
+
+
+def parse_node_assets(body: Any) -> dict[str, dict[str, float]]:
+    """Per-node cost of GPU, CPU and RAM from an `/assets` body (`data` is one object)."""
+    data = _envelope_data(body, "/assets")
+    if data is None:
+        return {}
+    if isinstance(data, list):  # some builds wrap the asset set in a list of one
+        data = data[0] if data else {}
+    if not isinstance(data, dict):
+        raise UpstreamPayloadError(f"{SOURCE}: /assets data: expected an object")
+    nodes: dict[str, dict[str, float]] = {}
+    for key, asset in data.items():
+        if not isinstance(asset, dict) or asset.get("type") != "Node":
+            continue
+        props = asset.get("properties")
+        name = props.get("name") if isinstance(props, dict) else None
+        if not isinstance(name, str) or not name:
+            raise UpstreamPayloadError(f"{SOURCE}: node asset {key!r} has no name")
+        costs = nodes.setdefault(name, {"gpu": 0.0, "cpu": 0.0, "ram": 0.0})
+        for resource, field_name in IDLE_FIELDS.items():
+            costs[resource] += _number(asset, field_name, key)
+    return nodes
+
+
+def _envelope_data(body: Any, path: str) -> Any:
+    # Before mid-2025 the envelope also carried "status"; both forms put the payload in "data".
+    if not isinstance(body, dict) or "data" not in body:
+        raise UpstreamPayloadError(f"{SOURCE}: {path}: expected an object with a data field")
+    code = body.get("code", 200)
+    if code != 200:
+        raise UpstreamPayloadError(f"{SOURCE}: {path}: code {code}: {body.get('message', '')}")
+    return body["data"]
+
+
+def _allocation(name: str, raw: Mapping[str, Any]) -> Allocation:
+    props = raw.get("properties") or {}
+    if not isinstance(props, dict):
+        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties is not an object")
+    costs = {
+        c: sum(_number(raw, f, name) for f in fields) for c, fields in COMPONENT_FIELDS.items()
+    }
+    return Allocation(
+        name=name,
+        namespace=_text(props, "namespace", name),
+        node=_text(props, "node", name),
+        controller=_text(props, "controller", name),
+        labels=_labels(props, "labels", name),
+        namespace_labels=_labels(props, "namespaceLabels", name),
+        costs=costs,
+        gpu_hours=_number(raw, "gpuHours", name),
+    )
+
+
+def _merge(a: Allocation, b: Allocation) -> Allocation:
+    costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
+    return Allocation(
+        a.name,
+        a.namespace,
+        a.node,
+        a.controller,
+        a.labels,
+        a.namespace_labels,
+        costs,
+        a.gpu_hours + b.gpu_hours,
+    )
+
+
+def _number(raw: Mapping[str, Any], key: str, name: str) -> float:
+    # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
+    value = raw.get(key)
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: {key} is not a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: {key} is not finite")
+    return number
+
+
+def _text(props: Mapping[str, Any], key: str, name: str) -> str:
+    value = props.get(key, "")
+    if not isinstance(value, str):
+        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties.{key} is not text")
+    return value
+
+
+def _labels(props: Mapping[str, Any], key: str, name: str) -> dict[str, str]:
+    value = props.get(key) or {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties.{key} is not a map")
+    return {str(k): v for k, v in value.items()}
