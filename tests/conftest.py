@@ -1,0 +1,39 @@
+"""Shared fixtures: a fixed clock and the demo's fake upstreams on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from exporter.demo.stack import DemoStack
+
+# Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
+FIXED_NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
+
+
+def fixed_clock() -> datetime:
+    """The tests' frozen time."""
+    return FIXED_NOW
+
+
+@pytest.fixture
+def stack() -> Iterator[DemoStack]:
+    """Every fake upstream of the demo, frozen at FIXED_NOW."""
+    demo = DemoStack(clock=fixed_clock).start()
+    yield demo
+    demo.stop()
+
+
+@pytest.fixture
+def write_config(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Write YAML text to a config file and return its path."""
+
+    def write(text: str) -> str:
+        path = tmp_path / "config.yaml"
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write

@@ -1,0 +1,92 @@
+"""Attribution: canonical keys, the precedence, strict teams, and order independence."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from exporter.attribution import Attributor, Placement, canonical_key
+from exporter.config import Config
+
+
+def _attributor(**attribution: object) -> Attributor:
+    return Attributor(
+        Config.model_validate(
+            {
+                "teams": [
+                    {"name": "datos", "namespaces": ["ns-datos"], "label_values": ["data"]},
+                    {"name": "vision"},
+                ],
+                "attribution": {
+                    "team_label_keys": ["team", "app.kubernetes.io/team"],
+                    "namespace_label_keys": ["owner"],
+                    "fallback_label_keys": ["app.kubernetes.io/part-of"],
+                    **attribution,
+                },
+            }
+        )
+    )
+
+
+def test_canonical_key_matches_every_sanitiser() -> None:
+    for raw in ("app.kubernetes.io/part-of", "label_app_kubernetes_io_part_of",
+                "App.Kubernetes.IO/Part-Of", "app_kubernetes_io_part_of"):
+        assert canonical_key(raw) == "app_kubernetes_io_part_of"
+
+
+def test_precedence() -> None:
+    a = _attributor()
+    # 1. workload label beats everything, in configured key order
+    assert a.place("ns-datos", {"team": "vision"}) == Placement("vision", "label", "team")
+    assert a.place("x", {"app_kubernetes_io_team": "Vision"}).team == "vision"
+    # 2. namespace mapping from config
+    assert a.place("ns-datos", {}) == Placement("datos", "namespace")
+    # 3. namespace label
+    assert a.place("x", {}, {"owner": "data"}) == Placement("datos", "namespace_label", "owner")
+    # 4. fallback keys, reported as such
+    placed = a.place("x", {"label_app_kubernetes_io_part_of": "vision"})
+    assert placed == Placement("vision", "fallback", "app_kubernetes_io_part_of")
+    assert placed.is_fallback
+    # 5. nothing matched
+    assert a.place("x", {"unrelated": "y"}) == Placement("__unallocated__", "none")
+
+
+def test_undeclared_value_becomes_its_own_team_unless_strict() -> None:
+    assert _attributor().place("ns-datos", {"team": "Growth Hackers"}).team == "growth-hackers"
+    strict = _attributor(strict_teams=True)
+    # strict: the undeclared value does not match, so the namespace mapping decides
+    assert strict.place("ns-datos", {"team": "growth"}) == Placement("datos", "namespace")
+    assert strict.place("x", {"team": "growth"}).team == "__unallocated__"
+
+
+def test_reserved_looking_values_never_make_teams() -> None:
+    assert _attributor().place("x", {"team": "__idle__"}).team == "__unallocated__"
+
+
+def test_queue_and_litellm_mapping() -> None:
+    a = Attributor(Config.model_validate({"teams": [
+        {"name": "datos", "cluster_queues": ["cq-datos"], "litellm_teams": ["id-1", "Datos"]},
+    ]}))
+    assert a.team_for_queue("cq-datos") == "datos"
+    assert a.team_for_queue("cq-other") == "__unallocated__"
+    assert a.team_for_litellm("id-1", None) == "datos"
+    assert a.team_for_litellm("id-9", "Datos") == "datos"
+    assert a.team_for_litellm("id-9", None) == "__unallocated__"
+
+
+labels_strategy = st.dictionaries(
+    st.sampled_from(["team", "TEAM", "label_team", "app.kubernetes.io/part-of", "owner", "x"]),
+    st.sampled_from(["datos", "vision", "data", "other", ""]),
+)
+
+
+@given(labels_strategy, labels_strategy, st.sampled_from(["ns-datos", "x"]), st.randoms())
+def test_placement_does_not_depend_on_key_order(
+    labels: dict[str, str], ns_labels: dict[str, str], namespace: str, rnd: object
+) -> None:
+    a = _attributor()
+    expected = a.place(namespace, labels, ns_labels)
+    items, ns_items = list(labels.items()), list(ns_labels.items())
+    rnd.shuffle(items)  # type: ignore[attr-defined]
+    rnd.shuffle(ns_items)  # type: ignore[attr-defined]
+    assert a.place(namespace, dict(items), dict(ns_items)) == expected
