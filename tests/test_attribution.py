@@ -29,8 +29,12 @@ def _attributor(**attribution: object) -> Attributor:
 
 
 def test_canonical_key_matches_every_sanitiser() -> None:
-    for raw in ("app.kubernetes.io/part-of", "label_app_kubernetes_io_part_of",
-                "App.Kubernetes.IO/Part-Of", "app_kubernetes_io_part_of"):
+    for raw in (
+        "app.kubernetes.io/part-of",
+        "label_app_kubernetes_io_part_of",
+        "App.Kubernetes.IO/Part-Of",
+        "app_kubernetes_io_part_of",
+    ):
         assert canonical_key(raw) == "app_kubernetes_io_part_of"
 
 
@@ -64,9 +68,19 @@ def test_reserved_looking_values_never_make_teams() -> None:
 
 
 def test_queue_and_litellm_mapping() -> None:
-    a = Attributor(Config.model_validate({"teams": [
-        {"name": "datos", "cluster_queues": ["cq-datos"], "litellm_teams": ["id-1", "Datos"]},
-    ]}))
+    a = Attributor(
+        Config.model_validate(
+            {
+                "teams": [
+                    {
+                        "name": "datos",
+                        "cluster_queues": ["cq-datos"],
+                        "litellm_teams": ["id-1", "Datos"],
+                    },
+                ]
+            }
+        )
+    )
     assert a.team_for_queue("cq-datos") == "datos"
     assert a.team_for_queue("cq-other") == "__unallocated__"
     assert a.team_for_litellm("id-1", None) == "datos"

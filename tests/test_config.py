@@ -41,18 +41,42 @@ def test_valid_config_loads_frozen(write_config: Callable[[str], str]) -> None:
 @pytest.mark.parametrize(
     ("text", "line", "key", "message"),
     [
-        (VALID.replace("interval: 2m", "intervall: 2m"), 12, "sources.opencost.intervall",
-         "unknown key"),
-        (VALID.replace("idle_policy: proportional", "idle_policy: sharing"), 3, "idle_policy",
-         "'separate', 'proportional' or 'reservation'"),
-        (VALID.replace("{gpu: 2500, llm: 800}", "{gpu: -1, llm: 800}"), 7,
-         "teams[0].budget.gpu", "greater than or equal to 0"),
-        (VALID.replace("timezone: Europe/Madrid", "timezone: Mars/Olympus"), 2, "timezone",
-         "unknown time zone"),
-        (VALID.replace("external: true", "external: false"), 15, "llm_models[1]",
-         "either external"),
-        (VALID.replace("idle_policy: proportional", "idle_policy: reservation"), 1, "",
-         "needs sources.kueue"),
+        (
+            VALID.replace("interval: 2m", "intervall: 2m"),
+            12,
+            "sources.opencost.intervall",
+            "unknown key",
+        ),
+        (
+            VALID.replace("idle_policy: proportional", "idle_policy: sharing"),
+            3,
+            "idle_policy",
+            "'separate', 'proportional' or 'reservation'",
+        ),
+        (
+            VALID.replace("{gpu: 2500, llm: 800}", "{gpu: -1, llm: 800}"),
+            7,
+            "teams[0].budget.gpu",
+            "greater than or equal to 0",
+        ),
+        (
+            VALID.replace("timezone: Europe/Madrid", "timezone: Mars/Olympus"),
+            2,
+            "timezone",
+            "unknown time zone",
+        ),
+        (
+            VALID.replace("external: true", "external: false"),
+            15,
+            "llm_models[1]",
+            "either external",
+        ),
+        (
+            VALID.replace("idle_policy: proportional", "idle_policy: reservation"),
+            1,
+            "",
+            "needs sources.kueue",
+        ),
     ],
 )
 def test_errors_name_file_line_and_key(

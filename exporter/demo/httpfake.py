@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -118,7 +119,9 @@ class FakeServer:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(response.body)))
                 self.end_headers()
-                self.wfile.write(response.body)
+                # A client that timed out has hung up; that is its business, not an error here.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(response.body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # the fakes are quiet; tests assert on responses, not on logs

@@ -1,0 +1,213 @@
+"""OpenCost source: both envelopes, nulls, unknown fields, and every kind of error body."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from exporter.config import OpenCostConfig
+from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
+from exporter.sources import opencost
+
+NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
+MONTH = datetime(2026, 11, 1, tzinfo=UTC)
+CFG = OpenCostConfig(url="http://opencost:9003")
+
+ALLOC = {
+    "name": "gpu-node-1/ns-a/deployment:web",
+    "properties": {
+        "cluster": "default-cluster",
+        "node": "gpu-node-1",
+        "namespace": "ns-a",
+        "controller": "deployment:web",
+        "controllerKind": "deployment",
+        "labels": {"team": "a", "app_kubernetes_io_name": "web"},
+        "namespaceLabels": {"kubernetes_io_metadata_name": "ns-a"},
+    },
+    "gpuHours": 2,
+    "gpuCost": 2.8,
+    "gpuCostAdjustment": 0,
+    "cpuCost": 1.25,
+    "cpuCostAdjustment": None,
+    "ramCost": 0.5,
+    "pvCost": 0.1,
+    "networkCost": 0.05,
+    "loadBalancerCost": 0.02,
+    "externalCost": 0,
+    "sharedCost": 0,
+    "totalCost": 4.72,
+    "gpuAllocation": {"gpuUsageAverage": 0.4, "saturation": {"smActiveAvg": 0.3}},
+    "someFutureField": {"nested": [1, 2]},
+}
+IDLE = {
+    "name": "__idle__",
+    "properties": {"cluster": "default-cluster"},
+    "cpuCost": 3.0,
+    "gpuCost": 5.6,
+    "ramCost": None,
+}
+
+
+def _client(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.Client:
+    return opencost.build_client(CFG, transport=httpx.MockTransport(handler))
+
+
+def _json(body: Any, status: int = 200) -> Callable[[httpx.Request], httpx.Response]:
+    return lambda request: httpx.Response(status, json=body)
+
+
+@pytest.mark.parametrize("envelope", [{"code": 200}, {"code": 200, "status": "success"}])
+def test_both_envelopes_nulls_and_unknown_fields(envelope: dict[str, Any]) -> None:
+    body = {**envelope, "data": [{ALLOC["name"]: ALLOC, "__idle__": IDLE}]}
+    window = opencost.fetch_window(_client(_json(body)), NOW - timedelta(hours=1), NOW)
+    (alloc,) = window.allocations
+    assert alloc.namespace == "ns-a" and alloc.node == "gpu-node-1"
+    assert alloc.labels["team"] == "a"
+    assert alloc.costs == {
+        "gpu": 2.8,
+        "cpu": 1.25,
+        "ram": 0.5,
+        "storage": 0.1,
+        "network": 0.05,
+        "other": 0.02,
+    }
+    assert window.idle == {"gpu": 5.6, "cpu": 3.0, "ram": 0.0}
+    assert window.hours == 1.0
+    assert window.total() == pytest.approx(4.72 + 8.6)
+
+
+def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"code": 200, "data": None})
+
+    snapshot = opencost.fetch(_client(handler), CFG, NOW, MONTH)
+    assert snapshot.month.allocations == () and snapshot.month.idle == {}
+    params = dict(seen[1].url.params)
+    assert params == {
+        "window": f"{int(MONTH.timestamp())},{int(NOW.timestamp())}",
+        "aggregate": "node,namespace,controller",
+        "accumulate": "true",
+        "includeIdle": "true",
+        "shareIdle": "false",
+        "includeAggregatedMetadata": "true",
+    }
+    assert seen[0].url.params["window"] == f"{int(NOW.timestamp()) - 3600},{int(NOW.timestamp())}"
+    assert seen[0].headers["user-agent"].startswith("gpu-chargeback-exporter/")
+
+
+def test_several_sets_and_null_sets_are_summed() -> None:
+    body = {
+        "code": 200,
+        "data": [{ALLOC["name"]: ALLOC, "__idle__": IDLE}, None, {ALLOC["name"]: ALLOC}],
+    }
+    allocations, idle = opencost.parse_allocation_response(body)
+    assert allocations[0].costs["gpu"] == pytest.approx(5.6)
+    assert allocations[0].gpu_hours == 4
+    assert idle["gpu"] == 5.6
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "content_type", "reason", "text"),
+    [
+        (
+            500,
+            {"code": 500, "data": None, "message": "error computing allocations: boom"},
+            "application/json",
+            "http_5xx",
+            "error computing allocations: boom",
+        ),
+        (
+            400,
+            "Invalid 'window' parameter: illegal window: x\n"
+            '{"code":500,"data":null,"message":"illegal window: [nil, nil)"}\n',
+            "text/plain",
+            "http_4xx",
+            "Invalid 'window' parameter: illegal window: x",
+        ),
+        (404, "404 page not found\n", "text/plain", "http_4xx", "404 page not found"),
+        (
+            500,
+            {"code": 500, "status": "", "data": None, "message": "Error: old build"},
+            "application/json",
+            "http_5xx",
+            "Error: old build",
+        ),
+    ],
+)
+def test_error_bodies_json_or_text(
+    status: int, body: Any, content_type: str, reason: str, text: str
+) -> None:
+    content = json.dumps(body) if isinstance(body, dict) else body
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, text=content, headers={"content-type": content_type})
+
+    with pytest.raises(UpstreamStatusError) as caught:
+        opencost.fetch_window(_client(handler), NOW - timedelta(hours=1), NOW)
+    assert caught.value.reason == reason
+    assert text in str(caught.value)
+    assert str(caught.value).startswith(f"opencost: HTTP {status} from /allocation: ")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"code": 200, "data": [{"x": "not an allocation"}]},
+        {"code": 200, "data": [{"a": {**ALLOC, "gpuCost": "2.8"}}]},
+        {"code": 200, "data": [{"a": {**ALLOC, "properties": {"labels": ["team"]}}}]},
+        {"code": 200, "data": {"not": "a list"}},
+        {"data": None, "code": 500, "message": "inconsistent"},
+        ["not", "an", "envelope"],
+    ],
+)
+def test_malformed_payloads_raise_payload_errors(body: Any) -> None:
+    with pytest.raises(UpstreamPayloadError):
+        opencost.fetch_window(_client(_json(body)), NOW - timedelta(hours=1), NOW)
+
+
+def test_non_json_200_is_malformed() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>proxy login</html>")
+
+    with pytest.raises(UpstreamPayloadError, match="did not return JSON"):
+        opencost.fetch_window(_client(handler), NOW - timedelta(hours=1), NOW)
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [(httpx.ReadTimeout("slow"), "timeout"), (httpx.ConnectError("refused"), "unreachable")],
+)
+def test_transport_errors(exc: Exception, reason: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    with pytest.raises(UpstreamUnavailable) as caught:
+        opencost.fetch_window(_client(handler), NOW - timedelta(hours=1), NOW)
+    assert caught.value.reason == reason
+
+
+def test_node_assets() -> None:
+    body = {
+        "code": 200,
+        "data": {
+            "k1": {
+                "type": "Node",
+                "properties": {"name": "n1"},
+                "cpuCost": 1.0,
+                "gpuCost": 4.0,
+                "ramCost": 0.5,
+            },
+            "k2": {"type": "Disk", "properties": {"name": "d1"}, "totalCost": 9.0},
+        },
+    }
+    assert opencost.parse_node_assets(body) == {"n1": {"gpu": 4.0, "cpu": 1.0, "ram": 0.5}}
+    with pytest.raises(UpstreamPayloadError):
+        opencost.parse_node_assets({"code": 200, "data": {"k": {"type": "Node"}}})

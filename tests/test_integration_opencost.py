@@ -1,0 +1,165 @@
+"""The exporter against the fake OpenCost over loopback: conservation, shareIdle parity, faults."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporter.assemble import assemble
+from exporter.attribution import Attributor
+from exporter.calendar import month_start
+from exporter.config import Config
+from exporter.demo.stack import DemoStack, demo_config_dict
+from exporter.sources import opencost
+from exporter.sources.registry import build_sources
+from tests.conftest import FIXED_NOW
+
+
+def _config(stack: DemoStack, **overrides: object) -> Config:
+    data = demo_config_dict(stack.urls)
+    data.update(overrides)
+    return Config.model_validate(data)
+
+
+def _snapshot(stack: DemoStack, config: Config) -> opencost.OpenCostSnapshot:
+    (source,) = build_sources(config)
+    records = source.fetch(FIXED_NOW)
+    source.close()
+    assert isinstance(records, opencost.OpenCostSnapshot)
+    return records
+
+
+@pytest.mark.parametrize(
+    ("policy", "by_node"), [("separate", False), ("proportional", False), ("proportional", True)]
+)
+def test_team_costs_sum_to_the_cluster_cost(stack: DemoStack, policy: str, by_node: bool) -> None:
+    config = _config(stack, idle_policy=policy, idle_by_node=by_node)
+    snapshot = _snapshot(stack, config)
+    result = assemble(config, Attributor(config), {"opencost": snapshot}, FIXED_NOW)
+    assert result.month is not None and result.rate is not None
+    assert result.month.total() == pytest.approx(snapshot.month.total(), rel=1e-9)
+    assert result.rate.total() == pytest.approx(snapshot.rate.total(), rel=1e-9)
+    # The month really is the month in Madrid, and the fake's cost matches the capacity.
+    assert snapshot.month.start == month_start(FIXED_NOW, config.zone)
+    capacity = stack.cluster.capacity_cost(snapshot.month.start, FIXED_NOW)
+    assert snapshot.month.total() == pytest.approx(
+        sum(capacity.values())
+        + sum(
+            u.pv_gib_hours * stack.cluster.pv_price + u.network_gib * stack.cluster.network_price
+            for u in stack.cluster.usage(snapshot.month.start, FIXED_NOW)
+        ),
+        rel=1e-6,
+    )
+
+
+def test_proportional_matches_opencost_share_idle(stack: DemoStack) -> None:
+    namespaces = sorted({w.namespace for w in stack.cluster.workloads})
+    config = _config(
+        stack,
+        teams=[{"name": ns, "namespaces": [ns]} for ns in namespaces],
+        attribution={"team_label_keys": [], "namespace_label_keys": []},
+    )
+    snapshot = _snapshot(stack, config)
+    ours = assemble(config, Attributor(config), {"opencost": snapshot}, FIXED_NOW).month
+    assert ours is not None
+    window = f"{int(snapshot.month.start.timestamp())},{int(FIXED_NOW.timestamp())}"
+    body = httpx.get(
+        f"{stack.urls['opencost']}/allocation",
+        params={
+            "window": window,
+            "aggregate": "namespace",
+            "includeIdle": "true",
+            "shareIdle": "true",
+            "accumulate": "true",
+        },
+    ).json()
+    theirs = {name: alloc["totalCost"] for name, alloc in body["data"][0].items()}
+    assert "__idle__" not in theirs  # every idle resource had a user to share it with
+    by_team = {team: sum(c.values()) for team, c in ours.by_team().items()}
+    assert by_team.keys() == theirs.keys()
+    for team, total in theirs.items():
+        assert by_team[team] == pytest.approx(total, abs=1e-3)
+
+
+def test_idle_by_node_uses_the_assets_endpoint(stack: DemoStack) -> None:
+    config = _config(stack, idle_by_node=True)
+    snapshot = _snapshot(stack, config)
+    assert set(snapshot.month.node_costs) == {"gpu-node-1"}
+    assert snapshot.month.node_costs["gpu-node-1"]["gpu"] == pytest.approx(
+        4 * 1.40 * snapshot.month.hours, rel=1e-6
+    )
+
+
+def _families(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
+    return out
+
+
+@pytest.mark.parametrize("fault", ["500", "garbage", "html", "nulls_ok"])
+def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: str) -> None:
+    from exporter.cli import make_refresher
+
+    config = _config(stack)
+    refresher = make_refresher(config)
+    assert refresher.refresh_all()
+    good = _families(refresher.exposition.text.decode())
+    stack.opencost.fault = "nulls" if fault == "nulls_ok" else fault
+    ok = refresher.refresh_all()
+    after = _families(refresher.exposition.text.decode())
+    refresher.stop()
+    if fault == "nulls_ok":  # NaN written as null is a valid OpenCost answer, not an error
+        assert ok and after["chargeback_source_up"][(("source", "opencost"),)] == 1.0
+        return
+    assert not ok
+    assert after["chargeback_source_up"][(("source", "opencost"),)] == 0.0
+    reason = {"500": "http_5xx", "garbage": "malformed", "html": "http_5xx"}[fault]
+    errors = after["chargeback_source_errors_total"]
+    assert errors[(("reason", reason), ("source", "opencost"))] == 1.0
+    # The last good values keep serving, unchanged, until they are stale.
+    assert after["chargeback_team_cost_month_to_date"] == good["chargeback_team_cost_month_to_date"]
+
+
+def test_stale_records_are_dropped(stack: DemoStack) -> None:
+    from exporter.cli import static_samples
+    from exporter.refresher import Refresher
+
+    config = _config(stack)
+    now = [FIXED_NOW.timestamp()]
+    attributor = Attributor(config)
+    refresher = Refresher(
+        build_sources(config),
+        lambda records, t: assemble(config, attributor, records, t).samples,
+        static_samples(config),
+        clock=lambda: now[0],
+    )
+    assert refresher.refresh_all()
+    assert b"chargeback_team_cost_per_hour{" in refresher.exposition.text
+    stack.opencost.fault = "500"
+    now[0] += timedelta(minutes=3).total_seconds()  # demo max_staleness is 2m
+    assert not refresher.refresh_all()
+    text = refresher.exposition.text.decode()
+    refresher.stop()
+    assert "chargeback_team_cost_per_hour{" not in text
+    assert 'chargeback_source_up{source="opencost"} 0.0' in text
+
+
+def test_slow_upstream_times_out(stack: DemoStack) -> None:
+    data = demo_config_dict(stack.urls)
+    data["sources"]["opencost"]["timeout"] = "0.2s"
+    config = Config.model_validate(data)
+    stack.opencost.fault, stack.opencost.delay_seconds = "slow", 1.0
+    from exporter.cli import make_refresher
+
+    refresher = make_refresher(config)
+    assert not refresher.refresh_all()
+    text = refresher.exposition.text.decode()
+    refresher.stop()
+    assert 'chargeback_source_errors_total{reason="timeout",source="opencost"} 1.0' in text
+    assert math.isfinite(refresher.health()["opencost"].duration)

@@ -1,0 +1,84 @@
+"""Rendering: a golden exposition of the demo, promtool's lint, formats, and the catalogue."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
+
+from exporter.assemble import assemble
+from exporter.attribution import Attributor
+from exporter.cli import static_samples
+from exporter.demo.stack import DemoStack
+from exporter.metrics import CATALOGUE, Kind
+from exporter.samples import Sample
+from exporter.snapshot import Exposition, SourceHealth, health_samples, render
+from exporter.sources.registry import build_sources
+from tests.conftest import FIXED_NOW
+
+GOLDEN = Path(__file__).parent / "golden" / "demo.prom"
+
+
+def _demo_exposition(stack: DemoStack) -> Exposition:
+    config = stack.config()
+    records = {}
+    health = {}
+    for source in build_sources(config):
+        records[source.name] = source.fetch(FIXED_NOW)
+        source.close()
+        health[source.name] = SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {})
+    samples = assemble(config, Attributor(config), records, FIXED_NOW).samples
+    return render([*static_samples(config), *samples, *health_samples(health)])
+
+
+def test_golden_exposition(stack: DemoStack) -> None:
+    text = _demo_exposition(stack).text.decode()
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8"), "run with UPDATE_GOLDEN=1 to refresh"
+
+
+def test_promtool_check_metrics_accepts_the_golden_file() -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (make test installs it)")
+    result = subprocess.run(
+        [promtool, "check", "metrics"],
+        input=GOLDEN.read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
+
+
+def test_openmetrics_and_gzip_say_the_same(stack: DemoStack) -> None:
+    exposition = _demo_exposition(stack)
+    assert gzip.decompress(exposition.text_gzip) == exposition.text
+    assert gzip.decompress(exposition.openmetrics_gzip) == exposition.openmetrics
+    assert exposition.openmetrics.endswith(b"# EOF\n")
+    names = {f.name for f in om_parse(exposition.openmetrics.decode())}
+    assert "chargeback_source_errors" in names and "chargeback_team_cost_per_hour" in names
+
+
+def test_catalogue_names_follow_the_conventions() -> None:
+    names = [f.name for f in CATALOGUE]
+    assert len(names) == len(set(names))
+    for fam in CATALOGUE:
+        assert re.fullmatch(r"chargeback_[a-z][a-z0-9_]*", fam.name), fam.name
+        assert not fam.name.endswith("_total"), "counters gain _total on exposition"
+        assert fam.help.endswith("."), fam.name
+        if fam.kind is Kind.COUNTER:
+            assert fam.exposed_name.endswith("_total")
+        assert "cluster" not in fam.labels, "cluster belongs to the scrape config"
+        assert not {"pod", "user", "api_key"} & set(fam.labels)
+
+
+def test_render_refuses_labels_the_catalogue_does_not_declare() -> None:
+    with pytest.raises(ValueError, match="labels"):
+        render([Sample.of("team_cost_per_hour", 1.0, team="a")])
