@@ -7,10 +7,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from exporter.attribution import Attributor
+from exporter.calendar import month_start
 from exporter.chargeback import Ledger, cap_teams
 from exporter.config import Config
-from exporter.costs import window_costs
+from exporter.costs import WindowCosts, serving_costs, window_costs
+from exporter.llm import (
+    apply_llm,
+    llm_budget_state_samples,
+    llm_pricing_samples,
+    llm_report_samples,
+    llm_usage_samples,
+)
 from exporter.samples import Sample
+from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
 
 __all__ = ["Chargeback", "assemble", "ledger_samples"]
@@ -33,24 +42,28 @@ def assemble(
     config: Config, attributor: Attributor, records: Mapping[str, object], now: datetime
 ) -> Chargeback:
     """Build the chargeback from whichever sources have fresh records."""
-    del now  # the windows carry their own time; kept for the sources joined later
     samples: list[Sample] = []
     budgets = config_budgets(config)
+    samples.extend(budget_samples(budgets))
+    llm = records.get("litellm")
+    if isinstance(llm, LiteLLMSnapshot):
+        samples.extend(llm_usage_samples(llm.usage, attributor))
+        samples.extend(llm_budget_state_samples(llm.teams, attributor))
     opencost = records.get("opencost")
     if not isinstance(opencost, OpenCostSnapshot):
-        samples.extend(budget_samples(budgets))
         return Chargeback(None, None, tuple(samples), budgets=budgets)
     rate_costs = window_costs(opencost.rate, attributor, config.idle_policy, config.idle_by_node)
     month_costs = window_costs(opencost.month, attributor, config.idle_policy, config.idle_by_node)
     rate = rate_costs.ledger.scaled(1.0 / rate_costs.hours)
     month = month_costs.ledger
+    if isinstance(llm, LiteLLMSnapshot):
+        rate, month = _with_llm(config, attributor, llm, rate_costs, month_costs, now, samples)
     declared = [t.name for t in config.teams]
     month, folded = cap_teams(month, declared, config.attribution.max_teams)
     rate, _ = cap_teams(rate, declared, config.attribution.max_teams, fold=folded)
     cluster_rate = rate_costs.cluster_total / rate_costs.hours
     samples.extend(ledger_samples(rate, month))
     samples.append(Sample.of("cluster_cost_per_hour", cluster_rate))
-    samples.extend(budget_samples(budgets))
     return Chargeback(
         rate,
         month,
@@ -60,6 +73,47 @@ def assemble(
         month_costs.cluster_total,
         budgets,
     )
+
+
+def _with_llm(
+    config: Config,
+    attributor: Attributor,
+    llm: LiteLLMSnapshot,
+    rate_costs: WindowCosts,
+    month_costs: WindowCosts,
+    now: datetime,
+    samples: list[Sample],
+) -> tuple[Ledger, Ledger]:
+    """Add external LLM spend and move self-hosted serving cost to the teams that sent tokens.
+
+    The month ledger takes month-to-date spend as is; the hourly ledger takes it spread over
+    the hours elapsed in the month (LiteLLM reports days, not hours), and re-attributes the
+    serving cost of the rate window by the month's token shares.
+    """
+    namespaces = [m.self_hosted.namespace for m in config.llm_models if m.self_hosted]
+    w = config.llm_completion_weight
+    month_serving = serving_costs(month_costs.lines, namespaces)
+    per_hour = 1.0 / rate_costs.hours
+    rate_serving = {
+        ns: {team: cost * per_hour for team, cost in teams.items()}
+        for ns, teams in serving_costs(rate_costs.lines, namespaces).items()
+    }
+    elapsed = max((now - month_start(now, config.zone)).total_seconds() / 3600.0, 1.0)
+    month, report = apply_llm(
+        month_costs.ledger, llm.usage, config.llm_models, attributor, month_serving, w, 1.0
+    )
+    rate, _ = apply_llm(
+        rate_costs.ledger.scaled(per_hour),
+        llm.usage,
+        config.llm_models,
+        attributor,
+        rate_serving,
+        w,
+        1.0 / elapsed,
+    )
+    samples.extend(llm_pricing_samples(llm.usage, config.llm_models, month_serving, w))
+    samples.extend(llm_report_samples(report))
+    return rate, month
 
 
 def config_budgets(config: Config) -> dict[tuple[str, str], float]:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from exporter.config import Config
+from exporter.demo import fake_litellm
 from exporter.demo.cluster import CLUSTER, Cluster
 from exporter.demo.fake_opencost import FakeOpenCost
 from exporter.demo.httpfake import Clock, FakeServer, system_clock
 
 __all__ = ["DemoStack", "demo_config_dict"]
 
+LITELLM_KEY = "sk-demo-viewer"  # a demo-only key for the fake proxy
 
-def demo_config_dict(urls: dict[str, str]) -> dict[str, Any]:
+
+def demo_config_dict(urls: dict[str, str], key_file: str = "") -> dict[str, Any]:
     """The demo's config: three teams, one of them mapped by namespace only."""
     config: dict[str, Any] = {
         "currency": "EUR",
@@ -49,7 +55,19 @@ def demo_config_dict(urls: dict[str, str]) -> dict[str, Any]:
         "sources": {
             "opencost": {"url": urls["opencost"], "interval": "15s", "max_staleness": "2m"},
         },
+        "llm_completion_weight": 3.0,
+        "llm_models": [
+            {"model": "llama-3-70b", "self_hosted": {"namespace": "ns-search"}},
+            {"model": "gpt-4o", "external": True},
+        ],
     }
+    if "litellm" in urls:
+        config["sources"]["litellm"] = {
+            "url": urls["litellm"],
+            "api_key_file": key_file,
+            "interval": "20s",
+            "max_staleness": "2m",
+        }
     return config
 
 
@@ -61,11 +79,18 @@ class DemoStack:
     clock: Clock = system_clock
     opencost: FakeOpenCost = field(init=False)
     servers: dict[str, FakeServer] = field(default_factory=dict)
+    secrets: Path = field(init=False)
 
     def start(self) -> DemoStack:
         """Start every fake on a free loopback port."""
         self.opencost = FakeOpenCost(self.cluster, self.clock)
         self.servers["opencost"] = FakeServer(self.opencost.handle).start()
+        self.servers["litellm"] = FakeServer(
+            fake_litellm.make_handler(self.cluster, self.clock, api_key=LITELLM_KEY)
+        ).start()
+        # The key travels as a file, as it would in a cluster: never inline in the config.
+        self.secrets = Path(tempfile.mkdtemp(prefix="chargeback-demo-"))
+        (self.secrets / "litellm-key").write_text(LITELLM_KEY + "\n", encoding="utf-8")
         return self
 
     @property
@@ -75,9 +100,10 @@ class DemoStack:
 
     def config(self) -> Config:
         """A validated config for this stack."""
-        return Config.model_validate(demo_config_dict(self.urls))
+        return Config.model_validate(demo_config_dict(self.urls, str(self.secrets / "litellm-key")))
 
     def stop(self) -> None:
         """Stop every fake."""
         for server in self.servers.values():
             server.stop()
+        shutil.rmtree(self.secrets, ignore_errors=True)

@@ -5,19 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+import httpx
+
 from exporter.calendar import month_start
 from exporter.config import Config
+from exporter.errors import ConfigError, ConfigIssue
 from exporter.refresher import Source
-from exporter.sources import opencost
+from exporter.sources import litellm, opencost
 
 __all__ = ["build_sources"]
 
 
-def build_sources(config: Config) -> list[Source]:
+def build_sources(config: Config, config_path: str = "config") -> list[Source]:
     """One Source per configured upstream, with its own client and schedule."""
     sources: list[Source] = []
     if config.sources.opencost is not None:
         sources.append(_opencost(config))
+    if config.sources.litellm is not None:
+        sources.append(_litellm(config, config_path))
     return sources
 
 
@@ -32,7 +37,7 @@ def _opencost(config: Config) -> Source:
             client, cfg, now, month_start(now, zone), with_node_costs=config.idle_by_node
         )
 
-    return _source(
+    return Source(
         "opencost",
         cfg.interval.total_seconds(),
         cfg.max_staleness.total_seconds(),
@@ -41,11 +46,26 @@ def _opencost(config: Config) -> Source:
     )
 
 
-def _source(
-    name: str,
-    interval: float,
-    max_staleness: float,
-    fetch: Callable[[datetime], object],
-    close: Callable[[], None],
-) -> Source:
-    return Source(name, interval, max_staleness, fetch, close)
+def _litellm(config: Config, config_path: str) -> Source:
+    cfg = config.sources.litellm
+    assert cfg is not None
+    client = _with_secret(config_path, "sources.litellm", lambda: litellm.build_client(cfg))
+
+    def fetch(now: datetime) -> object:
+        return litellm.fetch(client, cfg, now)
+
+    return Source(
+        "litellm",
+        cfg.interval.total_seconds(),
+        cfg.max_staleness.total_seconds(),
+        fetch,
+        client.close,
+    )
+
+
+def _with_secret(path: str, key: str, build: Callable[[], httpx.Client]) -> httpx.Client:
+    """Build a client that needs a secret; a missing secret is a config error (exit 2)."""
+    try:
+        return build()
+    except ValueError as exc:
+        raise ConfigError(path, [ConfigIssue(None, key, str(exc))]) from None

@@ -1,0 +1,282 @@
+"""LLM chargeback (pure): LiteLLM usage and budgets as samples, and LLM money into the ledger.
+
+Two kinds of model, so that no token is paid twice:
+
+- `external`: a provider bills it, so its LiteLLM spend is new money, added to the sending
+  team as component `llm_external`. Models the config does not declare are treated the same
+  way, and reported.
+- `self_hosted`: its hardware is already in OpenCost, on the team that owns the serving
+  namespace. That cost is moved to the teams that sent the tokens, in proportion to weighted
+  tokens `prompt + w * completion` (decode costs more than prefill): `-X` on the serving team,
+  `+x_i` on the consumers, summing to zero. LiteLLM's own spend for it is an internal price and
+  never enters the ledger; it is only compared with the measured cost (pricing drift).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from exporter.attribution import UNALLOCATED, Attributor
+from exporter.chargeback import Ledger
+from exporter.config import ModelDecl, TeamConfig
+from exporter.samples import Sample
+from exporter.sources.litellm import ModelUsage, TeamBudget
+
+__all__ = [
+    "LlmReport",
+    "apply_llm",
+    "llm_budget_samples",
+    "llm_budget_state_samples",
+    "llm_pricing_samples",
+    "llm_report_samples",
+    "llm_usage_samples",
+    "weighted_tokens",
+]
+
+EXTERNAL = "llm_external"
+SERVING = "llm_serving"
+
+
+@dataclass(frozen=True)
+class LlmReport:
+    """What apply_llm did: external money added, serving cost moved, and what it could not price.
+
+    `external_spend` is already multiplied by `llm_scale`; `moved` is the serving cost
+    re-attributed per namespace; `unpriced_models` are external models with tokens but no spend
+    reported by the proxy (their money is unknown, so none was added).
+    """
+
+    unknown_models: tuple[str, ...]
+    external_spend: float
+    moved: Mapping[str, float]
+    unpriced_models: tuple[str, ...]
+
+
+def weighted_tokens(prompt: float, completion: float, weight: float) -> float:
+    """Tokens weighted by cost to serve: prompt + weight x completion."""
+    return prompt + weight * completion
+
+
+def _team(record: ModelUsage | TeamBudget, attributor: Attributor) -> str:
+    if record.team_id is None:
+        return UNALLOCATED  # LiteLLM's "Unassigned": a key that belongs to no team
+    return attributor.team_for_litellm(record.team_id, record.alias)
+
+
+# --- (a) usage and budget samples ------------------------------------------------------------
+
+
+def llm_usage_samples(usage: Iterable[ModelUsage], attributor: Attributor) -> list[Sample]:
+    """Month-to-date spend, tokens and requests per team and model.
+
+    Several LiteLLM teams can land on one team (e.g. unmapped ones on `__unallocated__`), so
+    values are summed per (team, model). A spend the proxy did not report makes the group's spend
+    unknown, and the series is left out rather than exported as a wrong number.
+    """
+    spend: dict[tuple[str, str], float | None] = {}
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for record in usage:
+        key = (_team(record, attributor), record.model)
+        before = spend.get(key, 0.0)
+        spend[key] = None if before is None or record.spend is None else before + record.spend
+        acc = counts[key]
+        acc[0] += record.prompt_tokens
+        acc[1] += record.completion_tokens
+        acc[2] += record.requests
+    out: list[Sample] = []
+    for key in sorted(counts):
+        team, model = key
+        prompt, completion, requests = counts[key]
+        value = spend[key]
+        if value is not None:
+            out.append(Sample.of("llm_spend_month_to_date", value, team=team, model=model))
+        for direction, tokens in (("prompt", prompt), ("completion", completion)):
+            out.append(
+                Sample.of(
+                    "llm_tokens_month_to_date", tokens, team=team, model=model, direction=direction
+                )
+            )
+        out.append(Sample.of("llm_requests_month_to_date", requests, team=team, model=model))
+    return out
+
+
+def llm_budget_state_samples(teams: Iterable[TeamBudget], attributor: Attributor) -> list[Sample]:
+    """LiteLLM budget window per team: spend, max, soft, and the next reset as unix seconds.
+
+    When several LiteLLM teams map to one team, spends add up; a cap is exported only when every
+    one of them has it (a team without a cap makes the sum uncapped), and the reset is the
+    earliest.
+    """
+    groups: dict[str, list[TeamBudget]] = defaultdict(list)
+    for record in teams:
+        groups[_team(record, attributor)].append(record)
+    out: list[Sample] = []
+    for team in sorted(groups):
+        members = groups[team]
+        spends = [m.spend for m in members if m.spend is not None]
+        if spends:
+            out.append(Sample.of("llm_budget_spend", sum(spends), team=team))
+        for family, values in (
+            ("llm_budget_max", [m.max_budget for m in members]),
+            ("llm_budget_soft", [m.soft_budget for m in members]),
+        ):
+            known = [v for v in values if v is not None]
+            if known and len(known) == len(values):
+                out.append(Sample.of(family, sum(known), team=team))
+        resets = [m.budget_reset_at for m in members if m.budget_reset_at is not None]
+        if resets:
+            stamp = min(resets).timestamp()
+            out.append(Sample.of("llm_budget_reset_timestamp_seconds", stamp, team=team))
+    return out
+
+
+def llm_budget_samples(teams: Iterable[TeamConfig]) -> list[Sample]:
+    """`chargeback_team_budget{kind="llm"}` for every configured team with an LLM budget."""
+    return [
+        Sample.of("team_budget", t.budget.llm, team=t.name, kind="llm")
+        for t in teams
+        if t.budget.llm is not None
+    ]
+
+
+def llm_report_samples(report: LlmReport) -> list[Sample]:
+    """How many models LiteLLM saw that the config does not declare."""
+    return [Sample.of("llm_unknown_models", float(len(report.unknown_models)))]
+
+
+# --- (b) money into the ledger ---------------------------------------------------------------
+
+
+def apply_llm(
+    ledger: Ledger,
+    usage: Iterable[ModelUsage],
+    models: tuple[ModelDecl, ...],
+    attributor: Attributor,
+    serving_cost: Mapping[str, Mapping[str, float]],
+    weight: float,
+    llm_scale: float,
+) -> tuple[Ledger, LlmReport]:
+    """A new ledger with external LLM spend added and self-hosted serving cost re-attributed.
+
+    Args:
+        ledger: the cost ledger of one window (month to date, or the hourly rate); not changed.
+        usage: month-to-date LiteLLM usage per LiteLLM team and model.
+        models: the config's model declarations.
+        attributor: maps LiteLLM teams to teams.
+        serving_cost: serving namespace -> {team: cost placed on that team from that namespace},
+            in the same window as `ledger`.
+        weight: the completion weight w in `prompt + w * completion`.
+        llm_scale: turns month-to-date spend into the ledger's window (1.0 for the month,
+            1 / hours elapsed for the hourly rate).
+
+    Conservation: the new total equals the old total plus `report.external_spend`; the
+    `llm_serving` components sum to zero.
+    """
+    declared = {m.model: m for m in models}
+    out = Ledger(dict(ledger.costs), dict(ledger.fallback))
+    unknown: set[str] = set()
+    unpriced: set[str] = set()
+    external = 0.0
+    tokens: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for record in sorted(usage, key=_order):
+        decl = declared.get(record.model)
+        if decl is None:
+            unknown.add(record.model)
+        team = _team(record, attributor)
+        if decl is not None and decl.self_hosted is not None:
+            w = weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
+            tokens[decl.self_hosted.namespace][team] += w
+        elif record.spend is None:
+            if record.prompt_tokens or record.completion_tokens:
+                unpriced.add(record.model)
+        else:
+            amount = record.spend * llm_scale
+            out.add(team, EXTERNAL, amount)
+            external += amount
+    moved = {ns: _reattribute(out, serving_cost.get(ns, {}), tokens[ns]) for ns in sorted(tokens)}
+    report = LlmReport(tuple(sorted(unknown)), external, moved, tuple(sorted(unpriced)))
+    return out, report
+
+
+def _order(record: ModelUsage) -> tuple[str, str, str]:
+    # Sorted so that float sums never depend on the order the proxy listed things in.
+    return (record.model, record.team_id or "", record.alias or "")
+
+
+def _reattribute(
+    ledger: Ledger, costs: Mapping[str, float], consumers: Mapping[str, float]
+) -> float:
+    """Move each serving team's cost onto consumers by weighted tokens; returns the cost moved."""
+    total_weight = sum(consumers[t] for t in sorted(consumers))
+    if total_weight <= 0:
+        return 0.0  # nobody sent tokens: the hardware cost stays where OpenCost put it
+    ordered = sorted(t for t in consumers if consumers[t] > 0)
+    moved = 0.0
+    for server in sorted(costs):
+        cost = costs[server]
+        if not cost:
+            continue
+        ledger.add(server, SERVING, -cost)
+        given = 0.0
+        for team in ordered[:-1]:
+            share = cost * consumers[team] / total_weight
+            ledger.add(team, SERVING, share)
+            given += share
+        # The last consumer takes the remainder, so the shares add up to exactly the cost.
+        ledger.add(ordered[-1], SERVING, cost - given)
+        moved += cost
+    return moved
+
+
+# --- (c) pricing drift -----------------------------------------------------------------------
+
+
+def llm_pricing_samples(
+    usage: Iterable[ModelUsage],
+    models: tuple[ModelDecl, ...],
+    serving_cost: Mapping[str, Mapping[str, float]],
+    weight: float,
+) -> list[Sample]:
+    """Declared vs measured cost per weighted token of each self-hosted model, and the fix.
+
+    With W = prompt + w x completion over the month: declared = LiteLLM spend / W; measured =
+    serving cost of the namespace / W of every model it serves. LiteLLM bills
+    `prompt x input + completion x output`; choosing `output = w x input` makes that
+    `input x (prompt + w x completion) = input x W`, so the price that recovers the measured cost
+    is `input = serving cost / W` and `output = w x input`. Pass the month-to-date serving cost.
+    """
+    hosted = {m.model: m.self_hosted.namespace for m in models if m.self_hosted is not None}
+    per_model: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    unknown_spend: set[str] = set()
+    for record in sorted(usage, key=_order):
+        if record.model not in hosted:
+            continue
+        acc = per_model[record.model]
+        acc[0] += weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
+        if record.spend is None:
+            unknown_spend.add(record.model)
+        else:
+            acc[1] += record.spend
+    ns_weight: dict[str, float] = defaultdict(float)
+    for model in sorted(per_model):
+        ns_weight[hosted[model]] += per_model[model][0]
+    out: list[Sample] = []
+    for model in sorted(per_model):
+        w_tokens, spend = per_model[model]
+        if w_tokens <= 0:
+            continue
+        ns = hosted[model]
+        if model not in unknown_spend:
+            out.append(
+                Sample.of("llm_cost_per_token", spend / w_tokens, model=model, basis="declared")
+            )
+        cost = sum(serving_cost.get(ns, {}).values())
+        measured = cost / ns_weight[ns]
+        out.append(Sample.of("llm_cost_per_token", measured, model=model, basis="measured"))
+        for direction, price in (("input", measured), ("output", weight * measured)):
+            out.append(
+                Sample.of("llm_recommended_cost_per_token", price, model=model, direction=direction)
+            )
+    return out
