@@ -20,7 +20,7 @@ from tests.conftest import FIXED_NOW
 
 
 def _config(stack: DemoStack, **overrides: object) -> Config:
-    data = demo_config_dict(stack.urls)
+    data = demo_config_dict({"opencost": stack.urls["opencost"]})
     data.update(overrides)
     return Config.model_validate(data)
 
@@ -151,7 +151,7 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
 
 
 def test_slow_upstream_times_out(stack: DemoStack) -> None:
-    data = demo_config_dict(stack.urls)
+    data = demo_config_dict({"opencost": stack.urls["opencost"]})
     data["sources"]["opencost"]["timeout"] = "0.2s"
     config = Config.model_validate(data)
     stack.opencost.fault, stack.opencost.delay_seconds = "slow", 1.0
