@@ -7,6 +7,7 @@ import contextlib
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import FrameType
@@ -151,13 +152,18 @@ def _serve(config: Config, listen: str, telemetry_path: str) -> int:
         print(f"error: --web.listen-address: {exc}", file=sys.stderr)
         return 2
     refresher = make_refresher(config)
-    server = MetricsServer(address, telemetry_path, lambda: refresher.exposition)
+    try:
+        server = MetricsServer(address, telemetry_path, lambda: refresher.exposition)
+    except OSError as exc:
+        print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
+        return 1
     refresher.start()
 
     def stop(signum: int, frame: FrameType | None) -> None:
         del frame
         log.info("signal %d: shutting down", signum)
-        server.stop()
+        # shutdown() waits for serve_forever(), which runs in this very thread: hand it off.
+        threading.Thread(target=server.stop, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     log.info("listening on %s:%d%s", address[0], server.port, telemetry_path)

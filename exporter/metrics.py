@@ -11,6 +11,7 @@ __all__ = [
     "Family",
     "Kind",
     "family",
+    "markdown_table",
 ]
 
 PREFIX = "chargeback_"
@@ -318,3 +319,16 @@ def family(name: str) -> Family:
     """Look a family up by its base name, with or without the `chargeback_` prefix."""
     key = name if name.startswith(PREFIX) else PREFIX + name
     return _BY_NAME[key]
+
+
+def markdown_table() -> str:
+    """The catalogue as the README's metric table (a test keeps the README in step)."""
+    rows = ["| metric | type | labels | unit | source | meaning |", "|---|---|---|---|---|---|"]
+    for fam in CATALOGUE:
+        labels = ", ".join(fam.labels) or "-"
+        unit = fam.unit or "-"
+        rows.append(
+            f"| `{fam.exposed_name}` | {fam.kind.value} | {labels} | {unit} | {fam.source} "
+            f"| {fam.help} |"
+        )
+    return "\n".join(rows) + "\n"
