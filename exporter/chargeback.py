@@ -114,7 +114,7 @@ def _place_idle(
         return
     # Sorted so the floating-point sum never depends on the order upstream JSON came in.
     for team in sorted(users):
-        ledger.add(team, "idle_share", amount * users[team] / total_use)
+        ledger.add(team, "idle_share", amount * (users[team] / total_use))
 
 
 def cap_teams(

@@ -24,12 +24,21 @@ from exporter.demo.httpfake import (
     system_clock,
     text_response,
 )
+from exporter.demo.opencost_json import (
+    PROPS,
+    accumulate,
+    iso,
+    merge_rows,
+    render,
+    round5,
+    sanitise,
+    share_idle,
+)
 
 __all__ = ["FakeOpenCost", "parse_window"]
 
 _DURATION = re.compile(r"^(\d+)(m|h|d|w)$")
 _BOOL_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
-_PROPS = ("cluster", "node", "namespace", "controllerKind", "controller", "pod", "container")
 DEFAULT_AGGREGATE = ("cluster", "node", "namespace", "pod", "container")
 
 
@@ -75,19 +84,6 @@ def parse_window(text: str, now: datetime) -> tuple[datetime, datetime]:
         else:
             return start.astimezone(UTC), end.astimezone(UTC)
     raise ValueError(f"illegal window: {text}")
-
-
-def _round(value: float) -> float | int:
-    rounded = round(value, 5)
-    return int(rounded) if rounded == int(rounded) else rounded
-
-
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _sanitise(key: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
 
 
 @dataclass
@@ -144,26 +140,26 @@ class FakeOpenCost:
             return text_response(400, body)
         aggregate = self._aggregate(request.arg("aggregate"))
         step = _step(request.arg("step"), end - start)
-        accumulate = _bool(request.arg("accumulate"))
+        summed = _bool(request.arg("accumulate"))
         sets = []
         for s, e in _steps(start, end, step):
             sets.append(self._set(s, min(e, now), request, aggregate) if s < now else {})
-        if accumulate and len(sets) > 1:
-            sets = [_accumulate(sets)]
+        if summed and len(sets) > 1:
+            sets = [accumulate(sets)]
         kept = [s for s in sets if s]
         return self._envelope(kept or None)  # OpenCost drops empty steps; none at all is null
 
     def _aggregate(self, value: str | None) -> tuple[str, ...]:
         if value is None:
             return DEFAULT_AGGREGATE
-        known = {p.lower(): p for p in _PROPS}
+        known = {p.lower(): p for p in PROPS}
         out = []
         for part in value.split(","):
             part = part.strip()
             if part.lower() in known:
                 out.append(known[part.lower()])
             elif part.startswith("label:"):
-                out.append("label:" + _sanitise(part[6:]))
+                out.append("label:" + sanitise(part[6:]))
         return tuple(out)  # unknown values are silently dropped, as upstream does
 
     def _set(
@@ -175,18 +171,18 @@ class FakeOpenCost:
         for row in rows:
             groups.setdefault(_key(row, aggregate), []).append(row)
         meta = _bool(request.arg("includeAggregatedMetadata"))
-        out = {key: _merge_rows(key, members, meta) for key, members in sorted(groups.items())}
+        out = {key: merge_rows(key, members, meta) for key, members in sorted(groups.items())}
         if _bool(request.arg("includeIdle")) and end > start:
             idle: dict[str, Any] | None = self._idle(rows, start, end)
             if idle is not None and _bool(request.arg("shareIdle")):
-                idle = _share_idle(out, idle)
+                idle = share_idle(out, idle)
             if idle is not None:
                 out["__idle__"] = idle
         return out
 
     def _row(self, u: Usage, start: datetime, end: datetime) -> dict[str, Any]:
         c, w = self.cluster, u.workload
-        labels = {_sanitise(k): v for k, v in w.labels.items()}
+        labels = {sanitise(k): v for k, v in w.labels.items()}
         costs = {
             "cpuCost": u.cpu_core_hours * c.cpu_price,
             "gpuCost": u.gpu_hours * c.gpu_price,
@@ -207,9 +203,9 @@ class FakeOpenCost:
                 "labels": labels,
                 "namespaceLabels": {"kubernetes_io_metadata_name": w.namespace},
             },
-            "window": {"start": _iso(start), "end": _iso(end)},
-            "start": _iso(u.start),
-            "end": _iso(u.end),
+            "window": {"start": iso(start), "end": iso(end)},
+            "start": iso(u.start),
+            "end": iso(u.end),
             "minutes": u.minutes,
             "cpuCoreHours": u.cpu_core_hours,
             "cpuCores": w.cpu if hours else 0,
@@ -233,13 +229,13 @@ class FakeOpenCost:
             idle["ramCost"] = None
         row = {
             "properties": {"cluster": self.cluster.name, "node": self.cluster.node},
-            "window": {"start": _iso(start), "end": _iso(end)},
-            "start": _iso(start),
-            "end": _iso(end),
+            "window": {"start": iso(start), "end": iso(end)},
+            "start": iso(start),
+            "end": iso(end),
             "minutes": (end - start).total_seconds() / 60.0,
             **idle,
         }
-        return _render("__idle__", row)
+        return render("__idle__", row)
 
     def _assets(self, request: FakeRequest) -> FakeResponse:
         now = self.clock().astimezone(UTC)
@@ -264,9 +260,9 @@ class FakeOpenCost:
                 "providerID": c.node,
             },
             "labels": {"kubernetes_io_hostname": c.node},
-            "window": {"start": _iso(start), "end": _iso(end)},
-            "start": _iso(start),
-            "end": _iso(end),
+            "window": {"start": iso(start), "end": iso(end)},
+            "start": iso(start),
+            "end": iso(end),
             "minutes": hours * 60,
             "cpuCores": c.cpu_cores,
             "ramBytes": c.ram_gib * 2**30,
@@ -278,7 +274,7 @@ class FakeOpenCost:
             "totalCost": sum(cost.values()),
         }
         return self._envelope(
-            {key: {k: _round(v) if isinstance(v, float) else v for k, v in node.items()}}
+            {key: {k: round5(v) if isinstance(v, float) else v for k, v in node.items()}}
         )
 
 
@@ -306,131 +302,3 @@ def _key(row: dict[str, Any], aggregate: tuple[str, ...]) -> str:
         else:
             parts.append(props.get(prop) or "__unallocated__")
     return "/".join(parts)
-
-
-_NUMERIC_SUMS = (
-    "minutes",
-    "cpuCoreHours",
-    "gpuHours",
-    "ramByteHours",
-    "pvByteHours",
-    "networkTransferBytes",
-    "cpuCost",
-    "gpuCost",
-    "ramCost",
-    "pvCost",
-    "networkCost",
-)
-
-
-def _merge_rows(key: str, members: list[dict[str, Any]], keep_meta: bool) -> dict[str, Any]:
-    if len(members) == 1:
-        return _render(key, members[0])
-    merged: dict[str, Any] = {f: sum(m.get(f, 0.0) for m in members) for f in _NUMERIC_SUMS}
-    props: dict[str, Any] = {}
-    for prop in _PROPS:
-        values = {m["properties"].get(prop) for m in members}
-        if len(values) == 1:
-            props[prop] = values.pop()
-    if keep_meta:
-        common = set.intersection(*(set(m["properties"]["labels"].items()) for m in members))
-        props["labels"] = dict(sorted(common))
-    ns = {m["properties"]["namespace"] for m in members}
-    if len(ns) == 1:
-        props["namespaceLabels"] = members[0]["properties"]["namespaceLabels"]
-    merged.update(
-        properties=props,
-        window=members[0]["window"],
-        start=min(m["start"] for m in members),
-        end=max(m["end"] for m in members),
-    )
-    return _render(key, merged)
-
-
-def _render(name: str, row: dict[str, Any]) -> dict[str, Any]:
-    """Lay an allocation out as OpenCost's JSON does: every field, numbers rounded."""
-    hours = row.get("minutes", 0.0) / 60.0
-    gpu_hours = row.get("gpuHours", 0.0)
-    out: dict[str, Any] = {
-        "name": name,
-        "properties": row["properties"],
-        "window": row["window"],
-        "start": row["start"],
-        "end": row["end"],
-        "minutes": row.get("minutes", 0.0),
-        "cpuCores": row.get("cpuCoreHours", 0.0) / hours if hours else 0.0,
-        "cpuCoreRequestAverage": 0.0,
-        "cpuCoreUsageAverage": 0.0,
-        "cpuCoreHours": row.get("cpuCoreHours", 0.0),
-        "cpuCost": row.get("cpuCost"),
-        "cpuCostAdjustment": 0,
-        "cpuCostIdle": 0,
-        "cpuEfficiency": 0,
-        "gpuCount": gpu_hours / hours if hours else 0.0,
-        "gpuHours": gpu_hours,
-        "gpuCost": row.get("gpuCost"),
-        "gpuCostAdjustment": 0,
-        "gpuCostIdle": 0,
-        "gpuEfficiency": 0,
-        "networkTransferBytes": row.get("networkTransferBytes", 0.0),
-        "networkReceiveBytes": 0,
-        "networkCost": row.get("networkCost", 0.0),
-        "networkCrossZoneCost": 0,
-        "networkCrossRegionCost": 0,
-        "networkInternetCost": 0,
-        "networkCostAdjustment": 0,
-        "loadBalancerCost": 0,
-        "loadBalancerCostAdjustment": 0,
-        "pvBytes": 0,
-        "pvByteHours": row.get("pvByteHours", 0.0),
-        "pvCost": row.get("pvCost", 0.0),
-        "pvs": None,
-        "pvCostAdjustment": 0,
-        "ramBytes": row.get("ramByteHours", 0.0) / hours if hours else 0.0,
-        "ramByteHours": row.get("ramByteHours", 0.0),
-        "ramCost": row.get("ramCost"),
-        "ramCostAdjustment": 0,
-        "ramCostIdle": 0,
-        "ramEfficiency": 0,
-        "externalCost": 0,
-        "sharedCost": 0,
-        "proportionalAssetResourceCosts": {},
-        "lbAllocations": None,
-        "sharedCostBreakdown": {},
-        "gpuAllocation": None,
-    }
-    costs = ("cpuCost", "gpuCost", "ramCost", "pvCost", "networkCost")
-    out["totalCost"] = sum(out[c] or 0.0 for c in costs)
-    return {k: _round(v) if isinstance(v, float) else v for k, v in out.items()}
-
-
-def _accumulate(sets: list[dict[str, Any]]) -> dict[str, Any]:
-    totals: dict[str, dict[str, Any]] = {}
-    for step in sets:
-        for name, alloc in step.items():
-            if name not in totals:
-                totals[name] = dict(alloc)
-                continue
-            acc = totals[name]
-            for field, value in alloc.items():
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    acc[field] = _round((acc.get(field) or 0) + value)
-    return totals
-
-
-def _share_idle(allocs: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any] | None:
-    """OpenCost's shareIdle: each resource's idle goes to allocations by that resource's cost."""
-    leftover = dict(idle)
-    for resource in ("cpuCost", "gpuCost", "ramCost"):
-        total = sum(a[resource] or 0 for a in allocs.values())
-        amount = idle[resource] or 0
-        if total <= 0:
-            continue
-        for alloc in allocs.values():
-            share = amount * (alloc[resource] or 0) / total
-            alloc[resource] = _round((alloc[resource] or 0) + share)
-            alloc["totalCost"] = _round(alloc["totalCost"] + share)
-        leftover[resource] = 0
-    if not any(leftover[r] for r in ("cpuCost", "gpuCost", "ramCost")):
-        return None
-    return leftover

@@ -155,9 +155,7 @@ def test_bad_payloads_raise_payload_errors(text: str) -> None:
 # --- fetch over MockTransport --------------------------------------------------------------
 
 
-def mock_client(
-    cfg: DcgmConfig, answer: Callable[[httpx.Request], httpx.Response]
-) -> httpx.Client:
+def mock_client(cfg: DcgmConfig, answer: Callable[[httpx.Request], httpx.Response]) -> httpx.Client:
     return build_client(cfg, transport=httpx.MockTransport(answer))
 
 

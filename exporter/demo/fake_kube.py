@@ -1,0 +1,286 @@
+"""A fake Kubernetes API server serving Kueue ClusterQueues and Cohorts for the demo cluster.
+
+It speaks the real shapes: `ClusterQueueList` pages with `metadata.continue` (the page size is
+capped so the demo always has a second page; a bad continue token is 410 Gone), `Status`
+bodies for errors, bearer-token checks (401) and an optional 403, and v1beta2 by default or
+v1beta1 only (then v1beta2 paths are 404 and objects say `spec.cohort`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from exporter.demo.cluster import Cluster, Queue
+from exporter.demo.httpfake import Clock, FakeRequest, FakeResponse, json_response
+
+__all__ = ["cluster_queue", "make_handler"]
+
+GROUP = "kueue.x-k8s.io"
+GPU = "nvidia.com/gpu"
+CPU_FLAVOR = "default-flavor"
+SERVICE_ACCOUNT = "system:serviceaccount:monitoring:gpu-chargeback-exporter"
+
+
+def _status(code: int, reason: str, message: str, **details: str) -> FakeResponse:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        body["details"] = details
+    return json_response(code, body)
+
+
+def _cpu(cores: float) -> str:
+    # Kueue formats cpu in milli form unless whole: "500m", "30500m", "32".
+    return str(int(cores)) if cores == int(cores) else f"{round(cores * 1000)}m"
+
+
+def _memory(gib: float) -> str:
+    return f"{int(gib)}Gi" if gib == int(gib) else f"{round(gib * 1024)}Mi"
+
+
+def _parse_cpu(text: str) -> float:
+    return float(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def _parse_gib(text: str) -> float:
+    return float(text[:-2]) if text.endswith("Gi") else float(text[:-2]) / 1024
+
+
+def _usage(cluster: Cluster, queue: Queue, now: datetime) -> dict[str, float]:
+    running = [w for w in cluster.workloads if w.queue == queue.name and w.runs_at(now)]
+    return {
+        "cpu": sum(w.cpu for w in running),
+        "memory": sum(w.ram_gib for w in running),
+        GPU: float(cluster.queue_usage(queue.name, now)),
+    }
+
+
+def _flavors_status(cluster: Cluster, queue: Queue, now: datetime) -> list[dict[str, Any]]:
+    used = _usage(cluster, queue, now)
+    nominal = {
+        "cpu": _parse_cpu(queue.cpu_nominal),
+        "memory": _parse_gib(queue.memory_nominal),
+        GPU: float(queue.gpu_nominal),
+    }
+    fmt: dict[str, Callable[[float], str]] = {"cpu": _cpu, "memory": _memory, GPU: _cpu}
+
+    def entry(resource: str) -> dict[str, str]:
+        borrowed = max(0.0, used[resource] - nominal[resource])
+        return {
+            "name": resource,
+            "total": fmt[resource](used[resource]),
+            "borrowed": fmt[resource](borrowed),
+        }
+
+    return [
+        {"name": CPU_FLAVOR, "resources": [entry("cpu"), entry("memory")]},
+        {"name": cluster.gpu_flavor, "resources": [entry(GPU)]},
+    ]
+
+
+def _gpu_quota(queue: Queue, as_number: bool) -> dict[str, Any]:
+    # Quantities are int-or-string in the CRD, so both come back from a real API server.
+    quota: dict[str, Any] = {
+        "name": GPU,
+        "nominalQuota": queue.gpu_nominal if as_number else str(queue.gpu_nominal),
+    }
+    if queue.lending_limit is not None:
+        quota["lendingLimit"] = str(queue.lending_limit)
+    return quota
+
+
+def cluster_queue(cluster: Cluster, queue: Queue, now: datetime, version: str) -> dict[str, Any]:
+    """One ClusterQueue object as a GET in `version` returns it."""
+    index = cluster.queues.index(queue)
+    cohort_key = "cohortName" if version == "v1beta2" else "cohort"
+    cpu_nominal: Any = int(queue.cpu_nominal) if index % 2 == 0 else queue.cpu_nominal
+    status = _flavors_status(cluster, queue, now)
+    running = sum(1 for w in cluster.workloads if w.queue == queue.name and w.runs_at(now))
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "ClusterQueue",
+        "metadata": {
+            "name": queue.name,
+            "uid": f"00000000-0000-4000-8000-{index:012d}",
+            "resourceVersion": str(1000 + index),
+            "generation": 1,
+            "creationTimestamp": "2026-01-05T09:00:00Z",
+            "finalizers": [f"{GROUP}/resource-in-use"],
+        },
+        "spec": {
+            cohort_key: cluster.cohort,
+            "namespaceSelector": {},
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "flavorFungibility": {
+                "whenCanBorrow": "MayStopSearch",
+                "whenCanPreempt": "TryNextFlavor",
+            },
+            "preemption": {
+                "reclaimWithinCohort": "Never",
+                "withinClusterQueue": "Never",
+                "borrowWithinCohort": {"policy": "Never"},
+            },
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": CPU_FLAVOR,
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": cpu_nominal},
+                                {"name": "memory", "nominalQuota": queue.memory_nominal},
+                            ],
+                        }
+                    ],
+                },
+                {
+                    "coveredResources": [GPU],
+                    "flavors": [
+                        {"name": cluster.gpu_flavor, "resources": [_gpu_quota(queue, index != 1)]}
+                    ],
+                },
+            ],
+        },
+        "status": {
+            "pendingWorkloads": 0,
+            "reservingWorkloads": running,
+            "admittedWorkloads": running,
+            "conditions": [
+                {
+                    "type": "Active",
+                    "status": "True",
+                    "reason": "Ready",
+                    "message": "Can admit new workloads",
+                    "observedGeneration": 1,
+                    "lastTransitionTime": "2026-01-05T09:00:05Z",
+                }
+            ],
+            "flavorsReservation": status,
+            "flavorsUsage": status,
+        },
+    }
+
+
+def _cohort(cluster: Cluster, version: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "Cohort",
+        "metadata": {"name": cluster.cohort, "resourceVersion": "900", "generation": 1},
+        "spec": {},
+        "status": {},
+    }
+
+
+def _token(start: int, rv: str) -> str:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(rv), "start": start})
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _start(token: str) -> int | None:
+    try:
+        start = json.loads(base64.urlsafe_b64decode(token.encode()))["start"]
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        return None
+    return start if isinstance(start, int) and start >= 0 else None
+
+
+def _page(
+    request: FakeRequest, kind: str, version: str, items: list[dict[str, Any]], cap: int, rv: str
+) -> FakeResponse:
+    try:
+        limit = min(int(request.arg("limit") or cap), cap)
+    except ValueError:
+        return _status(400, "BadRequest", "invalid limit")
+    start = 0
+    token = request.arg("continue")
+    if token:
+        found = _start(token)
+        if found is None or found > len(items):
+            return _status(
+                410,
+                "Expired",
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter.",
+            )
+        start = found
+    chunk = items[start : start + max(limit, 1)]
+    end = start + len(chunk)
+    metadata: dict[str, Any] = {"resourceVersion": rv}
+    if end < len(items):
+        metadata["continue"] = _token(end, rv)
+        metadata["remainingItemCount"] = len(items) - end
+    body = {"apiVersion": f"{GROUP}/{version}", "kind": kind, "metadata": metadata, "items": chunk}
+    return json_response(200, body)
+
+
+def _discovery(versions: tuple[str, ...]) -> dict[str, Any]:
+    listed = [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in versions]
+    return {"name": GROUP, "versions": listed, "preferredVersion": listed[0]}
+
+
+def make_handler(
+    cluster: Cluster,
+    clock: Clock,
+    *,
+    page_size_cap: int = 2,
+    v1beta1_only: bool = False,
+    token: str = "demo-token",
+    forbidden: bool = False,
+) -> Callable[[FakeRequest], FakeResponse]:
+    """A request handler for the Kubernetes API paths the exporter reads."""
+    versions = ("v1beta1",) if v1beta1_only else ("v1beta2", "v1beta1")
+
+    def handle(request: FakeRequest) -> FakeResponse:
+        if request.headers.get("authorization") != f"Bearer {token}":
+            return _status(401, "Unauthorized", "Unauthorized")
+        if request.method != "GET":
+            return _status(405, "MethodNotAllowed", "the server does not allow this method")
+        parts = request.path.strip("/").split("/")
+        if parts == ["apis"]:
+            return json_response(
+                200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_discovery(versions)]}
+            )
+        if parts == ["apis", GROUP]:
+            return json_response(
+                200, {"kind": "APIGroup", "apiVersion": "v1", **_discovery(versions)}
+            )
+        if len(parts) == 4 and parts[:2] == ["apis", GROUP] and parts[2] in versions:
+            return _list(request, parts[2], parts[3])
+        return _status(404, "NotFound", "the server could not find the requested resource")
+
+    def _list(request: FakeRequest, version: str, plural: str) -> FakeResponse:
+        if plural not in ("clusterqueues", "cohorts"):
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        if forbidden:
+            return _status(
+                403,
+                "Forbidden",
+                f'{plural}.{GROUP} is forbidden: User "{SERVICE_ACCOUNT}" cannot list resource '
+                f'"{plural}" in API group "{GROUP}" at the cluster scope',
+                group=GROUP,
+                kind=plural,
+            )
+        now = clock()
+        rv = str(int(now.timestamp()))
+        if plural == "cohorts":
+            return _page(
+                request, "CohortList", version, [_cohort(cluster, version)], page_size_cap, rv
+            )
+        queues = sorted(cluster.queues, key=lambda q: q.name)
+        items = [cluster_queue(cluster, q, now, version) for q in queues]
+        return _page(request, "ClusterQueueList", version, items, page_size_cap, rv)
+
+    return handle

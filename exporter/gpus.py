@@ -1,0 +1,107 @@
+"""GPU state per team from one DCGM snapshot: busy, idle, unallocated, utilisation, waste (pure).
+
+Rules:
+
+- a GPU (or MIG slice, weighted by its share) with no pod is `unallocated`; it has no team, so
+  it is reported on team `__unallocated__`;
+- an allocated GPU is `idle` when its utilisation is below the idle threshold, else `busy`; a
+  GPU whose exporter reports no utilisation at all counts as busy, so waste is never overstated,
+  and is left out of the utilisation mean;
+- utilisation is dcgm-exporter's own average over its collect interval (30 s by default): one
+  scrape per refresh is that average, not a mean over the whole refresh interval;
+- waste = share of idle allocated GPUs x the GPU-hour price of their model; a team with an idle
+  GPU whose model has no price gets no waste series rather than a number that is too low.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from exporter.attribution import UNALLOCATED, Attributor
+from exporter.samples import Sample
+from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
+
+__all__ = ["PriceLookup", "gpu_samples", "model_price"]
+
+PriceLookup = Callable[[str], float | None]
+
+
+def model_price(prices: Mapping[str, float], default: float | None = None) -> PriceLookup:
+    """A price lookup by GPU model name: exact key first, then case-insensitive, then default."""
+    folded = {name.casefold(): price for name, price in prices.items()}
+
+    def lookup(model: str) -> float | None:
+        if model in prices:
+            return prices[model]
+        return folded.get(model.casefold(), default)
+
+    return lookup
+
+
+@dataclass
+class _Tally:
+    """What one team holds, accumulated in GPU shares."""
+
+    busy: float = 0.0
+    idle: float = 0.0
+    unallocated: float = 0.0
+    measured: float = 0.0  # share with a known utilisation
+    weighted_use: float = 0.0  # sum of share x utilisation
+    waste: float = 0.0
+    unpriced: bool = False
+
+    @property
+    def allocated(self) -> float:
+        """Share of GPUs that pods hold."""
+        return self.busy + self.idle
+
+
+def gpu_samples(
+    snapshot: DcgmSnapshot,
+    attributor: Attributor,
+    idle_threshold: float,
+    price: PriceLookup,
+) -> list[Sample]:
+    """Samples for `gpus`, `team_gpu_utilization_ratio` and `team_gpu_waste_cost_per_hour`."""
+    tallies: dict[str, _Tally] = {UNALLOCATED: _Tally()}
+    for record in snapshot.gpus:
+        if not record.allocated:
+            tallies[UNALLOCATED].unallocated += record.share
+            continue
+        team = attributor.place(record.namespace, record.labels).team
+        _count(tallies.setdefault(team, _Tally()), record, idle_threshold, price)
+    return _samples(tallies)
+
+
+def _count(tally: _Tally, record: GpuRecord, idle_threshold: float, price: PriceLookup) -> None:
+    use = record.utilisation
+    if use is not None:
+        tally.measured += record.share
+        tally.weighted_use += record.share * use
+    if use is None or use >= idle_threshold:
+        tally.busy += record.share
+        return
+    tally.idle += record.share
+    hourly = price(record.model)
+    if hourly is None:
+        tally.unpriced = True
+    else:
+        tally.waste += record.share * hourly
+
+
+def _samples(tallies: Mapping[str, _Tally]) -> list[Sample]:
+    out: list[Sample] = []
+    for team in sorted(tallies):
+        tally = tallies[team]
+        if tally.allocated > 0:
+            out.append(Sample.of("gpus", tally.busy, team=team, state="busy"))
+            out.append(Sample.of("gpus", tally.idle, team=team, state="idle"))
+        if team == UNALLOCATED:
+            out.append(Sample.of("gpus", tally.unallocated, team=team, state="unallocated"))
+        if tally.measured > 0:
+            ratio = tally.weighted_use / tally.measured
+            out.append(Sample.of("team_gpu_utilization_ratio", ratio, team=team))
+        if tally.allocated > 0 and not tally.unpriced:
+            out.append(Sample.of("team_gpu_waste_cost_per_hour", tally.waste, team=team))
+    return out

@@ -1,0 +1,243 @@
+"""Kueue quota per team: quota samples, who lent what was borrowed, and GPU quota money (pure).
+
+The lending rule (the exporter's policy; Kueue reports only what each queue borrows): within a
+cohort, per flavor and resource, the total borrowed is apportioned to the queues that have
+unused lendable quota, `max(0, min(nominal - usage, lending_limit))`, in proportion to it. No
+queue lends more than it has unused, so when queues borrow quota held by Cohort objects (or by
+another branch of a cohort tree) lent sums to less than borrowed; `lending_mismatches` reports
+that instead of inventing a lender.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from exporter.attribution import IDLE, Attributor
+from exporter.chargeback import Ledger
+from exporter.samples import Sample
+from exporter.sources.kueue import KueueSnapshot, QuotaRecord
+
+__all__ = [
+    "GPU_RESOURCES",
+    "LendingMismatch",
+    "QueueKey",
+    "TeamGpuQuota",
+    "apply_gpu_quota",
+    "default_gpu_budgets",
+    "gpu_quota_by_team",
+    "lend",
+    "lendable",
+    "lending_mismatches",
+    "month_borrowing",
+    "quota_samples",
+]
+
+QueueKey = tuple[str, str, str]  # (cluster_queue, flavor, resource)
+GPU_RESOURCES: frozenset[str] = frozenset({"nvidia.com/gpu"})
+_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class LendingMismatch:
+    """A cohort, flavor and resource where what was lent differs from what was borrowed."""
+
+    cohort: str
+    flavor: str
+    resource: str
+    borrowed: float
+    lent: float
+
+
+@dataclass(frozen=True)
+class TeamGpuQuota:
+    """GPU quota per team (summed over its queues and GPU flavors), ready for the money rules."""
+
+    nominal: Mapping[str, float]
+    usage: Mapping[str, float]
+    borrowed: Mapping[str, float]
+    lent: Mapping[str, float]
+    lending_limit: Mapping[str, float]
+
+
+def lendable(record: QuotaRecord) -> float:
+    """Unused quota a queue may lend: `max(0, min(nominal - usage, lending_limit))`."""
+    return max(0.0, min(record.nominal - record.usage, record.lending_limit))
+
+
+def lend(queues: Iterable[QuotaRecord]) -> dict[QueueKey, float]:
+    """Apportion each cohort's borrowed quota to its queues with lendable quota (see module)."""
+    groups: dict[tuple[str, str, str], list[QuotaRecord]] = defaultdict(list)
+    for record in queues:
+        if record.cohort:  # a queue without a cohort can neither borrow nor lend
+            groups[(record.cohort, record.flavor, record.resource)].append(record)
+    out: dict[QueueKey, float] = {}
+    for records in groups.values():
+        borrowed = math.fsum(r.borrowed for r in records)
+        pool = math.fsum(lendable(r) for r in records)
+        fraction = min(1.0, borrowed / pool) if pool > 0 else 0.0
+        for r in records:
+            out[(r.cluster_queue, r.flavor, r.resource)] = lendable(r) * fraction
+    return out
+
+
+def lending_mismatches(
+    queues: Iterable[QuotaRecord], lent: Mapping[QueueKey, float]
+) -> list[LendingMismatch]:
+    """Cohorts, flavors and resources where lent != borrowed (1e-9 relative), sorted."""
+    sums: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for r in queues:
+        if r.cohort:
+            acc = sums[(r.cohort, r.flavor, r.resource)]
+            acc[0] += r.borrowed
+            acc[1] += lent.get((r.cluster_queue, r.flavor, r.resource), 0.0)
+    return [
+        LendingMismatch(*key, borrowed, given)
+        for key, (borrowed, given) in sorted(sums.items())
+        if not math.isclose(borrowed, given, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE)
+    ]
+
+
+def quota_samples(
+    snapshot: KueueSnapshot,
+    attributor: Attributor,
+    lent: Mapping[QueueKey, float] | None = None,
+) -> list[Sample]:
+    """Samples for the `quota_*` families; `lent` defaults to `lend(snapshot.queues)`."""
+    given = lend(snapshot.queues) if lent is None else lent
+    out: list[Sample] = []
+    for r in snapshot.queues:
+        labels = {
+            "team": attributor.team_for_queue(r.cluster_queue),
+            "cluster_queue": r.cluster_queue,
+            "cohort": r.cohort,
+            "flavor": r.flavor,
+            "resource": r.resource,
+        }
+        values = (
+            ("quota_nominal", r.nominal),
+            ("quota_usage", r.usage),
+            ("quota_borrowed", r.borrowed),
+            ("quota_lent", given.get((r.cluster_queue, r.flavor, r.resource), 0.0)),
+            ("quota_borrowing_limit", r.borrowing_limit),
+            ("quota_lending_limit", r.lending_limit),
+        )
+        out.extend(Sample.of(name, value, **labels) for name, value in values)
+    return out
+
+
+def gpu_quota_by_team(
+    snapshot: KueueSnapshot,
+    attributor: Attributor,
+    lent: Mapping[QueueKey, float] | None = None,
+    *,
+    resources: Collection[str] = GPU_RESOURCES,
+    flavors: Collection[str] | None = None,
+) -> TeamGpuQuota:
+    """GPU nominal, usage, borrowed, lent and lending limit per team, over its queues."""
+    given = lend(snapshot.queues) if lent is None else lent
+    sums: dict[str, dict[str, float]] = {
+        k: defaultdict(float) for k in ("nominal", "usage", "borrowed", "lent", "lending_limit")
+    }
+    for r in snapshot.queues:
+        if r.resource not in resources or (flavors is not None and r.flavor not in flavors):
+            continue
+        team = attributor.team_for_queue(r.cluster_queue)
+        sums["nominal"][team] += r.nominal
+        sums["usage"][team] += r.usage
+        sums["borrowed"][team] += r.borrowed
+        sums["lent"][team] += given.get((r.cluster_queue, r.flavor, r.resource), 0.0)
+        sums["lending_limit"][team] += min(r.lending_limit, r.nominal)
+    return TeamGpuQuota(**{k: dict(v) for k, v in sums.items()})
+
+
+def apply_gpu_quota(
+    ledger: Ledger,
+    nominal: Mapping[str, float],
+    borrowed: Mapping[str, float],
+    lent: Mapping[str, float],
+    price_per_gpu_hour: float,
+    hours: float,
+    policy: str,
+) -> Ledger:
+    """Charge GPU quota (team -> GPUs) onto a ledger; returns a new ledger with the same total.
+
+    `reservation`: a team with quota pays `nominal`, `+borrowed` and `-lent` (each x price x
+    hours) as components gpu, borrowed and lent, replacing its usage-based gpu cost; the
+    difference comes from (or goes back to) `__idle__`'s gpu, so the total is unchanged. If
+    nominal quota exceeds the capacity left idle, `__idle__`'s gpu goes negative, showing it.
+    `separate` / `proportional`: the borrowed part of a team's gpu cost, at most all of it,
+    moves from gpu to borrowed; nothing is lent.
+    """
+    out = Ledger(dict(ledger.costs), dict(ledger.fallback))
+    rate = price_per_gpu_hour * hours
+    if policy == "reservation":
+        for team in sorted(set(nominal) | set(borrowed) | set(lent)):
+            before = out.costs.get((team, "gpu"), 0.0)
+            reserved = nominal.get(team, 0.0) * rate
+            extra = borrowed.get(team, 0.0) * rate
+            credit = -lent.get(team, 0.0) * rate
+            _set(out, team, "gpu", reserved)
+            out.add(team, "borrowed", extra)
+            out.add(team, "lent", credit)
+            # Conservation by construction: whatever the team now pays beyond its usage
+            # is capacity that was sitting on __idle__.
+            _set(
+                out,
+                IDLE,
+                "gpu",
+                out.costs.get((IDLE, "gpu"), 0.0) + before - reserved - extra - credit,
+            )
+    elif policy in ("separate", "proportional"):
+        for team in sorted(borrowed):
+            gpu = out.costs.get((team, "gpu"), 0.0)
+            moved = max(0.0, min(borrowed[team] * rate, gpu))
+            _set(out, team, "gpu", gpu - moved)
+            out.add(team, "borrowed", moved)
+    else:
+        raise ValueError(f"unknown idle policy {policy!r}")
+    return out
+
+
+def _set(ledger: Ledger, team: str, component: str, amount: float) -> None:
+    ledger.costs.pop((team, component), None)
+    ledger.add(team, component, amount)
+
+
+def month_borrowing(
+    nominal: Mapping[str, float],
+    used_gpu_hours: Mapping[str, float],
+    lending_limits: Mapping[str, float],
+    hours: float,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Month-to-date (borrowed, lent) GPU-hours per team, from quota and measured use.
+
+    borrowed_t = max(0, used_t - nominal_t x hours). Lendable_t = max(0, min(nominal_t x hours
+    - used_t, lending_limit_t x hours)) (an absent lending limit is unlimited). The total
+    borrowed is apportioned to lenders in proportion to lendable, never beyond it: lent sums to
+    borrowed whenever enough is lendable, else every lender lends all it could. Netting over
+    the month is an approximation: a team that borrowed in one week and lent in another shows
+    only the balance.
+    """
+    teams = sorted(set(nominal) | set(used_gpu_hours))
+    borrowed: dict[str, float] = {}
+    spare: dict[str, float] = {}
+    for team in teams:
+        held = nominal.get(team, 0.0) * hours
+        used = used_gpu_hours.get(team, 0.0)
+        borrowed[team] = max(0.0, used - held)
+        cap = lending_limits.get(team, math.inf) * hours
+        spare[team] = max(0.0, min(held - used, cap))
+    need = math.fsum(borrowed.values())
+    pool = math.fsum(spare.values())
+    fraction = min(1.0, need / pool) if pool > 0 else 0.0
+    return borrowed, {team: spare[team] * fraction for team in teams}
+
+
+def default_gpu_budgets(
+    nominal_by_team: Mapping[str, float], price: float, hours_in_month: float
+) -> dict[str, float]:
+    """A team's default monthly GPU budget: its nominal GPU quota x price x hours of the month."""
+    return {team: gpus * price * hours_in_month for team, gpus in sorted(nominal_by_team.items())}

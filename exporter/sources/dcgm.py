@@ -1,0 +1,301 @@
+"""DCGM source: scrape dcgm-exporter /metrics endpoints into one record per GPU or MIG instance.
+
+Upstream: `GET <url>` for every url in `sources.dcgm.urls` (dcgm-exporter's Prometheus text),
+parsed with prometheus_client's parser. A record names the node, the GPU, the pod holding it (if
+any) and its utilisation; it knows nothing about teams.
+
+Rules (see docs/sources-dcgm-kueue.md):
+
+- utilisation is `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0..1 ratio, also reported per MIG instance)
+  when present, else `DCGM_FI_DEV_GPU_UTIL / 100` (a percent, never reported for MIG); it is
+  dcgm-exporter's own average over its collect interval (30 s by default);
+- a MIG instance weighs `<n>g / slices` of its GPU (7 slices, 4 on an A30); a GPU in MIG mode is
+  represented by its instances only;
+- a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
+  GPU count never exceeds the hardware;
+- if any endpoint fails, the whole refresh fails: partial GPU data would give wrong numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporter.config import DcgmConfig
+from exporter.errors import UpstreamPayloadError
+from exporter.sources.http import get_text, make_client
+
+__all__ = [
+    "DcgmSnapshot",
+    "GpuRecord",
+    "build_client",
+    "fetch",
+    "mig_share",
+    "parse_metrics",
+]
+
+SOURCE = "dcgm"
+GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+FB_USED = "DCGM_FI_DEV_FB_USED"
+POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"
+
+# DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
+# integers; very old exporters printed them instead of skipping the series.
+_BLANK_FLOOR = 2.0**47
+_MIG_PROFILE = re.compile(r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:\+\w+)?$", re.IGNORECASE)
+
+# Labels that describe the device or the exporter; every other label on a series is a
+# (sanitised) pod label exported with --kubernetes-enable-pod-labels.
+_DEVICE_LABELS = frozenset(
+    {
+        "gpu",
+        "UUID",
+        "uuid",
+        "pci_bus_id",
+        "device",
+        "modelName",
+        "GPU_I_PROFILE",
+        "GPU_I_ID",
+        "Hostname",
+        "hostname",
+        "DCGM_FI_DRIVER_VERSION",
+        "container",
+        "namespace",
+        "pod",
+        "pod_name",
+        "pod_namespace",
+        "container_name",
+        "pod_uid",
+        "vgpu",
+        "err_code",
+        "err_msg",
+        "exported_pod",
+        "exported_namespace",
+        "exported_container",
+        "instance",
+        "job",
+    }
+)
+
+
+@dataclass(frozen=True)
+class GpuRecord:
+    """One GPU or MIG instance as one dcgm-exporter reports it, with the pod that holds it."""
+
+    node: str
+    gpu: str
+    uuid: str
+    model: str
+    mig_profile: str = ""
+    mig_instance: str = ""
+    namespace: str = ""
+    pod: str = ""
+    container: str = ""
+    pod_labels: tuple[tuple[str, str], ...] = ()
+    utilisation: float | None = None  # 0..1; None when the exporter reports none
+    share: float = 1.0  # fraction of one physical GPU
+    fb_used_mib: float | None = None
+    power_watts: float | None = None
+
+    @property
+    def allocated(self) -> bool:
+        """True when a pod holds the GPU (an absent or empty pod label means unallocated)."""
+        return bool(self.pod)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The pod labels as a mapping, for attribution."""
+        return dict(self.pod_labels)
+
+
+@dataclass(frozen=True)
+class DcgmSnapshot:
+    """Every GPU and MIG instance of one refresh, over all endpoints."""
+
+    gpus: tuple[GpuRecord, ...]
+    endpoints: int = 0
+
+
+def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """A client without a base URL, because every configured endpoint is a full URL."""
+    return make_client("", cfg.timeout, transport=transport)
+
+
+def fetch(client: httpx.Client, cfg: DcgmConfig) -> DcgmSnapshot:
+    """Scrape every endpoint; any failure (HTTP, transport, payload) fails the whole refresh."""
+    seen: dict[tuple[str, ...], GpuRecord] = {}
+    for url in cfg.urls:
+        text = get_text(client, SOURCE, url)
+        node = urlsplit(url).hostname or url
+        for record in parse_metrics(text, default_node=node, where=url):
+            # The same GPU behind two listed URLs (e.g. a Service and a pod) counts once.
+            seen.setdefault(_identity(record), record)
+    return DcgmSnapshot(tuple(seen.values()), len(cfg.urls))
+
+
+def mig_share(profile: str, model: str) -> float:
+    """A MIG instance's share of its GPU: the profile's `<n>g` over the GPU's slices.
+
+    An A100/H100/H200/B200 has 7 compute slices ("1g.10gb" = 1/7, "3g.40gb" = 3/7); an A30
+    has 4. Raises ValueError for a profile that is not `[<c>c.]<n>g.<mem>gb[+<ext>]`.
+    """
+    match = _MIG_PROFILE.match(profile.strip())
+    if match is None:
+        raise ValueError(f"unknown MIG profile {profile!r}")
+    slices = 4 if "A30" in model.upper() else 7
+    used = int(match["slices"])
+    if not 0 < used <= slices:
+        raise ValueError(f"MIG profile {profile!r} does not fit a {slices}-slice {model!r}")
+    return used / slices
+
+
+@dataclass
+class _Entity:
+    """What the series of one (GPU or instance, pod) say, gathered before validation."""
+
+    labels: dict[str, str]
+    values: dict[str, float] = field(default_factory=dict)
+    pod_labels: dict[str, str] = field(default_factory=dict)
+
+
+def parse_metrics(text: str, *, default_node: str = "", where: str = "") -> list[GpuRecord]:
+    """Parse one endpoint's exposition into records; a bad payload raises UpstreamPayloadError.
+
+    Args:
+        text: the body of dcgm-exporter's /metrics.
+        default_node: the node to use when the exporter runs with --no-hostname.
+        where: the endpoint, named in error messages.
+    """
+    entities: dict[tuple[str, ...], _Entity] = {}
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                _collect(entities, sample.name, sample.labels, sample.value, default_node)
+    except ValueError as exc:
+        raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
+    if not entities:
+        raise UpstreamPayloadError(f"{SOURCE}: {where}: no DCGM_FI_* series with a gpu label")
+    records = [_record(entity, where) for entity in entities.values()]
+    return _apportion(_drop_mig_parents(records))
+
+
+def _collect(
+    entities: dict[tuple[str, ...], _Entity],
+    name: str,
+    labels: Mapping[str, str],
+    value: float,
+    default_node: str,
+) -> None:
+    metric = name.upper()
+    if not metric.startswith("DCGM_FI_") or "gpu" not in labels:
+        return
+    ident = _identity_labels(labels, default_node)
+    key = tuple(ident.values())
+    entity = entities.setdefault(key, _Entity(ident))
+    if not value >= _BLANK_FLOOR:  # NaN is kept, to be refused by validation
+        entity.values.setdefault(metric, float(value))
+    for label, label_value in labels.items():
+        if label not in _DEVICE_LABELS and label_value:
+            entity.pod_labels.setdefault(label, label_value)
+
+
+def _first(labels: Mapping[str, str], *names: str) -> str:
+    # An empty label is the same as a missing one (Prometheus treats them alike), and
+    # exported_* wins because Prometheus renames the workload's labels to it.
+    for name in names:
+        if labels.get(name):
+            return labels[name]
+    return ""
+
+
+def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, str]:
+    return {
+        "node": _first(labels, "Hostname", "hostname") or default_node,
+        "gpu": labels["gpu"],
+        "uuid": _first(labels, "UUID", "uuid"),
+        "model": _first(labels, "modelName"),
+        "mig_profile": _first(labels, "GPU_I_PROFILE"),
+        "mig_instance": _first(labels, "GPU_I_ID"),
+        "namespace": _first(labels, "exported_namespace", "namespace", "pod_namespace"),
+        "pod": _first(labels, "exported_pod", "pod", "pod_name"),
+        "container": _first(labels, "exported_container", "container", "container_name"),
+    }
+
+
+def _record(entity: _Entity, where: str) -> GpuRecord:
+    ident = entity.labels
+    what = f"{SOURCE}: {where}: GPU {ident['gpu']} on {ident['node']!r}"
+    share = 1.0
+    if ident["mig_profile"]:
+        try:
+            share = mig_share(ident["mig_profile"], ident["model"])
+        except ValueError as exc:
+            raise UpstreamPayloadError(f"{what}: {exc}") from None
+    return GpuRecord(
+        **ident,
+        pod_labels=tuple(sorted(entity.pod_labels.items())),
+        utilisation=_utilisation(entity.values, what),
+        share=share,
+        fb_used_mib=_checked(entity.values.get(FB_USED), 0.0, math.inf, f"{what}: {FB_USED}"),
+        power_watts=_checked(
+            entity.values.get(POWER_USAGE), 0.0, math.inf, f"{what}: {POWER_USAGE}"
+        ),
+    )
+
+
+def _utilisation(values: Mapping[str, float], what: str) -> float | None:
+    ratio = _checked(values.get(GR_ENGINE_ACTIVE), 0.0, 1.0, f"{what}: {GR_ENGINE_ACTIVE}")
+    if ratio is not None:
+        return ratio
+    percent = _checked(values.get(GPU_UTIL), 0.0, 100.0, f"{what}: {GPU_UTIL}")
+    return None if percent is None else percent / 100.0
+
+
+def _checked(value: float | None, low: float, high: float, what: str) -> float | None:
+    if value is None:
+        return None
+    if not low <= value <= high:  # also rejects NaN
+        raise UpstreamPayloadError(f"{what} is {value}, expected {low:g}..{high:g}")
+    return value
+
+
+def _drop_mig_parents(records: Iterable[GpuRecord]) -> list[GpuRecord]:
+    records = list(records)
+    # A GPU in MIG mode is counted through its instances; a device-level series of the same
+    # GPU would count its capacity twice.
+    mig_gpus = {(r.node, r.gpu) for r in records if r.mig_instance}
+    return [r for r in records if r.mig_instance or (r.node, r.gpu) not in mig_gpus]
+
+
+def _apportion(records: list[GpuRecord]) -> list[GpuRecord]:
+    holders: dict[tuple[str, str, str], int] = {}
+    for r in records:
+        if r.allocated:
+            slot = (r.node, r.gpu, r.mig_instance)
+            holders[slot] = holders.get(slot, 0) + 1
+    out = []
+    for r in records:
+        pods = holders.get((r.node, r.gpu, r.mig_instance), 0)
+        if not r.allocated and pods:
+            continue  # an unallocated series beside an allocated one describes the same slot
+        out.append(replace(r, share=r.share / pods) if pods > 1 else r)
+    return sorted(out, key=_identity)
+
+
+def _identity(record: GpuRecord) -> tuple[str, ...]:
+    return (
+        record.node,
+        record.gpu,
+        record.mig_instance,
+        record.uuid,
+        record.namespace,
+        record.pod,
+        record.container,
+    )
