@@ -5,12 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from exporter.attribution import Attributor
-from exporter.calendar import month_start
+from exporter.calendar import hours_in_month, month_start
 from exporter.chargeback import Ledger, cap_teams
 from exporter.config import Config
-from exporter.costs import WindowCosts, serving_costs, window_costs
+from exporter.costs import WindowCosts, gpu_price_per_hour, serving_costs, window_costs
+from exporter.join_gpu import (
+    apply_quota,
+    dcgm_samples,
+    gpu_hours_by_team,
+    kueue_samples,
+    quota_budgets,
+)
 from exporter.llm import (
     apply_llm,
     llm_budget_state_samples,
@@ -19,10 +27,14 @@ from exporter.llm import (
     llm_usage_samples,
 )
 from exporter.samples import Sample
+from exporter.sources.dcgm import DcgmSnapshot
+from exporter.sources.kueue import KueueSnapshot
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
 
 __all__ = ["Chargeback", "assemble", "ledger_samples"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -44,20 +56,38 @@ def assemble(
     """Build the chargeback from whichever sources have fresh records."""
     samples: list[Sample] = []
     budgets = config_budgets(config)
-    samples.extend(budget_samples(budgets))
-    llm = records.get("litellm")
-    if isinstance(llm, LiteLLMSnapshot):
+    opencost = _typed(records, "opencost", OpenCostSnapshot)
+    dcgm = _typed(records, "dcgm", DcgmSnapshot)
+    kueue = _typed(records, "kueue", KueueSnapshot)
+    llm = _typed(records, "litellm", LiteLLMSnapshot)
+    gpu_price = _gpu_price(opencost)
+    if dcgm is not None:
+        samples.extend(dcgm_samples(config, attributor, dcgm, gpu_price))
+    if kueue is not None:
+        samples.extend(kueue_samples(attributor, kueue))
+        if gpu_price is not None:
+            hours = hours_in_month(now, config.zone)
+            budgets.update(quota_budgets(config, attributor, kueue, gpu_price, hours))
+    if llm is not None:
         samples.extend(llm_usage_samples(llm.usage, attributor))
         samples.extend(llm_budget_state_samples(llm.teams, attributor))
-    opencost = records.get("opencost")
-    if not isinstance(opencost, OpenCostSnapshot):
+    samples.extend(budget_samples(budgets))
+    if opencost is None:
         return Chargeback(None, None, tuple(samples), budgets=budgets)
-    rate_costs = window_costs(opencost.rate, attributor, config.idle_policy, config.idle_by_node)
-    month_costs = window_costs(opencost.month, attributor, config.idle_policy, config.idle_by_node)
+    policy, by_node = config.idle_policy, config.idle_by_node
+    rate_costs = window_costs(opencost.rate, attributor, policy, by_node)
+    month_costs = window_costs(opencost.month, attributor, policy, by_node)
     rate = rate_costs.ledger.scaled(1.0 / rate_costs.hours)
     month = month_costs.ledger
-    if isinstance(llm, LiteLLMSnapshot):
-        rate, month = _with_llm(config, attributor, llm, rate_costs, month_costs, now, samples)
+    if kueue is not None and gpu_price is not None:
+        used = gpu_hours_by_team(opencost.month, attributor)
+        rate, month = apply_quota(
+            config, attributor, kueue, (rate, month), used, gpu_price, month_costs.hours
+        )
+    if llm is not None:
+        rate, month = _with_llm(
+            config, attributor, llm, (rate, month), (rate_costs, month_costs), now, samples
+        )
     declared = [t.name for t in config.teams]
     month, folded = cap_teams(month, declared, config.attribution.max_teams)
     rate, _ = cap_teams(rate, declared, config.attribution.max_teams, fold=folded)
@@ -75,12 +105,24 @@ def assemble(
     )
 
 
+def _typed(records: Mapping[str, object], name: str, kind: type[T]) -> T | None:
+    record = records.get(name)
+    return record if isinstance(record, kind) else None
+
+
+def _gpu_price(opencost: OpenCostSnapshot | None) -> float | None:
+    """OpenCost's GPU-hour price: the recent window's, else the month's."""
+    if opencost is None:
+        return None
+    return gpu_price_per_hour(opencost.rate) or gpu_price_per_hour(opencost.month)
+
+
 def _with_llm(
     config: Config,
     attributor: Attributor,
     llm: LiteLLMSnapshot,
-    rate_costs: WindowCosts,
-    month_costs: WindowCosts,
+    ledgers: tuple[Ledger, Ledger],
+    windows: tuple[WindowCosts, WindowCosts],
     now: datetime,
     samples: list[Sample],
 ) -> tuple[Ledger, Ledger]:
@@ -90,6 +132,8 @@ def _with_llm(
     the hours elapsed in the month (LiteLLM reports days, not hours), and re-attributes the
     serving cost of the rate window by the month's token shares.
     """
+    rate, month = ledgers
+    rate_costs, month_costs = windows
     namespaces = [m.self_hosted.namespace for m in config.llm_models if m.self_hosted]
     w = config.llm_completion_weight
     month_serving = serving_costs(month_costs.lines, namespaces)
@@ -99,19 +143,10 @@ def _with_llm(
         for ns, teams in serving_costs(rate_costs.lines, namespaces).items()
     }
     elapsed = max((now - month_start(now, config.zone)).total_seconds() / 3600.0, 1.0)
-    month, report = apply_llm(
-        month_costs.ledger, llm.usage, config.llm_models, attributor, month_serving, w, 1.0
-    )
-    rate, _ = apply_llm(
-        rate_costs.ledger.scaled(per_hour),
-        llm.usage,
-        config.llm_models,
-        attributor,
-        rate_serving,
-        w,
-        1.0 / elapsed,
-    )
-    samples.extend(llm_pricing_samples(llm.usage, config.llm_models, month_serving, w))
+    models = config.llm_models
+    month, report = apply_llm(month, llm.usage, models, attributor, month_serving, w, 1.0)
+    rate, _ = apply_llm(rate, llm.usage, models, attributor, rate_serving, w, 1.0 / elapsed)
+    samples.extend(llm_pricing_samples(llm.usage, models, month_serving, w))
     samples.extend(llm_report_samples(report))
     return rate, month
 

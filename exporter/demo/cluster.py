@@ -60,7 +60,8 @@ class Workload:
         """Utilisation that wanders a little around the mean, so graphs move."""
         if not self.gpus or not self.runs_at(t):
             return 0.0
-        wobble = 0.04 * math.sin(t.timestamp() / 900.0 + len(self.name))
+        # Wobble in proportion, so an idle GPU stays idle and a busy one stays busy.
+        wobble = 0.1 * self.utilisation * math.sin(t.timestamp() / 900.0 + len(self.name))
         return min(1.0, max(0.0, self.utilisation + wobble))
 
 
@@ -261,7 +262,7 @@ CLUSTER = Cluster(
             cpu=8,
             ram_gib=96,
             pv_gib=200,
-            utilisation=0.03,
+            utilisation=0.02,
             queue="cq-search",
             network_gib_per_hour=0.5,
         ),

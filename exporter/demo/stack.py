@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from exporter.config import Config
-from exporter.demo import fake_litellm
+from exporter.demo import fake_dcgm, fake_kube, fake_litellm
 from exporter.demo.cluster import CLUSTER, Cluster
 from exporter.demo.fake_opencost import FakeOpenCost
 from exporter.demo.httpfake import Clock, FakeServer, system_clock
@@ -17,9 +17,10 @@ from exporter.demo.httpfake import Clock, FakeServer, system_clock
 __all__ = ["DemoStack", "demo_config_dict"]
 
 LITELLM_KEY = "sk-demo-viewer"  # a demo-only key for the fake proxy
+KUBE_TOKEN = "demo-token"  # a demo-only bearer token for the fake Kubernetes API
 
 
-def demo_config_dict(urls: dict[str, str], key_file: str = "") -> dict[str, Any]:
+def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
     """The demo's config: three teams, one of them mapped by namespace only."""
     config: dict[str, Any] = {
         "currency": "EUR",
@@ -61,10 +62,19 @@ def demo_config_dict(urls: dict[str, str], key_file: str = "") -> dict[str, Any]
             {"model": "gpt-4o", "external": True},
         ],
     }
+    if "dcgm" in urls:
+        config["sources"]["dcgm"] = {"urls": [urls["dcgm"] + "/metrics"], "interval": "10s"}
+    if "kueue" in urls:
+        config["sources"]["kueue"] = {
+            "url": urls["kueue"],
+            "token_file": f"{secrets}/kube-token",
+            "interval": "15s",
+            "page_size": 2,
+        }
     if "litellm" in urls:
         config["sources"]["litellm"] = {
             "url": urls["litellm"],
-            "api_key_file": key_file,
+            "api_key_file": f"{secrets}/litellm-key",
             "interval": "20s",
             "max_staleness": "2m",
         }
@@ -85,12 +95,17 @@ class DemoStack:
         """Start every fake on a free loopback port."""
         self.opencost = FakeOpenCost(self.cluster, self.clock)
         self.servers["opencost"] = FakeServer(self.opencost.handle).start()
+        self.servers["dcgm"] = FakeServer(fake_dcgm.make_handler(self.cluster, self.clock)).start()
+        self.servers["kueue"] = FakeServer(
+            fake_kube.make_handler(self.cluster, self.clock, token=KUBE_TOKEN)
+        ).start()
         self.servers["litellm"] = FakeServer(
             fake_litellm.make_handler(self.cluster, self.clock, api_key=LITELLM_KEY)
         ).start()
         # The key travels as a file, as it would in a cluster: never inline in the config.
         self.secrets = Path(tempfile.mkdtemp(prefix="chargeback-demo-"))
         (self.secrets / "litellm-key").write_text(LITELLM_KEY + "\n", encoding="utf-8")
+        (self.secrets / "kube-token").write_text(KUBE_TOKEN + "\n", encoding="utf-8")
         return self
 
     @property
@@ -100,7 +115,7 @@ class DemoStack:
 
     def config(self) -> Config:
         """A validated config for this stack."""
-        return Config.model_validate(demo_config_dict(self.urls, str(self.secrets / "litellm-key")))
+        return Config.model_validate(demo_config_dict(self.urls, str(self.secrets)))
 
     def stop(self) -> None:
         """Stop every fake."""

@@ -1,0 +1,92 @@
+"""All four fakes joined: GPU states, quota, borrowing, and conservation under every policy."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from exporter.assemble import assemble
+from exporter.attribution import Attributor
+from exporter.config import Config
+from exporter.demo.stack import DemoStack, demo_config_dict
+from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.sources.opencost import OpenCostSnapshot
+from exporter.sources.registry import build_sources
+from tests.conftest import FIXED_NOW
+
+
+def _records(config: Config) -> dict[str, object]:
+    records = {}
+    for source in build_sources(config):
+        records[source.name] = source.fetch(FIXED_NOW)
+        source.close()
+    return records
+
+
+def _samples(
+    stack: DemoStack, config: Config
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    result = assemble(config, Attributor(config), _records(config), FIXED_NOW)
+    return {(s.family, tuple(sorted(s.labels))): s.value for s in result.samples}
+
+
+@pytest.mark.parametrize("policy", ["separate", "proportional", "reservation"])
+def test_every_policy_conserves_with_all_sources(stack: DemoStack, policy: str) -> None:
+    data = demo_config_dict(stack.urls, str(stack.secrets))
+    data["idle_policy"] = policy
+    config = Config.model_validate(data)
+    records = _records(config)
+    opencost, llm = records["opencost"], records["litellm"]
+    assert isinstance(opencost, OpenCostSnapshot) and isinstance(llm, LiteLLMSnapshot)
+    result = assemble(config, Attributor(config), records, FIXED_NOW)
+    assert result.month is not None and result.rate is not None
+    external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
+    assert result.month.total() == pytest.approx(opencost.month.total() + external, rel=1e-9)
+    rate_external = result.rate.by_team()
+    assert math.fsum(result.rate.costs.values()) == pytest.approx(
+        opencost.rate.total() / opencost.rate.hours
+        + math.fsum(c.get("llm_external", 0.0) for c in rate_external.values()),
+        rel=1e-9,
+    )
+
+
+def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
+    data = demo_config_dict(
+        {k: v for k, v in stack.urls.items() if k != "litellm"}, str(stack.secrets)
+    )
+    data["idle_policy"] = "reservation"
+    config = Config.model_validate(data)
+    result = assemble(config, Attributor(config), _records(config), FIXED_NOW)
+    assert result.rate is not None
+    rate = result.rate.costs
+    # 12:30 UTC: vision runs its own GPU, nobody borrows; each team pays its nominal quota.
+    assert rate[("research", "gpu")] == pytest.approx(2 * 1.40)
+    assert rate[("vision", "gpu")] == pytest.approx(1 * 1.40)
+    assert rate[("search", "gpu")] == pytest.approx(1 * 1.40)
+    assert ("__idle__", "gpu") not in rate or rate[("__idle__", "gpu")] == pytest.approx(
+        0, abs=1e-9
+    )
+
+
+def test_gpu_states_match_the_cluster_at_noon(stack: DemoStack) -> None:
+    samples = _samples(stack, stack.config())
+    # research trains on 2 GPUs, vision's detector runs (08-20 UTC), search's vLLM idles.
+    assert samples[("gpus", (("state", "busy"), ("team", "research")))] == 2.0
+    assert samples[("gpus", (("state", "busy"), ("team", "vision")))] == 1.0
+    assert samples[("gpus", (("state", "idle"), ("team", "search")))] == 1.0
+    waste = samples[("team_gpu_waste_cost_per_hour", (("team", "search"),))]
+    assert waste == pytest.approx(1.40)
+    util = samples[("team_gpu_utilization_ratio", (("team", "research"),))]
+    assert 0.75 < util < 0.95
+
+
+def test_default_gpu_budget_comes_from_quota(stack: DemoStack) -> None:
+    data = demo_config_dict(
+        {k: v for k, v in stack.urls.items() if k != "litellm"}, str(stack.secrets)
+    )
+    del data["teams"][2]["budget"]  # search: no configured budget
+    config = Config.model_validate(data)
+    samples = _samples(stack, config)
+    # November has 720 hours in Madrid: 1 GPU of nominal quota x 1.40 x 720.
+    assert samples[("team_budget", (("kind", "gpu"), ("team", "search")))] == pytest.approx(1008.0)
