@@ -90,3 +90,26 @@ def test_default_gpu_budget_comes_from_quota(stack: DemoStack) -> None:
     samples = _samples(stack, config)
     # November has 720 hours in Madrid: 1 GPU of nominal quota x 1.40 x 720.
     assert samples[("team_budget", (("kind", "gpu"), ("team", "search")))] == pytest.approx(1008.0)
+
+
+def test_kube_401_is_one_line_and_the_others_keep_serving(
+    stack: DemoStack, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from exporter.cli import make_refresher
+
+    (stack.secrets / "kube-token").write_text("not-the-token\n")
+    refresher = make_refresher(stack.config())
+    with caplog.at_level(logging.WARNING):
+        assert not refresher.refresh_all()
+    text = refresher.exposition.text.decode()
+    refresher.stop()
+    assert 'chargeback_source_up{source="kueue"} 0.0' in text
+    for other in ("opencost", "dcgm", "litellm"):
+        assert f'chargeback_source_up{{source="{other}"}} 1.0' in text
+    assert 'chargeback_source_errors_total{reason="auth",source="kueue"} 1.0' in text
+    lines = [r.getMessage() for r in caplog.records if "source=kueue" in r.getMessage()]
+    assert len(lines) == 1 and "HTTP 401" in lines[0]
+    assert "clusterqueues" in lines[0] and "not-the-token" not in caplog.text
+    assert "chargeback_team_cost_per_hour{" in text  # the chargeback still serves
