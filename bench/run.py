@@ -41,11 +41,18 @@ def _body(n: int, teams: int = 40) -> dict[str, object]:
         name = f"node-{i % 50}/ns-{i % 300}/deployment:app-{i}"
         data[name] = {
             "name": name,
-            "properties": {"node": f"node-{i % 50}", "namespace": f"ns-{i % 300}",
-                           "controller": f"deployment:app-{i}",
-                           "labels": {"team": f"team-{rnd.randrange(teams)}", "app": f"app-{i}"}},
-            "gpuCost": rnd.random() * 10, "cpuCost": rnd.random(), "ramCost": rnd.random(),
-            "pvCost": rnd.random() / 10, "networkCost": 0.01, "gpuHours": rnd.random() * 7,
+            "properties": {
+                "node": f"node-{i % 50}",
+                "namespace": f"ns-{i % 300}",
+                "controller": f"deployment:app-{i}",
+                "labels": {"team": f"team-{rnd.randrange(teams)}", "app": f"app-{i}"},
+            },
+            "gpuCost": rnd.random() * 10,
+            "cpuCost": rnd.random(),
+            "ramCost": rnd.random(),
+            "pvCost": rnd.random() / 10,
+            "networkCost": 0.01,
+            "gpuHours": rnd.random() * 7,
         }
     data["__idle__"] = {"name": "__idle__", "gpuCost": 100.0, "cpuCost": 10.0, "ramCost": 5.0}
     return {"code": 200, "data": [data]}

@@ -19,7 +19,7 @@ from exporter.calendar import month_start
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.refresher import Refresher
-from exporter.report import build_report, format_report
+from exporter.report import build_report, format_report, model_rows
 from exporter.samples import Sample
 from exporter.server import MetricsServer, parse_listen_address
 from exporter.sources.registry import build_sources
@@ -186,7 +186,9 @@ def _report(config: Config, fmt: str, max_unallocated: float | None) -> int:
         )
         return 1
     month = month_start(now, config.zone).strftime("%Y-%m")
-    report = build_report(chargeback.month, config.currency, month, chargeback.budgets)
+    kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
+    models = model_rows(chargeback.samples, kinds)
+    report = build_report(chargeback.month, config.currency, month, chargeback.budgets, models)
     sys.stdout.write(format_report(report, fmt))
     if not ok:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)

@@ -5,16 +5,33 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 
 from exporter.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.chargeback import Ledger
 from exporter.metrics import COMPONENTS
+from exporter.samples import Sample
 
-__all__ = ["Report", "build_report", "format_report"]
+__all__ = ["ModelRow", "Report", "build_report", "format_report", "model_rows"]
 
 TOTAL = "total"
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One LLM model this month: its kind, what LiteLLM charged, tokens, and pricing drift."""
+
+    model: str
+    kind: str  # external | self_hosted | undeclared
+    spend: float
+    prompt_tokens: float
+    completion_tokens: float
+    declared: float | None = None
+    measured: float | None = None
+    recommended_input: float | None = None
+    recommended_output: float | None = None
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,7 @@ class Report:
     total: float
     unallocated: float
     idle: float
+    models: tuple[ModelRow, ...] = ()
 
     @property
     def unallocated_share(self) -> float:
@@ -42,7 +60,11 @@ def _row_order(team: str) -> tuple[int, str]:
 
 
 def build_report(
-    ledger: Ledger, currency: str, month: str, budgets: Mapping[tuple[str, str], float]
+    ledger: Ledger,
+    currency: str,
+    month: str,
+    budgets: Mapping[tuple[str, str], float],
+    models: tuple[ModelRow, ...] = (),
 ) -> Report:
     """Turn a month-to-date ledger into rows; `__idle__` and `__unallocated__` always show."""
     by_team = ledger.by_team()
@@ -65,6 +87,36 @@ def build_report(
         total,
         sum(by_team[UNALLOCATED].values()),
         sum(by_team[IDLE].values()),
+        models,
+    )
+
+
+def model_rows(samples: Iterable[Sample], kinds: Mapping[str, str]) -> tuple[ModelRow, ...]:
+    """Per-model LLM figures, read back from the month's samples (one source of numbers)."""
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for s in samples:
+        labels = dict(s.labels)
+        if s.family == "llm_spend_month_to_date":
+            acc[labels["model"]]["spend"] += s.value
+        elif s.family == "llm_tokens_month_to_date":
+            acc[labels["model"]][labels["direction"]] += s.value
+        elif s.family == "llm_cost_per_token":
+            acc[labels["model"]][labels["basis"]] = s.value
+        elif s.family == "llm_recommended_cost_per_token":
+            acc[labels["model"]]["rec_" + labels["direction"]] = s.value
+    return tuple(
+        ModelRow(
+            model,
+            kinds.get(model, "undeclared"),
+            v.get("spend", 0.0),
+            v.get("prompt", 0.0),
+            v.get("completion", 0.0),
+            v.get("declared"),
+            v.get("measured"),
+            v.get("rec_input"),
+            v.get("rec_output"),
+        )
+        for model, v in sorted(acc.items())
     )
 
 
@@ -92,6 +144,7 @@ def _json(report: Report) -> str:
             }
             for team, costs, total, budget in report.rows
         ],
+        "models": [asdict(m) for m in report.models],
     }
     return json.dumps(payload, indent=2) + "\n"
 
@@ -113,7 +166,55 @@ def _csv(report: Report) -> str:
         )
     sums = [f"{sum(r[1].get(c, 0.0) for r in report.rows):.2f}" for c in report.components]
     writer.writerow([TOTAL, *sums, f"{report.total:.2f}", "", report.currency])
+    if report.models:
+        writer.writerow([])
+        writer.writerow(MODEL_COLUMNS)
+        for m in report.models:
+            writer.writerow(_model_cells(m, ".2f", ".3e"))
     return out.getvalue()
+
+
+MODEL_COLUMNS = [
+    "model",
+    "kind",
+    "spend",
+    "prompt_tokens",
+    "completion_tokens",
+    "declared_per_token",
+    "measured_per_token",
+    "recommended_input_cost_per_token",
+    "recommended_output_cost_per_token",
+]
+
+
+def _model_cells(m: ModelRow, money: str, price: str) -> list[str]:
+    def opt(value: float | None) -> str:
+        return "" if value is None else format(value, price)
+
+    return [
+        m.model,
+        m.kind,
+        format(m.spend, money),
+        f"{m.prompt_tokens:.0f}",
+        f"{m.completion_tokens:.0f}",
+        opt(m.declared),
+        opt(m.measured),
+        opt(m.recommended_input),
+        opt(m.recommended_output),
+    ]
+
+
+def _aligned(rows: list[list[str]], rule_after: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    rule = "  ".join("-" * w for w in widths)
+    lines = []
+    for i, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])]
+        cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+        if i in rule_after:
+            lines.append(rule)
+    return lines
 
 
 def _table(report: Report) -> str:
@@ -123,22 +224,17 @@ def _table(report: Report) -> str:
         cells = [f"{costs.get(c, 0.0):,.2f}" for c in report.components]
         body.append([team, *cells, f"{total:,.2f}", "" if budget is None else f"{budget:,.2f}"])
     sums = [f"{sum(r[1].get(c, 0.0) for r in report.rows):,.2f}" for c in report.components]
-    body.append([TOTAL, *sums, f"{report.total:,.2f}", ""])
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    total_row = [TOTAL, *sums, f"{report.total:,.2f}", ""]
     lines = [
         f"Chargeback {report.month}, month to date, in {report.currency}",
         f"Unallocated: {report.unallocated_share:.1f} % "
         f"({report.unallocated:,.2f} of {report.total:,.2f}); idle: {report.idle:,.2f}",
         "",
+        *_aligned([header, *body, total_row], {0, len(body)}),
     ]
-    rule = "  ".join("-" * w for w in widths)
-    for i, row in enumerate([header, *body]):
-        if i == len(body):  # the total row gets a rule above it
-            lines.append(rule)
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if i == 0:
-            lines.append(rule)
+    if report.models:
+        rows = [[*MODEL_COLUMNS[:5], "declared", "measured", "rec. input", "rec. output"]]
+        rows += [_model_cells(m, ",.2f", ".3e") for m in report.models]
+        lines += ["", "LLM models, month to date (cost per token in the currency above)", ""]
+        lines += _aligned(rows, {0})
     return "\n".join(lines) + "\n"

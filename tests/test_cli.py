@@ -89,3 +89,18 @@ def test_no_config_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
 def test_demo_report_runs_without_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--demo", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["currency"] == "EUR"
+
+
+def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--demo", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    components = set().union(*(row["components"] for row in data["teams"]))
+    assert {"llm_external", "llm_serving"} <= components
+    models = {m["model"]: m for m in data["models"]}
+    assert models["gpt-4o"]["kind"] == "external"
+    llama = models["llama-3-70b"]
+    assert llama["kind"] == "self_hosted"
+    assert llama["recommended_output"] == pytest.approx(3 * llama["recommended_input"])
+    assert llama["measured"] == pytest.approx(llama["recommended_input"])
+    assert main(["report", "--demo"]) == 0
+    assert "LLM models, month to date" in capsys.readouterr().out
