@@ -94,8 +94,13 @@ def _family(fam: Family, samples: Sequence[Sample]) -> Metric:
         metric = CounterMetricFamily(fam.name, help_text, labels=fam.labels)
     else:
         metric = GaugeMetricFamily(fam.name, help_text, labels=fam.labels)
+    previous: list[str] | None = None
     for s in sorted(samples, key=lambda s: _label_values(fam, s)):
-        metric.add_metric(_label_values(fam, s), s.value)
+        values = _label_values(fam, s)
+        if values == previous:
+            raise ValueError(f"{fam.name}: duplicate series {values}")
+        metric.add_metric(values, s.value)
+        previous = values
     return metric
 
 

@@ -82,3 +82,9 @@ def test_catalogue_names_follow_the_conventions() -> None:
 def test_render_refuses_labels_the_catalogue_does_not_declare() -> None:
     with pytest.raises(ValueError, match="labels"):
         render([Sample.of("team_cost_per_hour", 1.0, team="a")])
+
+
+def test_render_refuses_duplicate_series() -> None:
+    twice = [Sample.of("source_up", 1.0, source="a"), Sample.of("source_up", 0.0, source="a")]
+    with pytest.raises(ValueError, match="duplicate series"):
+        render(twice)
