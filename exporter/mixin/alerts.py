@@ -1,0 +1,217 @@
+"""Alerting rules (group `chargeback`): idle, budget, borrowing, pricing and health alerts.
+
+Severities follow the usual mixin meanings: critical pages now, warning goes to a work queue,
+info is context for troubleshooting. Every alert carries a static `summary`, a templated
+`description` and a `runbook_url` pointing at its anchor in docs/runbook.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from exporter.mixin.config import MixinConfig
+from exporter.mixin.rules import Rule
+
+__all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
+
+GROUP = "chargeback"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alerting rule before rendering."""
+
+    name: str
+    expr: str
+    for_: str
+    severity: str
+    summary: str
+    description: str
+
+    def render(self, c: MixinConfig) -> Rule:
+        """The rule as Prometheus reads it."""
+        return {
+            "alert": self.name,
+            "expr": self.expr,
+            "for": self.for_,
+            "labels": {"severity": self.severity},
+            "annotations": {
+                "summary": self.summary,
+                "description": self.description,
+                "runbook_url": c.runbook(self.name),
+            },
+        }
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio * 100:g}%"
+
+
+def _cost_alerts(c: MixinConfig) -> list[Alert]:
+    return [
+        Alert(
+            "ChargebackIdleGpuCostHigh",
+            f"cluster:chargeback_idle_cost_per_hour:ratio > {c.idle_cost_share:g}",
+            c.idle_cost_for,
+            "warning",
+            "Idle GPU capacity costs a large share of the cluster.",
+            "Idle capacity (the __idle__ team plus every idle_share) costs "
+            "{{ $value | humanizePercentage }} of the cluster's hardware cost per hour, above "
+            f"{_pct(c.idle_cost_share)} for {c.idle_cost_for}.",
+        ),
+        Alert(
+            "ChargebackTeamGpusIdle",
+            f"team:chargeback_team_gpu_utilization_ratio:avg < {c.idle_utilization:g}"
+            " and on (team) team:chargeback_gpus_allocated:sum > 0",
+            c.team_gpus_idle_for,
+            "warning",
+            "A team holds GPUs it does not use.",
+            "Team {{ $labels.team }} holds GPUs at {{ $value | humanizePercentage }} mean "
+            f"utilisation, below {_pct(c.idle_utilization)} for {c.team_gpus_idle_for}.",
+        ),
+        Alert(
+            "ChargebackUnallocatedShareHigh",
+            f"cluster:chargeback_unallocated_cost_per_hour:ratio > {c.unallocated_share:g}",
+            c.unallocated_for,
+            "warning",
+            "A large share of the cost belongs to no team.",
+            "{{ $value | humanizePercentage }} of the cost per hour is on __unallocated__, "
+            f"above {_pct(c.unallocated_share)} for {c.unallocated_for}.",
+        ),
+        Alert(
+            "ChargebackBorrowingSustained",
+            f"team:chargeback_quota_borrowed_gpus:sum > {c.borrowing_min_gpus:g}",
+            c.borrowing_for,
+            "info",
+            "A team keeps borrowing GPU quota from its cohort.",
+            "Team {{ $labels.team }} has borrowed {{ $value | humanize }} GPUs from its cohort "
+            f"for {c.borrowing_for}; it pays for them as the borrowed component.",
+        ),
+    ]
+
+
+def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
+    used = 'team_kind:chargeback_team_budget_used:ratio{kind="gpu"}'
+    forecast = 'team_kind:chargeback_team_budget_forecast:ratio{kind="gpu"}'
+    return [
+        Alert(
+            "ChargebackTeamGpuBudgetExceeded",
+            f"{used} > 1",
+            c.gpu_budget_for,
+            "warning",
+            "A team has spent more than its monthly GPU budget.",
+            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} of its monthly "
+            "GPU budget this month.",
+        ),
+        Alert(
+            "ChargebackTeamGpuBudgetForecastExceeded",
+            f"{forecast} > 1 and on (team, kind) {used} <= 1",
+            c.gpu_budget_forecast_for,
+            "info",
+            "A team will exceed its monthly GPU budget before the month ends.",
+            "At its current rate team {{ $labels.team }} will spend "
+            "{{ $value | humanizePercentage }} of its monthly GPU budget by the end of the "
+            "month (UTC).",
+        ),
+    ]
+
+
+def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
+    ratio = "team:chargeback_llm_budget_spend:ratio"
+    window = "of its LiteLLM max_budget in the current budget window"
+    return [
+        Alert(
+            "ChargebackLlmBudgetAt80Percent",
+            f"{ratio} >= {c.llm_budget_warning:g} < {c.llm_budget_critical:g}",
+            c.llm_budget_for,
+            "info",
+            f"A team has used {_pct(c.llm_budget_warning)} of its LLM budget.",
+            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + ".",
+        ),
+        Alert(
+            "ChargebackLlmBudgetAt95Percent",
+            f"{ratio} >= {c.llm_budget_critical:g} < 1",
+            c.llm_budget_for,
+            "warning",
+            f"A team has used {_pct(c.llm_budget_critical)} of its LLM budget.",
+            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + "; "
+            "LiteLLM rejects its requests at 100%.",
+        ),
+        Alert(
+            "ChargebackLlmBudgetExceeded",
+            f"{ratio} >= 1",
+            c.llm_budget_for,
+            "critical",
+            "A team has exhausted its LLM budget; LiteLLM rejects its requests.",
+            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + ".",
+        ),
+        Alert(
+            "ChargebackLlmBudgetForecastExceeded",
+            "team:chargeback_llm_budget_forecast:ratio > 1"
+            f" and on (team) {ratio} < {c.llm_budget_critical:g}",
+            c.llm_budget_forecast_for,
+            "info",
+            "A team will exhaust its LLM budget before LiteLLM resets it.",
+            "At its current rate team {{ $labels.team }} will spend "
+            "{{ $value | humanizePercentage }} of its LiteLLM max_budget before the next reset.",
+        ),
+        Alert(
+            "ChargebackSelfHostedPricingDrift",
+            f"model:chargeback_llm_cost_per_token:drift_ratio > {1 + c.pricing_drift:g}"
+            f" or model:chargeback_llm_cost_per_token:drift_ratio < {1 - c.pricing_drift:g}",
+            c.pricing_drift_for,
+            "info",
+            "LiteLLM's price for a self-hosted model is far from its measured cost.",
+            "LiteLLM prices self-hosted model {{ $labels.model }} at "
+            "{{ $value | humanizePercentage }} of its measured serving cost per token; "
+            "see chargeback_llm_recommended_cost_per_token for the prices to declare.",
+        ),
+    ]
+
+
+def _health_alerts(c: MixinConfig) -> list[Alert]:
+    return [
+        Alert(
+            "ChargebackSourceDown",
+            f"chargeback_source_up{c.sel()} == 0",
+            c.source_down_for,
+            "warning",
+            "The exporter cannot refresh one of its sources.",
+            "Source {{ $labels.source }} of {{ $labels.instance }} has failed every refresh for "
+            f"{c.source_down_for}; its families keep their last good values until they go stale.",
+        ),
+        Alert(
+            "ChargebackSourceStale",
+            f"time() - chargeback_source_last_success_timestamp_seconds{c.sel()}"
+            f" > {c.source_stale_seconds:g}",
+            c.source_stale_for,
+            "warning",
+            "A source's data is old.",
+            "Source {{ $labels.source }} of {{ $labels.instance }} last refreshed "
+            "{{ $value | humanizeDuration }} ago.",
+        ),
+        Alert(
+            "ChargebackExporterAbsent",
+            f"absent(up{c.sel()} == 1)",
+            c.exporter_absent_for,
+            "critical",
+            "The chargeback exporter has disappeared from Prometheus.",
+            f"No target matching up{c.sel()} has been up for {c.exporter_absent_for}; "
+            "chargeback metrics, rules and alerts are blind.",
+        ),
+    ]
+
+
+def alerts(c: MixinConfig) -> list[Alert]:
+    """Every alert, in the order of docs/runbook.md."""
+    return _cost_alerts(c) + _gpu_budget_alerts(c) + _llm_budget_alerts(c) + _health_alerts(c)
+
+
+def alerting_rules(c: MixinConfig) -> list[Rule]:
+    """Every alert rendered as a Prometheus rule."""
+    return [a.render(c) for a in alerts(c)]
+
+
+def alert_names(c: MixinConfig) -> list[str]:
+    """Names of every alert."""
+    return [a.name for a in alerts(c)]

@@ -1,0 +1,159 @@
+"""The mixin's knobs in one frozen object: selectors, thresholds, `for` durations, dashboards."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["DEFAULT", "SHORT_FOR", "MixinConfig", "load_config"]
+
+_DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+
+# The `for` of every alert in the short variant the end-to-end test loads.
+SHORT_FOR = "1s"
+
+
+@dataclass(frozen=True)
+class MixinConfig:
+    """Every knob of the rules, alerts and dashboards; override any field, keep the rest."""
+
+    # --- Selection -------------------------------------------------------------------------
+    # Label matchers that select the exporter's series, put inside every `{...}`. Change it when
+    # the scrape job has another name, or add `cluster="..."` to pin one cluster of many.
+    selector: str = 'job="gpu-chargeback-exporter"'
+    # The Kueue resource name of a GPU. Change it for AMD (`amd.com/gpu`) or a MIG resource.
+    gpu_resource: str = "nvidia.com/gpu"
+    # The currency the exporter is configured with (`currency:` in its config); used in alert
+    # text and dashboard units. Keep it equal to chargeback_config_info{currency}.
+    currency: str = "EUR"
+
+    # --- Thresholds ------------------------------------------------------------------------
+    # ChargebackIdleGpuCostHigh: idle cost over cluster hardware cost. Raise it while a new
+    # cluster fills up; lower it once the cluster is meant to run hot.
+    idle_cost_share: float = 0.30
+    # ChargebackTeamGpusIdle: a team's mean GPU utilisation (0..1) under which its allocated
+    # GPUs count as idle. Raise it for inference fleets that idle between bursts by design.
+    idle_utilization: float = 0.10
+    # ChargebackUnallocatedShareHigh: cost nobody owns over total cost. Lower it once every
+    # namespace has a team label; raise it during onboarding.
+    unallocated_share: float = 0.10
+    # ChargebackLlmBudgetAt80Percent / At95Percent: LiteLLM spend over max_budget. Move them
+    # together with the alert names if the finance team asks for other steps.
+    llm_budget_warning: float = 0.80
+    llm_budget_critical: float = 0.95
+    # ChargebackSelfHostedPricingDrift: |declared / measured - 1| per token of a self-hosted
+    # model. Lower it when LiteLLM's internal prices feed invoices; raise it for noisy traffic.
+    pricing_drift: float = 0.25
+    # ChargebackBorrowingSustained: GPUs a team borrows from its cohort above which borrowing
+    # counts. Raise it when small short-term borrowing is the cohort's intended use.
+    borrowing_min_gpus: float = 0.0
+    # ChargebackSourceStale: seconds since a source's last good refresh. Keep it above the
+    # slowest source's refresh interval (OpenCost on a large cluster can take minutes).
+    source_stale_seconds: float = 1800.0
+    # Window of deriv() over LiteLLM's budget spend for ChargebackLlmBudgetForecastExceeded.
+    # Longer is steadier, shorter reacts faster to a runaway client.
+    llm_spend_rate_window: str = "1h"
+    # Hours in "a month" for the what-borrowing-would-cost-next-month panels (365 * 24 / 12).
+    hours_per_month: float = 730.0
+
+    # --- `for` durations -------------------------------------------------------------------
+    # How long a condition must hold before the alert fires. Shorten for a noisy-free lab,
+    # lengthen when alerts flap on refresh gaps.
+    idle_cost_for: str = "1h"
+    team_gpus_idle_for: str = "2h"
+    gpu_budget_for: str = "15m"
+    gpu_budget_forecast_for: str = "1h"
+    llm_budget_for: str = "5m"
+    llm_budget_forecast_for: str = "30m"
+    borrowing_for: str = "6h"
+    unallocated_for: str = "1h"
+    pricing_drift_for: str = "6h"
+    source_down_for: str = "15m"
+    source_stale_for: str = "5m"
+    exporter_absent_for: str = "15m"
+
+    # --- Dashboards ------------------------------------------------------------------------
+    # Prefix of every dashboard uid (uids stay <= 40 characters). Change it only when two
+    # copies of the mixin share one Grafana, since links and bookmarks use the uid.
+    dashboard_uid_prefix: str = "chargeback-"
+    # Tags on every dashboard; Grafana's dashboard links and search use them.
+    dashboard_tags: tuple[str, ...] = ("chargeback",)
+    # Auto-refresh. The exporter refreshes sources every minute or more, faster is wasted.
+    dashboard_refresh: str = "5m"
+    # Default time range; month-to-date panels read the last value, so 7 days shows the trend.
+    dashboard_time_from: str = "now-7d"
+    dashboard_time_to: str = "now"
+    # Time zone of the dashboards; "browser" or an IANA zone such as "Europe/Madrid".
+    dashboard_timezone: str = "utc"
+
+    # --- Runbooks --------------------------------------------------------------------------
+    # Where docs/runbook.md is published; each alert links to `<base>#<lowercased alert name>`.
+    runbook_base_url: str = "https://github.com/gpu-chargeback-exporter/gpu-chargeback-exporter/blob/main/docs/runbook.md"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            is_duration = f.name.endswith(("_for", "_window"))
+            if is_duration and not _DURATION.match(value):
+                msg = f"{f.name}: {value!r} is not a Prometheus duration"
+                raise ValueError(msg)
+        if len(self.dashboard_uid_prefix) > 24:
+            msg = "dashboard_uid_prefix: at most 24 characters, so uids stay <= 40"
+            raise ValueError(msg)
+
+    def sel(self, *matchers: str) -> str:
+        """`{<selector>, <matchers>...}`: the exporter's series, narrowed by extra matchers."""
+        return "{" + ", ".join(m for m in (self.selector, *matchers) if m) + "}"
+
+    def runbook(self, alert: str) -> str:
+        """The runbook URL of one alert."""
+        return f"{self.runbook_base_url}#{alert.lower()}"
+
+    def with_short_for(self) -> MixinConfig:
+        """The same knobs with every `for` set to SHORT_FOR (for the end-to-end test only)."""
+        changes: dict[str, Any] = {
+            f.name: SHORT_FOR for f in dataclasses.fields(self) if f.name.endswith("_for")
+        }
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT = MixinConfig()
+
+
+def _coerce(name: str, current: object, value: object) -> object:
+    """Check a YAML value against the default's type; ints are fine where floats are."""
+    if isinstance(current, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            msg = f"{name}: expected a list of strings"
+            raise ValueError(msg)
+        return tuple(value)
+    if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if type(value) is not type(current):
+        msg = f"{name}: expected {type(current).__name__}, got {type(value).__name__}"
+        raise ValueError(msg)
+    return value
+
+
+def load_config(path: Path | None) -> MixinConfig:
+    """Knobs from a YAML mapping of field names to values; unknown keys are errors."""
+    if path is None:
+        return DEFAULT
+    raw: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict):
+        msg = f"{path}: expected a mapping of knob names to values"
+        raise ValueError(msg)
+    known = {f.name for f in dataclasses.fields(MixinConfig)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        msg = f"{path}: unknown knobs: {', '.join(map(str, unknown))}"
+        raise ValueError(msg)
+    changes: dict[str, Any] = {
+        k: _coerce(f"{path}: {k}", getattr(DEFAULT, k), v) for k, v in raw.items()
+    }
+    return dataclasses.replace(DEFAULT, **changes)

@@ -1,0 +1,28 @@
+"""The Grafana dashboards, one module each, built with grafana-foundation-sdk."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.dashboard import Dashboard
+
+from exporter.mixin.config import MixinConfig
+from exporter.mixin.dashboards import idle, llm, overview, quota, team
+
+__all__ = ["DASHBOARDS", "dashboard_json"]
+
+# File name (without .json) -> builder. The uid is the config's prefix + the same slug.
+DASHBOARDS: dict[str, Callable[[MixinConfig], Dashboard]] = {
+    "chargeback-overview": overview.build,
+    "chargeback-team": team.build,
+    "chargeback-idle-waste": idle.build,
+    "chargeback-quota-borrowing": quota.build,
+    "chargeback-llm": llm.build,
+}
+
+
+def dashboard_json(d: Dashboard) -> str:
+    """The dashboard as committed: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(d, cls=JSONEncoder, indent=2, sort_keys=True) + "\n"

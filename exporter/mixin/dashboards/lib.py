@@ -1,0 +1,211 @@
+"""Shared dashboard pieces: the datasource and team variables, queries, panels with units."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
+from grafana_foundation_sdk.builders.common import StackingConfig
+from grafana_foundation_sdk.cog.builder import Builder
+from grafana_foundation_sdk.cog.variants import Dataquery
+from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models.common import FieldTextAlignment, StackingMode
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
+
+from exporter.mixin.config import MixinConfig
+
+__all__ = [
+    "DS",
+    "RATE_INTERVAL",
+    "Query",
+    "Section",
+    "Units",
+    "assemble",
+    "datasource_var",
+    "label_var",
+    "query",
+    "stat_panel",
+    "table_panel",
+    "timeseries_panel",
+]
+
+# Every panel and variable points at the `datasource` variable, never at a fixed uid or a
+# `${DS_...}` import input (those break file provisioning).
+DS = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
+RATE_INTERVAL = "$__rate_interval"
+Query = Builder[Dataquery]
+# A titled row of panels.
+Section = tuple[str, Sequence[Builder[dm.Panel]]]
+
+# Grafana's own currency units; other currencies fall back to a suffix.
+_GRAFANA_CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "SEK"})
+
+
+class Units:
+    """Grafana unit ids for the catalogue's units, in the configured currency."""
+
+    def __init__(self, c: MixinConfig) -> None:
+        cur = c.currency.upper()
+        self.money = f"currency{cur}" if cur in _GRAFANA_CURRENCIES else f"suffix: {cur}"
+        self.money_per_hour = f"suffix: {cur}/h"
+        self.ratio = "percentunit"
+        self.gpus = "short"
+        self.count = "short"
+        self.tokens_per_second = "short"
+        self.seconds = "s"
+
+
+def datasource_var() -> db.DatasourceVariable:
+    """The `datasource` variable every query uses."""
+    return db.DatasourceVariable("datasource").label("Data source").type("prometheus")
+
+
+def label_var(
+    c: MixinConfig, name: str, metric: str, *, label: str, include_all: bool = False
+) -> db.QueryVariable:
+    """A variable listing the values of one label of one catalogue metric."""
+    var = (
+        db.QueryVariable(name)
+        .label(label)
+        .datasource(DS)
+        .query(f"label_values({metric}{c.sel()}, {name})")
+        .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(dm.VariableSort.ALPHABETICAL_ASC)
+    )
+    if include_all:
+        var = var.include_all(True).all_value(".*").multi(True)
+    return var
+
+
+def query(expr: str, legend: str = "", *, instant: bool = False, ref: str = "A") -> Query:
+    """A Prometheus query on the datasource variable."""
+    q = prometheus.Dataquery().expr(expr).ref_id(ref).datasource(DS)
+    if legend:
+        q = q.legend_format(legend)
+    q = q.instant().format(PromQueryFormat.TABLE) if instant else q.range()
+    return q
+
+
+def assemble(
+    c: MixinConfig,
+    slug: str,
+    title: str,
+    description: str,
+    sections: Sequence[Section],
+    variables: Sequence[Builder[dm.VariableModel]] = (),
+) -> dm.Dashboard:
+    """A dashboard with the mixin's uid, tags, refresh, time range and datasource variable.
+
+    Each section is an expanded row followed by its panels; panel ids are numbered in order.
+    """
+    dash = (
+        db.Dashboard(title)
+        .uid(c.dashboard_uid_prefix + slug)
+        .description(description)
+        .tags(list(c.dashboard_tags))
+        .refresh(c.dashboard_refresh)
+        .time(c.dashboard_time_from, c.dashboard_time_to)
+        .timezone(c.dashboard_timezone)
+        .tooltip(dm.DashboardCursorSync.CROSSHAIR)
+        .editable()
+        .with_variable(datasource_var())
+    )
+    for var in variables:
+        dash = dash.with_variable(var)
+    for row_title, panels in sections:
+        dash = dash.with_row(db.Row(row_title).collapsed(False))
+        for panel in panels:
+            dash = dash.with_panel(panel)
+    built = dash.build()
+    for number, built_panel in enumerate(built.panels or [], start=1):
+        built_panel.id_val = number
+    return built
+
+
+def timeseries_panel(
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Query],
+    *,
+    width: int = 12,
+    height: int = 8,
+    stacked: bool = False,
+) -> timeseries.Panel:
+    """A time series panel with a unit, a description and a table legend."""
+    panel = (
+        timeseries.Panel()
+        .title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DS)
+        .span(width)
+        .height(height)
+        .fill_opacity(20 if stacked else 5)
+    )
+    if stacked:
+        panel = panel.stacking(StackingConfig().mode(StackingMode.NORMAL))
+    for t in targets:
+        panel = panel.with_target(t)
+    return panel
+
+
+def stat_panel(
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Query],
+    *,
+    width: int = 6,
+    height: int = 4,
+) -> stat.Panel:
+    """A single-value panel with a unit and a description."""
+    panel = (
+        stat.Panel()
+        .title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DS)
+        .span(width)
+        .height(height)
+    )
+    for t in targets:
+        panel = panel.with_target(t)
+    return panel
+
+
+def table_panel(
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Query],
+    *,
+    width: int = 24,
+    height: int = 8,
+    rename: dict[str, str] | None = None,
+) -> table.Panel:
+    """A table that merges instant queries on their labels, one column per query."""
+    panel = (
+        table.Panel()
+        .title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DS)
+        .span(width)
+        .height(height)
+        # Set explicitly: the SDK's model fills these defaults in when it reads a table back.
+        .align(FieldTextAlignment.AUTO)
+        .inspect(False)
+        .with_transformation(dm.DataTransformerConfig(id_val="merge", options={}))
+    )
+    if rename:
+        panel = panel.with_transformation(
+            dm.DataTransformerConfig(
+                id_val="organize",
+                options={"excludeByName": {"Time": True}, "renameByName": dict(rename)},
+            )
+        )
+    for t in targets:
+        panel = panel.with_target(t)
+    return panel

@@ -1,0 +1,178 @@
+"""Dashboard `chargeback-llm`: LLM spend, tokens, LiteLLM budgets and self-hosted pricing."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.models.dashboard import Dashboard
+
+from exporter.mixin.config import MixinConfig
+from exporter.mixin.dashboards.lib import (
+    RATE_INTERVAL,
+    Section,
+    Units,
+    assemble,
+    query,
+    table_panel,
+    timeseries_panel,
+)
+
+__all__ = ["build"]
+
+
+def _spend(c: MixinConfig, u: Units) -> Section:
+    return (
+        "Spend",
+        [
+            timeseries_panel(
+                "LLM spend this month by team",
+                "LiteLLM spend this calendar month per team, as LiteLLM prices it.",
+                u.money,
+                [query("team:chargeback_llm_spend_month_to_date:sum", "{{team}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "LLM spend this month by model",
+                "LiteLLM spend this calendar month per model.",
+                u.money,
+                [
+                    query(
+                        f"sum by (model) (chargeback_llm_spend_month_to_date{c.sel()})",
+                        "{{model}}",
+                    )
+                ],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Tokens per second by model",
+                "Prompt and completion tokens per second (month-to-date counter; the month "
+                "start counts as a reset).",
+                u.tokens_per_second,
+                [
+                    query(
+                        "sum by (model, direction) "
+                        f"(rate(chargeback_llm_tokens_month_to_date{c.sel()}[{RATE_INTERVAL}]))",
+                        "{{model}} {{direction}}",
+                    )
+                ],
+            ),
+            timeseries_panel(
+                "LLM chargeback this month by team",
+                "What the exporter charges teams for LLM use: llm_external (providers' bills) "
+                "and llm_serving (self-hosted serving cost moved from the serving team to the "
+                "teams that sent tokens; the serving team's share is negative).",
+                u.money,
+                [
+                    query(
+                        "team_component:chargeback_team_cost_month_to_date:sum"
+                        '{component=~"llm_external|llm_serving"}',
+                        "{{team}} {{component}}",
+                    )
+                ],
+            ),
+        ],
+    )
+
+
+def _budgets(c: MixinConfig, u: Units) -> Section:
+    cols = [
+        ("chargeback_llm_budget_spend", "Spend in window"),
+        ("chargeback_llm_budget_soft", "Soft budget"),
+        ("chargeback_llm_budget_max", "Max budget"),
+    ]
+    refs = "ABC"
+    return (
+        "LiteLLM budgets",
+        [
+            timeseries_panel(
+                "Budget window used",
+                "LiteLLM spend over max_budget in the current budget window; LiteLLM rejects "
+                "requests at 100%.",
+                u.ratio,
+                [query("team:chargeback_llm_budget_spend:ratio", "{{team}}")],
+            ),
+            timeseries_panel(
+                "Budget window at reset (forecast)",
+                "Spend at the next LiteLLM reset if it grows as it did lately, over max_budget.",
+                u.ratio,
+                [query("team:chargeback_llm_budget_forecast:ratio", "{{team}}")],
+            ),
+            table_panel(
+                "LiteLLM team budgets",
+                "Spend in the current LiteLLM budget window, soft and max budgets per team.",
+                u.money,
+                [
+                    query(f"sum by (team) ({m}{c.sel()})", instant=True, ref=r)
+                    for (m, _), r in zip(cols, refs, strict=True)
+                ],
+                rename={f"Value #{r}": name for (_, name), r in zip(cols, refs, strict=True)},
+                width=12,
+            ),
+            timeseries_panel(
+                "Time to budget reset",
+                "Seconds until LiteLLM resets each team's budget window.",
+                u.seconds,
+                [
+                    query(
+                        "max by (team) "
+                        f"(chargeback_llm_budget_reset_timestamp_seconds{c.sel()}) - time()",
+                        "{{team}}",
+                    )
+                ],
+            ),
+        ],
+    )
+
+
+def _pricing(c: MixinConfig, u: Units) -> Section:
+    return (
+        "Self-hosted pricing",
+        [
+            timeseries_panel(
+                "Cost per token: declared and measured",
+                "Per weighted token of each self-hosted model: LiteLLM's declared price and "
+                "the measured serving cost.",
+                u.money,
+                [
+                    query(
+                        f"max by (model, basis) (chargeback_llm_cost_per_token{c.sel()})",
+                        "{{model}} {{basis}}",
+                    )
+                ],
+                width=8,
+            ),
+            timeseries_panel(
+                "Declared over measured",
+                "Declared price over measured cost per token; 100% means LiteLLM's price "
+                "matches what serving costs.",
+                u.ratio,
+                [query("model:chargeback_llm_cost_per_token:drift_ratio", "{{model}}")],
+                width=8,
+            ),
+            timeseries_panel(
+                "Recommended LiteLLM prices",
+                "input_cost_per_token and output_cost_per_token to declare in LiteLLM so its "
+                "price matches the measured cost.",
+                u.money,
+                [
+                    query(
+                        "max by (model, direction) "
+                        f"(chargeback_llm_recommended_cost_per_token{c.sel()})",
+                        "{{model}} {{direction}}",
+                    )
+                ],
+                width=8,
+            ),
+        ],
+    )
+
+
+def build(c: MixinConfig) -> Dashboard:
+    """The LLM spend-and-budgets dashboard."""
+    u = Units(c)
+    return assemble(
+        c,
+        "llm",
+        "Chargeback / LLM spend and budgets",
+        "LLM spend and tokens per team and model, LiteLLM budget windows and forecasts, and "
+        "how far self-hosted models' prices are from their serving cost.",
+        [_spend(c, u), _budgets(c, u), _pricing(c, u)],
+    )

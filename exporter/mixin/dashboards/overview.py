@@ -1,0 +1,175 @@
+"""Dashboard `chargeback-overview`: the cluster's cost by team, idle and unallocated shares."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.models.dashboard import Dashboard
+
+from exporter.mixin.config import MixinConfig
+from exporter.mixin.dashboards.lib import (
+    RATE_INTERVAL,
+    Section,
+    Units,
+    assemble,
+    query,
+    stat_panel,
+    table_panel,
+    timeseries_panel,
+)
+
+__all__ = ["build"]
+
+
+def _headline(u: Units) -> Section:
+    return (
+        "Cluster",
+        [
+            stat_panel(
+                "Cost per hour",
+                "Whole cost rate: every team's components, including __idle__, __unallocated__ "
+                "and external LLM spend.",
+                u.money_per_hour,
+                [query("cluster:chargeback_team_cost_per_hour:sum")],
+            ),
+            stat_panel(
+                "Month to date",
+                "Whole cost since the start of the calendar month (exporter's time zone).",
+                u.money,
+                [query("sum(team:chargeback_team_cost_month_to_date:sum)")],
+            ),
+            stat_panel(
+                "Idle share",
+                "Idle capacity (the __idle__ team plus every idle_share) over the cluster's "
+                "hardware cost rate.",
+                u.ratio,
+                [query("cluster:chargeback_idle_cost_per_hour:ratio")],
+            ),
+            stat_panel(
+                "Unallocated share",
+                "Cost on __unallocated__ (no team owns it) over the whole cost rate.",
+                u.ratio,
+                [query("cluster:chargeback_unallocated_cost_per_hour:ratio")],
+            ),
+        ],
+    )
+
+
+def _by_team(c: MixinConfig, u: Units) -> Section:
+    return (
+        "By team",
+        [
+            timeseries_panel(
+                "Cost per hour by team",
+                "Each team's cost rate, all components, stacked; reserved teams included.",
+                u.money_per_hour,
+                [query("team:chargeback_team_cost_per_hour:sum", "{{team}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Month to date by team",
+                "Each team's cost since the start of the month; drops to zero when a month ends.",
+                u.money,
+                [query("team:chargeback_team_cost_month_to_date:sum", "{{team}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Idle and unallocated shares",
+                "Share of the hardware cost rate that sits idle, and share of the whole cost "
+                "rate no team owns.",
+                u.ratio,
+                [
+                    query("cluster:chargeback_idle_cost_per_hour:ratio", "idle"),
+                    query(
+                        "cluster:chargeback_unallocated_cost_per_hour:ratio", "unallocated", ref="B"
+                    ),
+                ],
+            ),
+            timeseries_panel(
+                "Cost per hour: chargeback against OpenCost",
+                "The exporter's hardware cost rate over all teams beside OpenCost's cluster "
+                "cost; the lines overlap when no cost is lost or counted twice.",
+                u.money_per_hour,
+                [
+                    query("cluster:chargeback_hardware_cost_per_hour:sum", "chargeback"),
+                    query(f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost", ref="B"),
+                ],
+            ),
+        ],
+    )
+
+
+def _report(u: Units) -> Section:
+    gpu, llm = '{kind="gpu"}', '{kind="llm"}'
+    cols = [
+        ("team:chargeback_team_cost_month_to_date:sum", "Month to date"),
+        (f"team_kind:chargeback_team_cost_month_to_date:sum{gpu}", "GPU month to date"),
+        (f"team_kind:chargeback_team_budget:sum{gpu}", "GPU budget"),
+        (f"team_kind:chargeback_team_cost_month_end:forecast{gpu}", "GPU forecast"),
+        (f"team_kind:chargeback_team_cost_month_to_date:sum{llm}", "LLM month to date"),
+        (f"team_kind:chargeback_team_budget:sum{llm}", "LLM budget"),
+        (f"team_kind:chargeback_team_cost_month_end:forecast{llm}", "LLM forecast"),
+    ]
+    refs = "ABCDEFG"
+    return (
+        "Chargeback this month",
+        [
+            table_panel(
+                "Month-to-date chargeback",
+                "Per team: cost this month; GPU (hardware components) and LLM (llm_external) "
+                "month to date, monthly budget and end-of-month forecast (month to date + "
+                "current rate x hours left in the month, UTC).",
+                u.money,
+                [
+                    query(f"sum by (team) ({expr})", instant=True, ref=ref)
+                    for (expr, _), ref in zip(cols, refs, strict=True)
+                ],
+                rename={f"Value #{ref}": name for (_, name), ref in zip(cols, refs, strict=True)},
+                height=10,
+            ),
+        ],
+    )
+
+
+def _health(c: MixinConfig, u: Units) -> Section:
+    return (
+        "Sources",
+        [
+            timeseries_panel(
+                "Source refresh errors",
+                "Failed refreshes per second by source and reason; a failing source serves its "
+                "last good values until they go stale.",
+                "reqps",
+                [
+                    query(
+                        "sum by (source, reason) "
+                        f"(rate(chargeback_source_errors_total{c.sel()}[{RATE_INTERVAL}]))",
+                        "{{source}} {{reason}}",
+                    )
+                ],
+            ),
+            timeseries_panel(
+                "Source data age",
+                "Seconds since each source's last successful refresh.",
+                u.seconds,
+                [
+                    query(
+                        "time() - max by (source) "
+                        f"(chargeback_source_last_success_timestamp_seconds{c.sel()})",
+                        "{{source}}",
+                    )
+                ],
+            ),
+        ],
+    )
+
+
+def build(c: MixinConfig) -> Dashboard:
+    """The overview dashboard."""
+    u = Units(c)
+    return assemble(
+        c,
+        "overview",
+        "Chargeback / Overview",
+        "What the cluster costs per team now and this month, what sits idle, what nobody owns, "
+        "and each team's month against its budgets.",
+        [_headline(u), _by_team(c, u), _report(u), _health(c, u)],
+    )

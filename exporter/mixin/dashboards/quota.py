@@ -1,0 +1,130 @@
+"""Dashboard `chargeback-quota-borrowing`: Kueue GPU quota per cohort and ClusterQueue."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.models.dashboard import Dashboard
+
+from exporter.mixin.config import MixinConfig
+from exporter.mixin.dashboards.lib import (
+    Section,
+    Units,
+    assemble,
+    label_var,
+    query,
+    stat_panel,
+    table_panel,
+    timeseries_panel,
+)
+
+__all__ = ["build"]
+
+COHORT = 'cohort=~"$cohort"'
+FIELDS = ("nominal", "usage", "borrowed", "lent", "borrowing_limit", "lending_limit")
+
+
+def _queues(c: MixinConfig, u: Units) -> Section:
+    gpu = f'resource="{c.gpu_resource}"'
+    refs = "ABCDEF"
+
+    def per_queue(field: str) -> str:
+        return (
+            f"sum by (cohort, cluster_queue, team) (chargeback_quota_{field}{c.sel(COHORT, gpu)})"
+        )
+
+    return (
+        "ClusterQueues",
+        [
+            table_panel(
+                "GPU quota by ClusterQueue",
+                "Kueue GPU quota per cohort and ClusterQueue: nominal, in use, borrowed from "
+                "the cohort, lent to it (as the exporter apportions it), and the limits "
+                "(+Inf when unset).",
+                u.gpus,
+                [
+                    query(per_queue(f), instant=True, ref=r)
+                    for f, r in zip(FIELDS, refs, strict=True)
+                ],
+                rename={f"Value #{r}": f for f, r in zip(FIELDS, refs, strict=True)},
+            ),
+            timeseries_panel(
+                "GPU usage against nominal quota",
+                "GPUs in use per ClusterQueue beside its nominal quota; usage above nominal is "
+                "borrowed.",
+                u.gpus,
+                [
+                    query(per_queue("usage"), "{{cluster_queue}} ({{team}}) usage"),
+                    query(per_queue("nominal"), "{{cluster_queue}} ({{team}}) nominal", ref="B"),
+                ],
+            ),
+            timeseries_panel(
+                "Borrowed and lent GPUs by cohort",
+                "GPUs borrowed and lent within each cohort; the two match when the exporter "
+                "can find a lender for every borrowed GPU.",
+                u.gpus,
+                [
+                    query(
+                        f"sum by (cohort) (chargeback_quota_borrowed{c.sel(COHORT, gpu)})",
+                        "{{cohort}} borrowed",
+                    ),
+                    query(
+                        f"sum by (cohort) (chargeback_quota_lent{c.sel(COHORT, gpu)})",
+                        "{{cohort}} lent",
+                        ref="B",
+                    ),
+                ],
+            ),
+        ],
+    )
+
+
+def _teams(c: MixinConfig, u: Units) -> Section:
+    hours = f"{c.hours_per_month:g}"
+    return (
+        "Teams",
+        [
+            timeseries_panel(
+                "Borrowed GPUs by team",
+                "GPUs each team borrows from its cohort now.",
+                u.gpus,
+                [query("team:chargeback_quota_borrowed_gpus:sum", "{{team}}")],
+                width=8,
+            ),
+            timeseries_panel(
+                "Lent GPUs by team",
+                "GPUs of each team's quota that others in the cohort use now.",
+                u.gpus,
+                [query("team:chargeback_quota_lent_gpus:sum", "{{team}}")],
+                width=8,
+            ),
+            timeseries_panel(
+                "Borrowing cost per hour by team",
+                "What each team pays now for the quota it borrows (the borrowed component: "
+                "borrowed GPUs x the flavor's GPU price).",
+                u.money_per_hour,
+                [query("team:chargeback_team_borrowed_cost_per_hour:sum", "{{team}}")],
+                width=8,
+            ),
+            stat_panel(
+                "Borrowing next month, if it stays as now",
+                f"What each team would pay in a month of {hours} hours if it kept borrowing "
+                "what it borrows now: borrowed cost per hour x hours in a month.",
+                u.money,
+                [query(f"team:chargeback_team_borrowed_cost_per_hour:sum * {hours}", "{{team}}")],
+                width=24,
+            ),
+        ],
+    )
+
+
+def build(c: MixinConfig) -> Dashboard:
+    """The quota-and-borrowing dashboard."""
+    u = Units(c)
+    return assemble(
+        c,
+        "quota-borrowing",
+        "Chargeback / Quota and borrowing",
+        "Kueue GPU quota per cohort and ClusterQueue, who borrows from whom, and what the "
+        "borrowing costs now and would cost over a month.",
+        [_queues(c, u), _teams(c, u)],
+        [label_var(c, "cohort", "chargeback_quota_nominal", label="Cohort", include_all=True)],
+    )

@@ -1,0 +1,203 @@
+"""Recording rules (group `chargeback.rules`): per-team cost, idle, budget and forecast series.
+
+Names follow `level:metric:operations`. The `team_kind:` series carry the same (team, kind)
+labels as chargeback_team_budget, so budget ratios are plain one-to-one divisions:
+
+- kind="gpu" sums the team's hardware components (every component but llm_serving and
+  llm_external); kind="llm" is the llm_external component, the external providers' bill.
+  The llm_serving component (self-hosted tokens re-attributed from the serving namespace) is in
+  the team's total but in neither budget.
+- The end-of-month forecast is month to date + current hourly rate x hours left in the month.
+  Hours left are computed in PromQL from days_in_month(), day_of_month(), hour() and minute(),
+  which Prometheus evaluates in UTC; the exporter's month follows its configured time zone, so
+  near the month boundary the forecast can be off by the zone's offset in hours.
+"""
+
+from __future__ import annotations
+
+from exporter.metrics import COMPONENTS
+from exporter.mixin.config import MixinConfig
+
+__all__ = [
+    "GROUP",
+    "HARDWARE_MATCHER",
+    "HOURS_LEFT_IN_MONTH",
+    "LLM_COMPONENTS",
+    "Rule",
+    "recorded_names",
+    "recording_rules",
+]
+
+GROUP = "chargeback.rules"
+Rule = dict[str, object]
+
+LLM_COMPONENTS: tuple[str, ...] = ("llm_serving", "llm_external")
+assert all(c in COMPONENTS for c in LLM_COMPONENTS)
+HARDWARE_MATCHER = 'component!~"' + "|".join(LLM_COMPONENTS) + '"'
+
+# UTC hours from now to the first instant of next month.
+HOURS_LEFT_IN_MONTH = "(days_in_month() - day_of_month() + 1) * 24 - hour() - minute() / 60"
+
+IDLE_TEAM = 'team="__idle__"'
+IDLE_SHARE = 'component="idle_share"'
+UNALLOCATED_TEAM = 'team="__unallocated__"'
+ALLOCATED = 'state=~"busy|idle"'
+BORROWED = 'component="borrowed"'
+DECLARED = 'basis="declared"'
+MEASURED = 'basis="measured"'
+
+COST = "chargeback_team_cost_per_hour"
+MTD = "chargeback_team_cost_month_to_date"
+
+
+def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> Rule:
+    rule: Rule = {"record": name, "expr": expr}
+    if labels:
+        rule["labels"] = dict(labels)
+    return rule
+
+
+def _cost_rules(c: MixinConfig) -> list[Rule]:
+    """Cost rates per team and component, in total, idle and unallocated."""
+    return [
+        _record(f"team_component:{COST}:sum", f"sum by (team, component) ({COST}{c.sel()})"),
+        _record(f"team:{COST}:sum", f"sum by (team) ({COST}{c.sel()})"),
+        _record(f"cluster:{COST}:sum", f"sum({COST}{c.sel()})"),
+        _record(
+            "cluster:chargeback_hardware_cost_per_hour:sum",
+            f"sum({COST}{c.sel(HARDWARE_MATCHER)})",
+        ),
+        # `or` keeps one copy of a series matching both sides (an __idle__ idle_share), and the
+        # fallback turns "no idle series" into 0 while the exporter is there.
+        _record(
+            "cluster:chargeback_idle_cost_per_hour:sum",
+            f"sum({COST}{c.sel(IDLE_TEAM)} or {COST}{c.sel(IDLE_SHARE)})"
+            " or 0 * cluster:chargeback_hardware_cost_per_hour:sum",
+        ),
+        _record(
+            "cluster:chargeback_idle_cost_per_hour:ratio",
+            "cluster:chargeback_idle_cost_per_hour:sum"
+            " / (cluster:chargeback_hardware_cost_per_hour:sum > 0)",
+        ),
+        _record(
+            "cluster:chargeback_unallocated_cost_per_hour:ratio",
+            f"(sum({COST}{c.sel(UNALLOCATED_TEAM)}) or 0 * cluster:{COST}:sum)"
+            f" / (cluster:{COST}:sum > 0)",
+        ),
+    ]
+
+
+def _budget_rules(c: MixinConfig) -> list[Rule]:
+    """Month to date against budget, and the end-of-month forecast, per team and kind."""
+    rules: list[Rule] = [
+        _record(f"team_component:{MTD}:sum", f"sum by (team, component) ({MTD}{c.sel()})"),
+        _record(f"team:{MTD}:sum", f"sum by (team) ({MTD}{c.sel()})"),
+    ]
+    kinds = {"gpu": HARDWARE_MATCHER, "llm": 'component="llm_external"'}
+    for metric in (COST, MTD):
+        for kind, matcher in kinds.items():
+            rules.append(
+                _record(
+                    f"team_kind:{metric}:sum",
+                    f"sum by (team) ({metric}{c.sel(matcher)})",
+                    {"kind": kind},
+                )
+            )
+    rules += [
+        _record(
+            "team_kind:chargeback_team_cost_month_end:forecast",
+            f"team_kind:{MTD}:sum + team_kind:{COST}:sum * scalar({HOURS_LEFT_IN_MONTH})",
+        ),
+        _record(
+            "team_kind:chargeback_team_budget:sum",
+            f"sum by (team, kind) (chargeback_team_budget{c.sel()})",
+        ),
+        _record(
+            "team_kind:chargeback_team_budget_used:ratio",
+            f"team_kind:{MTD}:sum / (team_kind:chargeback_team_budget:sum > 0)",
+        ),
+        _record(
+            "team_kind:chargeback_team_budget_forecast:ratio",
+            "team_kind:chargeback_team_cost_month_end:forecast"
+            " / (team_kind:chargeback_team_budget:sum > 0)",
+        ),
+    ]
+    return rules
+
+
+def _gpu_rules(c: MixinConfig) -> list[Rule]:
+    """GPUs by state, utilisation, waste, and GPU quota borrowed and lent."""
+    gpu = f'resource="{c.gpu_resource}"'
+    return [
+        _record(
+            "team_state:chargeback_gpus:sum", f"sum by (team, state) (chargeback_gpus{c.sel()})"
+        ),
+        _record(
+            "team:chargeback_gpus_allocated:sum",
+            f"sum by (team) (chargeback_gpus{c.sel(ALLOCATED)})",
+        ),
+        _record(
+            "team:chargeback_team_gpu_utilization_ratio:avg",
+            f"avg by (team) (chargeback_team_gpu_utilization_ratio{c.sel()})",
+        ),
+        _record(
+            "team:chargeback_team_gpu_waste_cost_per_hour:sum",
+            f"sum by (team) (chargeback_team_gpu_waste_cost_per_hour{c.sel()})",
+        ),
+        _record(
+            "team:chargeback_quota_borrowed_gpus:sum",
+            f"sum by (team) (chargeback_quota_borrowed{c.sel(gpu)})",
+        ),
+        _record(
+            "team:chargeback_quota_lent_gpus:sum",
+            f"sum by (team) (chargeback_quota_lent{c.sel(gpu)})",
+        ),
+        _record(
+            "team:chargeback_team_borrowed_cost_per_hour:sum",
+            # Teams with GPU quota but no borrowed component yet read 0, not nothing.
+            f"sum by (team) ({COST}{c.sel(BORROWED)})"
+            " or 0 * team:chargeback_quota_borrowed_gpus:sum",
+        ),
+    ]
+
+
+def _llm_rules(c: MixinConfig) -> list[Rule]:
+    """LiteLLM budget window use and forecast, and self-hosted pricing drift."""
+    spend = f"chargeback_llm_budget_spend{c.sel()}"
+    cap = f"(sum by (team) (chargeback_llm_budget_max{c.sel()}) > 0)"
+    return [
+        _record(
+            "team:chargeback_llm_spend_month_to_date:sum",
+            f"sum by (team) (chargeback_llm_spend_month_to_date{c.sel()})",
+        ),
+        _record("team:chargeback_llm_budget_spend:ratio", f"sum by (team) ({spend}) / {cap}"),
+        # Spend at the next LiteLLM reset if it grows as it did over the window; never below
+        # what is spent already.
+        _record(
+            "team:chargeback_llm_budget_spend:forecast",
+            f"sum by (team) ({spend})"
+            f" + clamp_min(sum by (team) (deriv({spend}[{c.llm_spend_rate_window}])), 0)"
+            " * clamp_min(max by (team) "
+            f"(chargeback_llm_budget_reset_timestamp_seconds{c.sel()}) - time(), 0)",
+        ),
+        _record(
+            "team:chargeback_llm_budget_forecast:ratio",
+            f"team:chargeback_llm_budget_spend:forecast / {cap}",
+        ),
+        _record(
+            "model:chargeback_llm_cost_per_token:drift_ratio",
+            f"sum by (model) (chargeback_llm_cost_per_token{c.sel(DECLARED)})"
+            " / (sum by (model) "
+            f"(chargeback_llm_cost_per_token{c.sel(MEASURED)}) > 0)",
+        ),
+    ]
+
+
+def recording_rules(c: MixinConfig) -> list[Rule]:
+    """Every recording rule, in evaluation order (later rules read earlier ones)."""
+    return _cost_rules(c) + _budget_rules(c) + _gpu_rules(c) + _llm_rules(c)
+
+
+def recorded_names(c: MixinConfig) -> set[str]:
+    """Names of every recorded series."""
+    return {str(r["record"]) for r in recording_rules(c)}
