@@ -3,24 +3,63 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 from exporter.cli import main as exporter_main
+from exporter.demo.prometheus import Process, start_prometheus, stop, wait_ready
 
 LISTEN = os.environ.get("DEMO_LISTEN_ADDRESS", "127.0.0.1:10290")
+PROMETHEUS_PORT = int(os.environ.get("DEMO_PROMETHEUS_PORT", "9090"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _prometheus(workdir: Path) -> tuple[Process | None, str]:
+    """Prometheus scraping the demo with the committed rules, when it is installed."""
+    rule_files = sorted((REPO / "rules").glob("*.yml"))
+    if not rule_files:
+        return None, "Prometheus: not started (no rules/ directory beside the package)"
+    if not (shutil.which("prometheus")):
+        return None, "Prometheus: not installed (apt-get install prometheus), skipped"
+    proc, url = start_prometheus(
+        workdir, targets=[LISTEN], rule_files=rule_files, interval="15s", port=PROMETHEUS_PORT
+    )
+    try:
+        wait_ready(proc, f"{url}/-/ready", timeout=30)
+    except (RuntimeError, TimeoutError) as exc:
+        stop(proc)
+        return None, f"Prometheus: failed to start ({exc}); see {workdir / 'prometheus.log'}"
+    return proc, (
+        f"Prometheus: {url} (rules: {url}/rules, alerts: {url}/alerts)\n"
+        f"            recorded series appear after the first evaluation, within a minute"
+    )
 
 
 def main() -> int:
-    """Print where to look, then run the demo exporter in the foreground until Ctrl-C."""
+    """Start Prometheus if it is installed, print where to look, run the exporter until Ctrl-C."""
+    workdir = Path(tempfile.mkdtemp(prefix="chargeback-demo-prometheus-"))
+    prometheus, prometheus_line = _prometheus(workdir)
     host, _, port = LISTEN.rpartition(":")
     print(
-        f"gpu-chargeback-exporter demo: a simulated cluster behind fake upstreams.\n"
-        f"  metrics:  http://{host}:{port}/metrics\n"
-        f"  report:   .venv/bin/gpu-chargeback-exporter report --demo\n"
-        f"  stop:     Ctrl-C\n",
+        "gpu-chargeback-exporter demo: a simulated cluster (4 x H100, three teams) behind fake\n"
+        "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback.\n\n"
+        f"  metrics:    http://{host}:{port}/metrics\n"
+        f"  {prometheus_line}\n"
+        f"  report:     .venv/bin/gpu-chargeback-exporter report --demo\n"
+        f"  dashboards: import {REPO / 'dashboards'}/*.json in Grafana (Dashboards > New >\n"
+        f"              Import, then pick the Prometheus data source), or provision them with\n"
+        f"              {REPO / 'deploy/grafana/provisioning/dashboards.yaml'}\n"
+        f"  stop:       Ctrl-C\n",
         flush=True,
     )
-    return exporter_main(["--demo", "--web.listen-address", LISTEN])
+    try:
+        return exporter_main(["--demo", "--web.listen-address", LISTEN])
+    finally:
+        if prometheus is not None:
+            stop(prometheus)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
