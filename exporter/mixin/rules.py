@@ -3,10 +3,10 @@
 Names follow `level:metric:operations`. The `team_kind:` series carry the same (team, kind)
 labels as chargeback_team_budget, so budget ratios are plain one-to-one divisions:
 
-- kind="gpu" sums the team's hardware components (every component but llm_serving and
-  llm_external); kind="llm" is the llm_external component, the external providers' bill.
-  The llm_serving component (self-hosted tokens re-attributed from the serving namespace) is in
-  the team's total but in neither budget.
+- kind="gpu" sums every component but llm_external: the cluster's hardware as the team causes
+  it, including llm_serving, so the team serving a self-hosted model is credited what its
+  consumers are charged, and the consumers' tokens count against their hardware budget;
+  kind="llm" is the llm_external component, the external providers' bill.
 - The end-of-month forecast is month to date + current hourly rate x hours left in the month.
   Hours left are computed in PromQL from days_in_month(), day_of_month(), hour() and minute(),
   which Prometheus evaluates in UTC; the exporter's month follows its configured time zone, so
@@ -34,6 +34,7 @@ Rule = dict[str, object]
 LLM_COMPONENTS: tuple[str, ...] = ("llm_serving", "llm_external")
 assert all(c in COMPONENTS for c in LLM_COMPONENTS)
 HARDWARE_MATCHER = 'component!~"' + "|".join(LLM_COMPONENTS) + '"'
+GPU_BUDGET_MATCHER = 'component!="llm_external"'
 
 # UTC hours from now to the first instant of next month.
 HOURS_LEFT_IN_MONTH = "(days_in_month() - day_of_month() + 1) * 24 - hour() - minute() / 60"
@@ -93,7 +94,7 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
         _record(f"team_component:{MTD}:sum", f"sum by (team, component) ({MTD}{c.sel()})"),
         _record(f"team:{MTD}:sum", f"sum by (team) ({MTD}{c.sel()})"),
     ]
-    kinds = {"gpu": HARDWARE_MATCHER, "llm": 'component="llm_external"'}
+    kinds = {"gpu": GPU_BUDGET_MATCHER, "llm": 'component="llm_external"'}
     for metric in (COST, MTD):
         for kind, matcher in kinds.items():
             rules.append(
