@@ -31,6 +31,7 @@ __all__ = [
     "LiteLLMConfig",
     "ModelDecl",
     "OpenCostConfig",
+    "SourceConfig",
     "TeamConfig",
     "load_config",
     "parse_duration",
@@ -66,13 +67,15 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _Source(_Model):
+class SourceConfig(_Model):
+    """What every source shares: its refresh schedule, timeout and staleness limit."""
+
     interval: Duration = timedelta(minutes=1)
     timeout: Duration = timedelta(seconds=30)
     max_staleness: Duration = timedelta(minutes=15)
 
 
-class OpenCostConfig(_Source):
+class OpenCostConfig(SourceConfig):
     """Where OpenCost's API listens and how often to ask it."""
 
     url: Url
@@ -81,7 +84,7 @@ class OpenCostConfig(_Source):
     rate_window: Duration = timedelta(hours=1)
 
 
-class DcgmConfig(_Source):
+class DcgmConfig(SourceConfig):
     """The dcgm-exporter endpoints to scrape."""
 
     urls: Annotated[tuple[Url, ...], Field(min_length=1)]
@@ -89,7 +92,7 @@ class DcgmConfig(_Source):
     idle_threshold: Annotated[float, Field(ge=0, le=1)] = 0.05
 
 
-class KueueConfig(_Source):
+class KueueConfig(SourceConfig):
     """How to reach the Kubernetes API that serves Kueue's objects."""
 
     url: Url | None = None
@@ -109,7 +112,7 @@ class KueueConfig(_Source):
         return self
 
 
-class LiteLLMConfig(_Source):
+class LiteLLMConfig(SourceConfig):
     """The LiteLLM proxy and the key to read it with (never inline)."""
 
     url: Url

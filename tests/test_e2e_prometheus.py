@@ -191,7 +191,10 @@ def _expected(stack: Stack) -> dict[str, float] | None:
     llm = set(rules.LLM_COMPONENTS)
     idle = [v for lb, v in cost if lb["team"] == "__idle__" or lb["component"] == "idle_share"]
     hardware = sum(v for lb, v in cost if lb["component"] not in llm)
-    research = [v for lb, v in mtd if lb["team"] == "research" and lb["component"] not in llm]
+    # The GPU budget's kind counts everything but external LLM spend (serving included).
+    research = [
+        v for lb, v in mtd if lb["team"] == "research" and lb["component"] != "llm_external"
+    ]
     return {
         "cluster:chargeback_team_cost_per_hour:sum": sum(v for _, v in cost),
         "cluster:chargeback_idle_cost_per_hour:ratio": sum(idle) / hardware,
