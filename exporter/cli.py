@@ -104,12 +104,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = stack.config()
         else:
             config = load_config(args.config_file)
+        path = args.config_file or "demo"
         if args.command == "report":
-            return _report(config, args.format, args.max_unallocated)
+            return _report(make_refresher(config, path), config, args.format, args.max_unallocated)
         if args.check_config:
-            print(f"{args.config_file}: ok", file=sys.stderr)
+            # Building the sources reads their secrets and kubeconfig: check those too.
+            for source in build_sources(config, path):
+                source.close()
+            print(f"{path}: ok", file=sys.stderr)
             return 0
-        return _once(config) if args.once else _serve(config, args.listen, args.telemetry_path)
+        refresher = make_refresher(config, path)
+        return (
+            _once(refresher) if args.once else _serve(refresher, args.listen, args.telemetry_path)
+        )
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
@@ -127,31 +134,29 @@ def static_samples(config: Config) -> list[Sample]:
     ]
 
 
-def make_refresher(config: Config) -> Refresher:
+def make_refresher(config: Config, config_path: str = "config") -> Refresher:
     """A refresher over every configured source, joining them with the config's policy."""
     attributor = Attributor(config)
 
     def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         return assemble(config, attributor, records, now).samples
 
-    return Refresher(build_sources(config), build, static_samples(config))
+    return Refresher(build_sources(config, config_path), build, static_samples(config))
 
 
-def _once(config: Config) -> int:
-    refresher = make_refresher(config)
+def _once(refresher: Refresher) -> int:
     ok = refresher.refresh_all()
     sys.stdout.buffer.write(refresher.exposition.text)
     refresher.stop()
     return 0 if ok else 1
 
 
-def _serve(config: Config, listen: str, telemetry_path: str) -> int:
+def _serve(refresher: Refresher, listen: str, telemetry_path: str) -> int:
     try:
         address = parse_listen_address(listen)
     except ValueError as exc:
         print(f"error: --web.listen-address: {exc}", file=sys.stderr)
         return 2
-    refresher = make_refresher(config)
     try:
         server = MetricsServer(address, telemetry_path, lambda: refresher.exposition)
     except OSError as exc:
@@ -173,8 +178,7 @@ def _serve(config: Config, listen: str, telemetry_path: str) -> int:
     return 0
 
 
-def _report(config: Config, fmt: str, max_unallocated: float | None) -> int:
-    refresher = make_refresher(config)
+def _report(refresher: Refresher, config: Config, fmt: str, max_unallocated: float | None) -> int:
     ok = refresher.refresh_all()
     records = refresher.fresh_records()
     refresher.stop()

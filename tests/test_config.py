@@ -143,3 +143,23 @@ def test_secrets_from_env_and_file(
     monkeypatch.delenv("KEY_FOR_TEST")
     with pytest.raises(ValueError, match="KEY_FOR_TEST is not set"):
         read_secret("KEY_FOR_TEST", None)
+
+
+def test_check_config_reads_secrets(
+    write_config: Callable[[str], str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = VALID.replace(
+        '  opencost: {url: "http://opencost.opencost:9003", interval: 2m}\n',
+        '  opencost: {url: "http://opencost.opencost:9003", interval: 2m}\n'
+        '  litellm: {url: "http://litellm:4000", api_key_env: TEST_LITELLM_KEY}\n',
+    )
+    path = write_config(text)
+    monkeypatch.delenv("TEST_LITELLM_KEY", raising=False)
+    assert main(["--config.file", path, "--check-config"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: sources.litellm: environment variable TEST_LITELLM_KEY is not set" in err
+    monkeypatch.setenv("TEST_LITELLM_KEY", "sk-test")
+    assert main(["--config.file", path, "--check-config"]) == 0
+    assert "sk-test" not in capsys.readouterr().err
