@@ -45,8 +45,6 @@ class Chargeback:
     month: Ledger | None
     samples: tuple[Sample, ...]
     folded_teams: tuple[str, ...] = ()
-    cluster_rate: float | None = None
-    cluster_month: float | None = None
     budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
 
@@ -94,15 +92,8 @@ def assemble(
     cluster_rate = rate_costs.cluster_total / rate_costs.hours
     samples.extend(ledger_samples(rate, month))
     samples.append(Sample.of("cluster_cost_per_hour", cluster_rate))
-    return Chargeback(
-        rate,
-        month,
-        tuple(samples),
-        tuple(folded),
-        cluster_rate,
-        month_costs.cluster_total,
-        budgets,
-    )
+    samples.append(Sample.of("teams_over_cap", float(len(folded))))
+    return Chargeback(rate, month, tuple(samples), tuple(folded), budgets)
 
 
 def _typed(records: Mapping[str, object], name: str, kind: type[T]) -> T | None:

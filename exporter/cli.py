@@ -137,9 +137,20 @@ def static_samples(config: Config) -> list[Sample]:
 def make_refresher(config: Config, config_path: str = "config") -> Refresher:
     """A refresher over every configured source, joining them with the config's policy."""
     attributor = Attributor(config)
+    folded: list[tuple[str, ...]] = [()]
 
     def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
-        return assemble(config, attributor, records, now).samples
+        chargeback = assemble(config, attributor, records, now)
+        if chargeback.folded_teams != folded[0]:  # log when the set changes, not every refresh
+            folded[0] = chargeback.folded_teams
+            if folded[0]:
+                log.warning(
+                    "%d teams over attribution.max_teams=%d folded into __other__: %s",
+                    len(folded[0]),
+                    config.attribution.max_teams,
+                    ", ".join(folded[0]),
+                )
+        return chargeback.samples
 
     return Refresher(build_sources(config, config_path), build, static_samples(config))
 

@@ -115,6 +115,14 @@ CATALOGUE: tuple[Family, ...] = (
         "currency/h",
         "opencost",
     ),
+    _f(
+        "teams_over_cap",
+        G,
+        "Distinct teams beyond attribution.max_teams whose cost was folded into __other__.",
+        (),
+        "teams",
+        "opencost",
+    ),
     # GPUs, from DCGM.
     _f(
         "gpus",

@@ -104,3 +104,22 @@ def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFix
     assert llama["measured"] == pytest.approx(llama["recommended_input"])
     assert main(["report", "--demo"]) == 0
     assert "LLM models, month to date" in capsys.readouterr().out
+
+
+def test_teams_over_the_cap_are_folded_counted_and_logged(
+    stack: DemoStack,
+    write_config: Callable[[str], str],
+    capsysbinary: pytest.CaptureFixture[bytes],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # No declared teams: research and search come from pod labels, vision has no mapping.
+    path = write_config(
+        "attribution: {max_teams: 1}\n"
+        f'sources:\n  opencost: {{url: "{stack.urls["opencost"]}"}}\n'
+    )
+    with caplog.at_level("WARNING"):
+        assert main(["--config.file", path, "--once"]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    assert "chargeback_teams_over_cap 1.0" in out
+    assert 'team="__other__"' in out
+    assert "1 teams over attribution.max_teams=1 folded into __other__: search" in caplog.text
