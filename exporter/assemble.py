@@ -32,7 +32,7 @@ from exporter.sources.kueue import KueueSnapshot
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
 
-__all__ = ["Chargeback", "assemble", "ledger_samples"]
+__all__ = ["Chargeback", "assemble", "budget_samples", "config_budgets", "ledger_samples"]
 
 T = TypeVar("T")
 

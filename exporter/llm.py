@@ -20,14 +20,13 @@ from dataclasses import dataclass
 
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.chargeback import Ledger
-from exporter.config import ModelDecl, TeamConfig
+from exporter.config import ModelDecl
 from exporter.samples import Sample
 from exporter.sources.litellm import ModelUsage, TeamBudget
 
 __all__ = [
     "LlmReport",
     "apply_llm",
-    "llm_budget_samples",
     "llm_budget_state_samples",
     "llm_pricing_samples",
     "llm_report_samples",
@@ -130,15 +129,6 @@ def llm_budget_state_samples(teams: Iterable[TeamBudget], attributor: Attributor
             stamp = min(resets).timestamp()
             out.append(Sample.of("llm_budget_reset_timestamp_seconds", stamp, team=team))
     return out
-
-
-def llm_budget_samples(teams: Iterable[TeamConfig]) -> list[Sample]:
-    """`chargeback_team_budget{kind="llm"}` for every configured team with an LLM budget."""
-    return [
-        Sample.of("team_budget", t.budget.llm, team=t.name, kind="llm")
-        for t in teams
-        if t.budget.llm is not None
-    ]
 
 
 def llm_report_samples(report: LlmReport) -> list[Sample]:

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exporter.assemble import budget_samples, config_budgets
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.chargeback import Ledger
 from exporter.config import BudgetConfig, Config, ModelDecl, SelfHosted, TeamConfig
 from exporter.llm import (
     LlmReport,
     apply_llm,
-    llm_budget_samples,
     llm_budget_state_samples,
     llm_pricing_samples,
     llm_report_samples,
@@ -264,6 +264,7 @@ def test_budget_state_samples() -> None:
 
 
 def test_config_llm_budgets() -> None:
-    assert llm_budget_samples(TEAMS) == [
+    budgets = config_budgets(Config(teams=TEAMS))
+    assert list(budget_samples(budgets)) == [
         Sample.of("team_budget", 400.0, team="research", kind="llm")
     ]
