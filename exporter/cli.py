@@ -9,13 +9,14 @@ import signal
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import FrameType
 
 from exporter import __version__
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.calendar import month_start
+from exporter.clock import Clock, system_clock
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.refresher import Refresher
@@ -82,8 +83,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit status."""
+def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
+    """Entry point of the console script; returns the exit status.
+
+    `clock` is the one source of "now" for every source, join and report (tests fix it).
+    """
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -100,20 +104,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.demo:
             from exporter.demo.stack import DemoStack
 
-            stack = DemoStack().start()
+            stack = DemoStack(clock=clock).start()
             config = stack.config()
         else:
             config = load_config(args.config_file)
         path = args.config_file or "demo"
         if args.command == "report":
-            return _report(make_refresher(config, path), config, args.format, args.max_unallocated)
+            refresher = make_refresher(config, path, clock)
+            return _report(refresher, config, clock(), args.format, args.max_unallocated)
         if args.check_config:
             # Building the sources reads their secrets and kubeconfig: check those too.
             for source in build_sources(config, path):
                 source.close()
             print(f"{path}: ok", file=sys.stderr)
             return 0
-        refresher = make_refresher(config, path)
+        refresher = make_refresher(config, path, clock)
         return (
             _once(refresher) if args.once else _serve(refresher, args.listen, args.telemetry_path)
         )
@@ -134,7 +139,9 @@ def static_samples(config: Config) -> list[Sample]:
     ]
 
 
-def make_refresher(config: Config, config_path: str = "config") -> Refresher:
+def make_refresher(
+    config: Config, config_path: str = "config", clock: Clock = system_clock
+) -> Refresher:
     """A refresher over every configured source, joining them with the config's policy."""
     attributor = Attributor(config)
     folded: list[tuple[str, ...]] = [()]
@@ -152,7 +159,7 @@ def make_refresher(config: Config, config_path: str = "config") -> Refresher:
                 )
         return chargeback.samples
 
-    return Refresher(build_sources(config, config_path), build, static_samples(config))
+    return Refresher(build_sources(config, config_path), build, static_samples(config), clock)
 
 
 def _once(refresher: Refresher) -> int:
@@ -189,11 +196,12 @@ def _serve(refresher: Refresher, listen: str, telemetry_path: str) -> int:
     return 0
 
 
-def _report(refresher: Refresher, config: Config, fmt: str, max_unallocated: float | None) -> int:
+def _report(
+    refresher: Refresher, config: Config, now: datetime, fmt: str, max_unallocated: float | None
+) -> int:
     ok = refresher.refresh_all()
     records = refresher.fresh_records()
     refresher.stop()
-    now = datetime.now(UTC)
     chargeback = assemble(config, Attributor(config), records, now)
     if chargeback.month is None:
         print(

@@ -309,6 +309,14 @@ CATALOGUE: tuple[Family, ...] = (
         "",
         "exporter",
     ),
+    _f(
+        "build_errors",
+        C,
+        "Failed joins and renders of the exposition, by stage; the last good values keep serving.",
+        ("stage",),
+        "",
+        "exporter",
+    ),
     _f("build", INFO, "Build information of the exporter.", ("version",), "", "exporter"),
     _f(
         "config",

@@ -8,11 +8,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
+from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
 from exporter.samples import Sample
-from exporter.snapshot import Exposition, SourceHealth, health_samples, render
+from exporter.snapshot import (
+    Exposition,
+    SourceHealth,
+    build_error_samples,
+    health_samples,
+    render,
+)
 
 __all__ = ["Builder", "Refresher", "Source"]
 
@@ -39,13 +46,15 @@ class _State:
     up: bool = False
     duration: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
+    last_error: str = ""  # the message last logged, so a repeated failure is logged once
 
 
 class Refresher:
     """Refreshes each source on its own thread and re-renders the exposition after each refresh.
 
     A scrape only reads `exposition`, a reference swapped atomically, so it never waits on an
-    upstream and never sees a half-built rendering.
+    upstream and never sees a half-built rendering. Fetch, join and render each fail alone: a
+    failure is counted, logged when it changes, and the last good exposition keeps serving.
     """
 
     def __init__(
@@ -53,7 +62,7 @@ class Refresher:
         sources: Iterable[Source],
         build: Builder,
         static: Iterable[Sample] = (),
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
     ) -> None:
         self._sources = {s.name: s for s in sources}
         self._states = {name: _State() for name in self._sources}
@@ -64,38 +73,62 @@ class Refresher:
         self._build_lock = threading.Lock()  # one rebuild at a time, so a late one never wins
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._build_errors: Counter[str] = Counter()
+        self._build_error = ""  # the last build failure logged ("" once healed)
+        self._joined: tuple[Sample, ...] = ()  # the last joined samples that rendered
         self.exposition: Exposition = render(self._static)
-        self.build_failures = 0
+
+    @property
+    def build_failures(self) -> int:
+        """How many joins and renders have failed since start."""
+        return sum(self._build_errors.values())
 
     def refresh(self, name: str) -> bool:
         """Fetch one source now; on failure keep its last good records and count the reason."""
         source = self._sources[name]
         started = time.monotonic()
-        now = datetime.fromtimestamp(self._clock(), UTC)
         try:
-            records = source.fetch(now)
+            records = source.fetch(self._clock())
         except UpstreamError as exc:
             self._failed(name, exc.reason, str(exc), time.monotonic() - started)
             return False
-        except Exception as exc:  # the one per-source guard: never crash
-            log.exception("source=%s refresh raised an unexpected error", name)
-            self._failed(name, "error", type(exc).__name__, time.monotonic() - started)
+        except Exception as exc:  # noqa: BLE001 - the one per-source guard: never crash
+            duration = time.monotonic() - started
+            self._failed(name, "error", f"unexpected {type(exc).__name__}: {exc}", duration, exc)
             return False
         with self._lock:
             state = self._states[name]
-            state.records, state.fetched_at, state.up = records, self._clock(), True
+            state.records, state.fetched_at, state.up = records, self._clock().timestamp(), True
             state.duration = time.monotonic() - started
-        log.debug("source=%s refreshed in %.3fs", name, self._states[name].duration)
+            healed, state.last_error = bool(state.last_error), ""
+        if healed:
+            log.info("source=%s refreshed again after failing", name)
+        log.debug("source=%s refreshed in %.3fs", name, state.duration)
         return True
 
-    def _failed(self, name: str, reason: str, message: str, duration: float) -> None:
+    def _failed(
+        self,
+        name: str,
+        reason: str,
+        message: str,
+        duration: float,
+        exc: BaseException | None = None,
+    ) -> None:
         with self._lock:
             state = self._states[name]
             state.up, state.duration = False, duration
             state.errors[reason] += 1
-        log.warning(
-            "source=%s refresh failed reason=%s duration=%.3fs: %s", name, reason, duration, message
-        )
+            changed = state.last_error != message
+            state.last_error = message
+        if changed:
+            log.warning(
+                "source=%s refresh failed reason=%s duration=%.3fs: %s",
+                name,
+                reason,
+                duration,
+                message,
+                exc_info=exc,
+            )
 
     def refresh_all(self) -> bool:
         """Refresh every source once, in turn, then rebuild; True when all succeeded."""
@@ -105,7 +138,7 @@ class Refresher:
 
     def fresh_records(self) -> dict[str, object]:
         """The last good records of every source that is not past its `max_staleness`."""
-        now = self._clock()
+        now = self._clock().timestamp()
         with self._lock:
             return {
                 name: state.records
@@ -123,23 +156,51 @@ class Refresher:
             }
 
     def rebuild(self) -> None:
-        """Join the fresh records and render the exposition; a failed join keeps the last one."""
+        """Join the fresh records and render the exposition; a failed step keeps the last one."""
         with self._build_lock:
-            self._rebuild()
+            joined = self._join()
+            if joined is not None and self._render(joined, "render"):
+                self._joined = joined
+                self._healed()
+                return
+            # Serve the last good samples with the current health and error counts.
+            self._render(self._joined, "")
 
-    def _rebuild(self) -> None:
-        records = self.fresh_records()
-        now = datetime.fromtimestamp(self._clock(), UTC)
+    def _join(self) -> tuple[Sample, ...] | None:
         try:
-            samples = list(self._build(records, now))
-        except Exception:  # a bug in a join must not stop serving
-            log.exception("building the chargeback failed; serving the previous values")
-            self.build_failures += 1
-            samples = None
-        if samples is None:
-            return
-        rendered = render([*self._static, *samples, *health_samples(self.health())])
-        self.exposition = rendered
+            return tuple(self._build(self.fresh_records(), self._clock()))
+        except Exception as exc:  # noqa: BLE001 - a bug in a join must not stop serving
+            self._build_failed("join", exc)
+            return None
+
+    def _render(self, joined: tuple[Sample, ...], stage: str) -> bool:
+        """Render `joined` with the current health; on failure count `stage` (if any)."""
+        try:
+            self.exposition = render([*self._static, *joined, *self._self_samples()])
+        except Exception as exc:  # noqa: BLE001 - a bad sample must not stop serving
+            if stage:
+                self._build_failed(stage, exc)
+            return False
+        return True
+
+    def _self_samples(self) -> list[Sample]:
+        return [*health_samples(self.health()), *build_error_samples(self._build_errors)]
+
+    def _build_failed(self, stage: str, exc: Exception) -> None:
+        self._build_errors[stage] += 1
+        message = f"{stage}: {type(exc).__name__}: {exc}"
+        if message != self._build_error:
+            self._build_error = message
+            log.error(
+                "building the exposition failed at %s; serving the previous values",
+                stage,
+                exc_info=exc,
+            )
+
+    def _healed(self) -> None:
+        if self._build_error:
+            log.info("building the exposition works again")
+            self._build_error = ""
 
     def start(self) -> None:
         """Start one refresh loop per source."""
@@ -151,8 +212,11 @@ class Refresher:
     def _loop(self, name: str) -> None:
         interval = self._sources[name].interval
         while not self._stop.is_set():
-            self.refresh(name)
-            self.rebuild()
+            try:
+                self.refresh(name)
+                self.rebuild()
+            except Exception:  # refresh and rebuild guard themselves; this is the last resort
+                log.exception("source=%s refresh loop step failed; continuing", name)
             self._stop.wait(interval)
 
     def stop(self) -> None:

@@ -23,10 +23,19 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from exporter.metrics import BACKGROUND_NOTE, CATALOGUE, Family, Kind, family
 from exporter.samples import Sample
 
-__all__ = ["TEXT_CONTENT_TYPE", "Exposition", "SourceHealth", "health_samples", "render"]
+__all__ = [
+    "BUILD_STAGES",
+    "TEXT_CONTENT_TYPE",
+    "Exposition",
+    "SourceHealth",
+    "build_error_samples",
+    "health_samples",
+    "render",
+]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 ERROR_REASONS = ("timeout", "unreachable", "auth", "http_4xx", "http_5xx", "malformed", "error")
+BUILD_STAGES = ("join", "render")
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,12 @@ def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
             yield Sample.of(
                 "source_errors", float(h.errors.get(reason, 0)), source=source, reason=reason
             )
+
+
+def build_error_samples(errors: Mapping[str, int]) -> Iterable[Sample]:
+    """Failed joins and renders, pre-initialised to 0 for every stage."""
+    for stage in BUILD_STAGES:
+        yield Sample.of("build_errors", float(errors.get(stage, 0)), stage=stage)
 
 
 def families(samples: Iterable[Sample]) -> list[Metric]:

@@ -8,21 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from exporter.clock import Clock, fixed_clock
 from exporter.demo.stack import DemoStack
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
 FIXED_NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
-
-
-def fixed_clock() -> datetime:
-    """The tests' frozen time."""
-    return FIXED_NOW
+# The tests' frozen time: every source, fake, join and report reads it, never the machine's.
+CLOCK: Clock = fixed_clock(FIXED_NOW)
 
 
 @pytest.fixture
 def stack() -> Iterator[DemoStack]:
     """Every fake upstream of the demo, frozen at FIXED_NOW."""
-    demo = DemoStack(clock=fixed_clock).start()
+    demo = DemoStack(clock=CLOCK).start()
     yield demo
     demo.stop()
 

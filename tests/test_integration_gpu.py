@@ -13,7 +13,7 @@ from exporter.demo.stack import DemoStack, demo_config_dict
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
 from exporter.sources.registry import build_sources
-from tests.conftest import FIXED_NOW
+from tests.conftest import CLOCK, FIXED_NOW
 
 
 def _records(config: Config) -> dict[str, object]:
@@ -100,7 +100,7 @@ def test_kube_401_is_one_line_and_the_others_keep_serving(
     from exporter.cli import make_refresher
 
     (stack.secrets / "kube-token").write_text("not-the-token\n")
-    refresher = make_refresher(stack.config())
+    refresher = make_refresher(stack.config(), clock=CLOCK)
     with caplog.at_level(logging.WARNING):
         assert not refresher.refresh_all()
     text = refresher.exposition.text.decode()

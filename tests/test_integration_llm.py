@@ -13,7 +13,7 @@ from exporter.cli import make_refresher
 from exporter.demo.stack import DemoStack
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.registry import build_sources
-from tests.conftest import FIXED_NOW
+from tests.conftest import CLOCK, FIXED_NOW
 
 
 def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStack) -> None:
@@ -42,7 +42,7 @@ def test_wrong_key_is_one_clear_line_and_the_source_down(
     stack: DemoStack, caplog: pytest.LogCaptureFixture
 ) -> None:
     (stack.secrets / "litellm-key").write_text("sk-wrong-key\n")
-    refresher = make_refresher(stack.config())
+    refresher = make_refresher(stack.config(), clock=CLOCK)
     with caplog.at_level(logging.WARNING):
         assert not refresher.refresh_all()
     text = refresher.exposition.text.decode()

@@ -16,7 +16,7 @@ from exporter.config import Config
 from exporter.demo.stack import DemoStack, demo_config_dict
 from exporter.sources import opencost
 from exporter.sources.registry import build_sources
-from tests.conftest import FIXED_NOW
+from tests.conftest import CLOCK, FIXED_NOW
 
 
 def _config(stack: DemoStack, **overrides: object) -> Config:
@@ -107,7 +107,7 @@ def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: s
     from exporter.cli import make_refresher
 
     config = _config(stack)
-    refresher = make_refresher(config)
+    refresher = make_refresher(config, clock=CLOCK)
     assert refresher.refresh_all()
     good = _families(refresher.exposition.text.decode())
     stack.opencost.fault = "nulls" if fault == "nulls_ok" else fault
@@ -131,7 +131,7 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     from exporter.refresher import Refresher
 
     config = _config(stack)
-    now = [FIXED_NOW.timestamp()]
+    now = [FIXED_NOW]
     attributor = Attributor(config)
     refresher = Refresher(
         build_sources(config),
@@ -142,7 +142,7 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     assert refresher.refresh_all()
     assert b"chargeback_team_cost_per_hour{" in refresher.exposition.text
     stack.opencost.fault = "500"
-    now[0] += timedelta(minutes=3).total_seconds()  # demo max_staleness is 2m
+    now[0] += timedelta(minutes=3)  # demo max_staleness is 2m
     assert not refresher.refresh_all()
     text = refresher.exposition.text.decode()
     refresher.stop()
@@ -157,7 +157,7 @@ def test_slow_upstream_times_out(stack: DemoStack) -> None:
     stack.opencost.fault, stack.opencost.delay_seconds = "slow", 1.0
     from exporter.cli import make_refresher
 
-    refresher = make_refresher(config)
+    refresher = make_refresher(config, clock=CLOCK)
     assert not refresher.refresh_all()
     text = refresher.exposition.text.decode()
     refresher.stop()

@@ -49,14 +49,47 @@ def test_broken_join_keeps_the_last_exposition() -> None:
         calls.append(1)
         if len(calls) > 1:
             raise ZeroDivisionError("a bug")
-        return [Sample.of("source_up", 1.0, source="x")]
+        return [Sample.of("team_budget", 7.0, team="t", kind="gpu")]
 
     refresher = Refresher([_source("s", [1.0])], build)
     refresher.refresh_all()
-    before = refresher.exposition
+    assert b'chargeback_build_errors_total{stage="join"} 0.0' in refresher.exposition.text
     refresher.refresh_all()
-    assert refresher.exposition is before
+    after = refresher.exposition.text
     assert refresher.build_failures == 1
+    assert b'chargeback_build_errors_total{stage="join"} 1.0' in after
+    assert b'chargeback_team_budget{kind="gpu",team="t"} 7.0' in after
+
+
+def test_a_render_failure_is_survived_and_heals_by_itself() -> None:
+    """Samples that cannot render (here a duplicate series) keep the last good values serving."""
+    duplicate = [False]
+
+    def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
+        value = float(records["s"])  # type: ignore[arg-type]
+        sample = Sample.of("team_budget", value, team="t", kind="gpu")
+        return [sample, sample] if duplicate[0] else [sample]
+
+    value: list[object] = [1.0]
+    refresher = Refresher([_source("s", value)], build)
+    refresher.start()
+    _wait_for(refresher, b'team="t"} 1.0')
+    duplicate[0], value[0] = True, 2.0
+    _wait_for(refresher, b'chargeback_build_errors_total{stage="render"} 1.0')
+    stuck = refresher.exposition.text
+    assert b'chargeback_team_budget{kind="gpu",team="t"} 1.0' in stuck  # the last good value
+    assert b'chargeback_source_up{source="s"} 1.0' in stuck
+    duplicate[0] = False  # the input heals: the loops are still running and pick it up
+    _wait_for(refresher, b'team="t"} 2.0')
+    refresher.stop()
+    assert refresher.build_failures >= 1
+
+
+def _wait_for(refresher: Refresher, text: bytes) -> None:
+    deadline = time.monotonic() + 5
+    while text not in refresher.exposition.text:
+        assert time.monotonic() < deadline, f"{text!r} never appeared"
+        time.sleep(0.01)
 
 
 def test_background_loops_refresh_and_stop() -> None:

@@ -18,7 +18,13 @@ from exporter.cli import static_samples
 from exporter.demo.stack import DemoStack
 from exporter.metrics import CATALOGUE, Kind
 from exporter.samples import Sample
-from exporter.snapshot import Exposition, SourceHealth, health_samples, render
+from exporter.snapshot import (
+    Exposition,
+    SourceHealth,
+    build_error_samples,
+    health_samples,
+    render,
+)
 from exporter.sources.registry import build_sources
 from tests.conftest import FIXED_NOW
 
@@ -34,7 +40,8 @@ def _demo_exposition(stack: DemoStack) -> Exposition:
         source.close()
         health[source.name] = SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {})
     samples = assemble(config, Attributor(config), records, FIXED_NOW).samples
-    return render([*static_samples(config), *samples, *health_samples(health)])
+    self_samples = [*health_samples(health), *build_error_samples({})]
+    return render([*static_samples(config), *samples, *self_samples])
 
 
 def test_golden_exposition(stack: DemoStack) -> None:

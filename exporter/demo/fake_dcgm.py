@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from exporter.clock import Clock
 from exporter.demo.cluster import Cluster, Workload
-from exporter.demo.httpfake import Clock, FakeRequest, FakeResponse, text_response
+from exporter.demo.httpfake import FakeRequest, FakeResponse, text_response
 
 __all__ = ["FakeDcgmOptions", "gpu_uuid", "make_handler", "render_metrics"]
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from exporter.clock import Clock
 from exporter.demo.cluster import Cluster, LlmTraffic
-from exporter.demo.httpfake import Clock, FakeRequest, FakeResponse, json_response
+from exporter.demo.httpfake import FakeRequest, FakeResponse, json_response
 
 __all__ = ["FakeRow", "history_start", "make_handler", "rows_between"]
 

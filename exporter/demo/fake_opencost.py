@@ -15,15 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from exporter.clock import Clock, system_clock
 from exporter.demo.cluster import Cluster, Usage
-from exporter.demo.httpfake import (
-    Clock,
-    FakeRequest,
-    FakeResponse,
-    json_response,
-    system_clock,
-    text_response,
-)
+from exporter.demo.httpfake import FakeRequest, FakeResponse, json_response, text_response
 from exporter.demo.opencost_json import (
     PROPS,
     accumulate,

@@ -7,27 +7,17 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 __all__ = [
-    "Clock",
     "FakeRequest",
     "FakeResponse",
     "FakeServer",
     "json_response",
-    "system_clock",
     "text_response",
 ]
-
-Clock = Callable[[], datetime]
-
-
-def system_clock() -> datetime:
-    """The real time, in UTC."""
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -77,7 +67,10 @@ class FakeServer:
         self._handler = handler
         self._httpd = ThreadingHTTPServer((host, port), self._request_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval: stopping a fake should not cost half a second per server.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

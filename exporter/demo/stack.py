@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from exporter.clock import Clock, system_clock
 from exporter.config import Config
 from exporter.demo import fake_dcgm, fake_kube, fake_litellm
 from exporter.demo.cluster import CLUSTER, Cluster
 from exporter.demo.fake_opencost import FakeOpenCost
-from exporter.demo.httpfake import Clock, FakeServer, system_clock
+from exporter.demo.httpfake import FakeServer
 
 __all__ = ["DemoStack", "demo_config_dict"]
 
