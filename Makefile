@@ -22,12 +22,15 @@ promtool:
 		fi; \
 	fi
 
+# The runtime package, the two development packages, the tests and the bench.
+CODE := exporter chargeback_demo chargeback_mixin tests bench
+
 lint: $(STAMP)
-	$(BIN)/ruff check exporter tests bench
-	$(BIN)/ruff format --check exporter tests bench
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict exporter
+	$(BIN)/mypy --strict $(CODE)
 
 unit: $(STAMP) promtool
 	$(BIN)/pytest
@@ -35,10 +38,10 @@ unit: $(STAMP) promtool
 test: lint typecheck unit
 
 demo: $(STAMP)
-	$(BIN)/python -m exporter.demo.run
+	$(BIN)/python -m chargeback_demo.run
 
 generate: $(STAMP)
-	$(BIN)/python -m exporter.mixin.generate
+	$(BIN)/python -m chargeback_mixin.generate
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

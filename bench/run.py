@@ -15,15 +15,17 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import httpx
 
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.config import Config
+from exporter.exposition import Exposition, render
 from exporter.server import MetricsServer
-from exporter.snapshot import Exposition, render
 from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
+from exporter.sources.table import Records
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 
@@ -88,10 +90,10 @@ def main() -> None:
     attributor = Attributor(config)
 
     snap = _snapshot(5000)
-    exposition = render(assemble(config, attributor, {"opencost": snap}, NOW).samples)
+    exposition = render(assemble(config, attributor, Records(opencost=snap), NOW).samples)
     cached = _scrape_seconds(lambda: exposition)
     at_scrape = _scrape_seconds(
-        lambda: render(assemble(config, attributor, {"opencost": snap}, NOW).samples)
+        lambda: render(assemble(config, attributor, Records(opencost=snap), NOW).samples)
     )
     print(f"1. one HTTP scrape over loopback, 5,000 allocations ({len(exposition.text):,} bytes)")
     print(f"   cached bytes (ours)  {cached * 1e3:8.2f} ms")
@@ -100,8 +102,8 @@ def main() -> None:
     print("2. join cost per allocation as the cluster grows")
     base = None
     for n in (500, 5000, 20000):
-        s = _snapshot(n)
-        per = _best(lambda s=s: assemble(config, attributor, {"opencost": s}, NOW), 3) / n
+        records = Records(opencost=_snapshot(n))
+        per = _best(partial(assemble, config, attributor, records, NOW), 3) / n
         base = base or per
         print(f"   {n:>6} allocations  {per * 1e6:8.2f} us each   ratio to 500: {per / base:.2f}")
 

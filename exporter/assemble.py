@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
 
 from exporter.attribution import Attributor
 from exporter.calendar import hours_in_month, month_start
@@ -27,14 +26,11 @@ from exporter.llm import (
     llm_usage_samples,
 )
 from exporter.samples import Sample
-from exporter.sources.dcgm import DcgmSnapshot
-from exporter.sources.kueue import KueueSnapshot
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
+from exporter.sources.table import Records
 
 __all__ = ["Chargeback", "assemble", "budget_samples", "config_budgets", "ledger_samples"]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,16 +44,11 @@ class Chargeback:
     budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
 
-def assemble(
-    config: Config, attributor: Attributor, records: Mapping[str, object], now: datetime
-) -> Chargeback:
+def assemble(config: Config, attributor: Attributor, records: Records, now: datetime) -> Chargeback:
     """Build the chargeback from whichever sources have fresh records."""
     samples: list[Sample] = []
     budgets = config_budgets(config)
-    opencost = _typed(records, "opencost", OpenCostSnapshot)
-    dcgm = _typed(records, "dcgm", DcgmSnapshot)
-    kueue = _typed(records, "kueue", KueueSnapshot)
-    llm = _typed(records, "litellm", LiteLLMSnapshot)
+    opencost, dcgm, kueue, llm = records.opencost, records.dcgm, records.kueue, records.litellm
     gpu_price = _gpu_price(opencost)
     if dcgm is not None:
         samples.extend(dcgm_samples(config, attributor, dcgm, gpu_price))
@@ -94,11 +85,6 @@ def assemble(
     samples.append(Sample.of("cluster_cost_per_hour", cluster_rate))
     samples.append(Sample.of("teams_over_cap", float(len(folded))))
     return Chargeback(rate, month, tuple(samples), tuple(folded), budgets)
-
-
-def _typed(records: Mapping[str, object], name: str, kind: type[T]) -> T | None:
-    record = records.get(name)
-    return record if isinstance(record, kind) else None
 
 
 def _gpu_price(opencost: OpenCostSnapshot | None) -> float | None:

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from types import FrameType
 
@@ -21,9 +21,9 @@ from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.refresher import Refresher
 from exporter.report import build_report, format_report, model_rows
-from exporter.samples import Sample
 from exporter.server import MetricsServer, parse_listen_address
-from exporter.sources.registry import build_sources
+from exporter.sources.table import Records
+from exporter.wiring import build_sources, make_refresher
 
 __all__ = ["main"]
 
@@ -38,7 +38,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("--config.file", dest="config_file", help="YAML config file")
-    parser.add_argument("--demo", action="store_true", help="run on the built-in simulated cluster")
     parser.add_argument(
         "--log.level",
         dest="log_level",
@@ -67,12 +66,6 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--config.file", dest="config_file", default=argparse.SUPPRESS, help="YAML config file"
     )
-    report.add_argument(
-        "--demo",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="report on the simulated cluster",
-    )
     report.add_argument("--format", choices=["table", "csv", "json"], default="table")
     report.add_argument(
         "--max-unallocated",
@@ -96,19 +89,12 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     )
     # httpx logs every request at INFO; one line per failed refresh is ours to write.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    if not args.demo and not args.config_file:
-        print("error: give --config.file FILE, or --demo", file=sys.stderr)
+    if not args.config_file:
+        print("error: give --config.file FILE", file=sys.stderr)
         return 2
-    stack = None
+    path = args.config_file
     try:
-        if args.demo:
-            from exporter.demo.stack import DemoStack
-
-            stack = DemoStack(clock=clock).start()
-            config = stack.config()
-        else:
-            config = load_config(args.config_file)
-        path = args.config_file or "demo"
+        config = load_config(path)
         if args.command == "report":
             refresher = make_refresher(config, path, clock)
             return _report(refresher, config, clock(), args.format, args.max_unallocated)
@@ -126,40 +112,6 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 2
-    finally:
-        if stack is not None:
-            stack.stop()
-
-
-def static_samples(config: Config) -> list[Sample]:
-    """Build and config info, which never change while the process runs."""
-    return [
-        Sample.of("build", 1.0, version=__version__),
-        Sample.of("config", 1.0, currency=config.currency, idle_policy=config.idle_policy),
-    ]
-
-
-def make_refresher(
-    config: Config, config_path: str = "config", clock: Clock = system_clock
-) -> Refresher:
-    """A refresher over every configured source, joining them with the config's policy."""
-    attributor = Attributor(config)
-    folded: list[tuple[str, ...]] = [()]
-
-    def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
-        chargeback = assemble(config, attributor, records, now)
-        if chargeback.folded_teams != folded[0]:  # log when the set changes, not every refresh
-            folded[0] = chargeback.folded_teams
-            if folded[0]:
-                log.warning(
-                    "%d teams over attribution.max_teams=%d folded into __other__: %s",
-                    len(folded[0]),
-                    config.attribution.max_teams,
-                    ", ".join(folded[0]),
-                )
-        return chargeback.samples
-
-    return Refresher(build_sources(config, config_path), build, static_samples(config), clock)
 
 
 def _once(refresher: Refresher) -> int:
@@ -202,7 +154,7 @@ def _report(
     ok = refresher.refresh_all()
     records = refresher.fresh_records()
     refresher.stop()
-    chargeback = assemble(config, Attributor(config), records, now)
+    chargeback = assemble(config, Attributor(config), Records.of(records), now)
     if chargeback.month is None:
         print(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr

@@ -32,6 +32,7 @@ __all__ = [
     "ModelDecl",
     "OpenCostConfig",
     "SourceConfig",
+    "SourcesConfig",
     "TeamConfig",
     "load_config",
     "parse_duration",

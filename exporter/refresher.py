@@ -12,14 +12,14 @@ from datetime import datetime
 
 from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
-from exporter.samples import Sample
-from exporter.snapshot import (
+from exporter.exposition import (
     Exposition,
     SourceHealth,
     build_error_samples,
     health_samples,
     render,
 )
+from exporter.samples import Sample
 
 __all__ = ["Builder", "Refresher", "Source"]
 

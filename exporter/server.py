@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client.exposition import choose_encoder
 
 from exporter import __version__
-from exporter.snapshot import Exposition
+from exporter.exposition import Exposition
 
 __all__ = ["MetricsServer", "parse_listen_address"]
 

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from chargeback_demo.stack import DemoStack
 from exporter.clock import Clock, fixed_clock
-from exporter.demo.stack import DemoStack
+from exporter.config import Config
+from exporter.sources.table import Records
+from exporter.wiring import build_sources
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
 FIXED_NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
@@ -35,3 +38,12 @@ def write_config(tmp_path: Path):  # type: ignore[no-untyped-def]
         return str(path)
 
     return write
+
+
+def read_all(config: Config, now: datetime = FIXED_NOW) -> Records:
+    """Fetch every configured source once at `now`, as one refresh of each would."""
+    snapshots: dict[str, object] = {}
+    for source in build_sources(config):
+        snapshots[source.name] = source.fetch(now)
+        source.close()
+    return Records.of(snapshots)

@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
+from chargeback_demo.exporter import main as demo_main
+from chargeback_demo.stack import DemoStack
 from exporter.cli import main
-from exporter.demo.stack import DemoStack
 from tests.conftest import CLOCK
 
 
@@ -92,12 +93,12 @@ def test_no_config_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo_report_runs_without_config(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", "--demo", "--format", "json"], CLOCK) == 0
+    assert demo_main(["report", "--format", "json"], CLOCK) == 0
     assert json.loads(capsys.readouterr().out)["currency"] == "EUR"
 
 
 def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", "--demo", "--format", "json"], CLOCK) == 0
+    assert demo_main(["report", "--format", "json"], CLOCK) == 0
     data = json.loads(capsys.readouterr().out)
     components = set().union(*(row["components"] for row in data["teams"]))
     assert {"llm_external", "llm_serving"} <= components
@@ -107,7 +108,7 @@ def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFix
     assert llama["kind"] == "self_hosted"
     assert llama["recommended_output"] == pytest.approx(3 * llama["recommended_input"])
     assert llama["measured"] == pytest.approx(llama["recommended_input"])
-    assert main(["report", "--demo"], CLOCK) == 0
+    assert demo_main(["report"], CLOCK) == 0
     assert "LLM models, month to date" in capsys.readouterr().out
 
 

@@ -35,7 +35,7 @@ def test_valid_config_loads_frozen(write_config: Callable[[str], str]) -> None:
     assert config.sources.opencost is not None
     assert config.sources.opencost.interval.total_seconds() == 120
     with pytest.raises(Exception, match="frozen"):
-        config.currency = "USD"  # type: ignore[misc]
+        config.currency = "USD"
 
 
 @pytest.mark.parametrize(

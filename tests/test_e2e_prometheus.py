@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.demo.prometheus import (
+from chargeback_demo.prometheus import (
     Process,
     free_port,
     start_alertmanager,
@@ -36,11 +36,11 @@ from exporter.demo.prometheus import (
     wait_ready,
     write_rule_files,
 )
+from chargeback_mixin import rules
+from chargeback_mixin.alerts import alert_names
+from chargeback_mixin.config import DEFAULT
+from chargeback_mixin.dashboards import DASHBOARDS, dashboard_json
 from exporter.metrics import CATALOGUE
-from exporter.mixin import rules
-from exporter.mixin.alerts import alert_names
-from exporter.mixin.config import DEFAULT
-from exporter.mixin.dashboards import DASHBOARDS, dashboard_json
 
 pytestmark = pytest.mark.skipif(
     shutil.which("prometheus") is None
@@ -50,7 +50,7 @@ pytestmark = pytest.mark.skipif(
 
 DEADLINE = 90.0
 # The one line that chooses what Prometheus scrapes: the real demo exporter.
-EXPORTER_ARGV = [sys.executable, "-m", "exporter.cli", "--demo"]
+EXPORTER_ARGV = [sys.executable, "-m", "chargeback_demo"]
 E2E_CONFIG = dataclasses.replace(
     DEFAULT.with_short_for(),
     idle_cost_share=0.0,  # any idle cost at all

@@ -6,28 +6,17 @@ import math
 
 import pytest
 
+from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.config import Config
-from exporter.demo.stack import DemoStack, demo_config_dict
-from exporter.sources.litellm import LiteLLMSnapshot
-from exporter.sources.opencost import OpenCostSnapshot
-from exporter.sources.registry import build_sources
-from tests.conftest import CLOCK, FIXED_NOW
-
-
-def _records(config: Config) -> dict[str, object]:
-    records = {}
-    for source in build_sources(config):
-        records[source.name] = source.fetch(FIXED_NOW)
-        source.close()
-    return records
+from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
 def _samples(
     stack: DemoStack, config: Config
 ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    result = assemble(config, Attributor(config), _records(config), FIXED_NOW)
+    result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
     return {(s.family, tuple(sorted(s.labels))): s.value for s in result.samples}
 
 
@@ -36,9 +25,9 @@ def test_every_policy_conserves_with_all_sources(stack: DemoStack, policy: str) 
     data = demo_config_dict(stack.urls, str(stack.secrets))
     data["idle_policy"] = policy
     config = Config.model_validate(data)
-    records = _records(config)
-    opencost, llm = records["opencost"], records["litellm"]
-    assert isinstance(opencost, OpenCostSnapshot) and isinstance(llm, LiteLLMSnapshot)
+    records = read_all(config)
+    opencost, llm = records.opencost, records.litellm
+    assert opencost is not None and llm is not None
     result = assemble(config, Attributor(config), records, FIXED_NOW)
     assert result.month is not None and result.rate is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
@@ -57,7 +46,7 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     )
     data["idle_policy"] = "reservation"
     config = Config.model_validate(data)
-    result = assemble(config, Attributor(config), _records(config), FIXED_NOW)
+    result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
     assert result.rate is not None
     rate = result.rate.costs
     # 12:30 UTC: vision runs its own GPU, nobody borrows; each team pays its nominal quota.
@@ -97,7 +86,7 @@ def test_kube_401_is_one_line_and_the_others_keep_serving(
 ) -> None:
     import logging
 
-    from exporter.cli import make_refresher
+    from exporter.wiring import make_refresher
 
     (stack.secrets / "kube-token").write_text("not-the-token\n")
     refresher = make_refresher(stack.config(), clock=CLOCK)

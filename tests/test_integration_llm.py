@@ -7,26 +7,22 @@ import math
 
 import pytest
 
+from chargeback_demo.stack import DemoStack
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
-from exporter.cli import make_refresher
-from exporter.demo.stack import DemoStack
-from exporter.sources.litellm import LiteLLMSnapshot
-from exporter.sources.registry import build_sources
-from tests.conftest import CLOCK, FIXED_NOW
+from exporter.sources.table import Records
+from exporter.wiring import make_refresher
+from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
 def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStack) -> None:
     config = stack.config()
-    records = {}
-    for source in build_sources(config):
-        records[source.name] = source.fetch(FIXED_NOW)
-        source.close()
-    llm = records["litellm"]
-    assert isinstance(llm, LiteLLMSnapshot)
+    records = read_all(config)
+    llm = records.litellm
+    assert llm is not None
     attributor = Attributor(config)
     with_llm = assemble(config, attributor, records, FIXED_NOW)
-    without = assemble(config, attributor, {"opencost": records["opencost"]}, FIXED_NOW)
+    without = assemble(config, attributor, Records(opencost=records.opencost), FIXED_NOW)
     assert with_llm.month is not None and without.month is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
     assert external > 0

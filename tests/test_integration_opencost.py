@@ -9,14 +9,15 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.calendar import month_start
 from exporter.config import Config
-from exporter.demo.stack import DemoStack, demo_config_dict
 from exporter.sources import opencost
-from exporter.sources.registry import build_sources
-from tests.conftest import CLOCK, FIXED_NOW
+from exporter.sources.table import Records
+from exporter.wiring import build_sources
+from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
 def _config(stack: DemoStack, **overrides: object) -> Config:
@@ -26,10 +27,8 @@ def _config(stack: DemoStack, **overrides: object) -> Config:
 
 
 def _snapshot(stack: DemoStack, config: Config) -> opencost.OpenCostSnapshot:
-    (source,) = build_sources(config)
-    records = source.fetch(FIXED_NOW)
-    source.close()
-    assert isinstance(records, opencost.OpenCostSnapshot)
+    records = read_all(config).opencost
+    assert records is not None
     return records
 
 
@@ -39,7 +38,7 @@ def _snapshot(stack: DemoStack, config: Config) -> opencost.OpenCostSnapshot:
 def test_team_costs_sum_to_the_cluster_cost(stack: DemoStack, policy: str, by_node: bool) -> None:
     config = _config(stack, idle_policy=policy, idle_by_node=by_node)
     snapshot = _snapshot(stack, config)
-    result = assemble(config, Attributor(config), {"opencost": snapshot}, FIXED_NOW)
+    result = assemble(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW)
     assert result.month is not None and result.rate is not None
     assert result.month.total() == pytest.approx(snapshot.month.total(), rel=1e-9)
     assert result.rate.total() == pytest.approx(snapshot.rate.total(), rel=1e-9)
@@ -64,7 +63,7 @@ def test_proportional_matches_opencost_share_idle(stack: DemoStack) -> None:
         attribution={"team_label_keys": [], "namespace_label_keys": []},
     )
     snapshot = _snapshot(stack, config)
-    ours = assemble(config, Attributor(config), {"opencost": snapshot}, FIXED_NOW).month
+    ours = assemble(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW).month
     assert ours is not None
     window = f"{int(snapshot.month.start.timestamp())},{int(FIXED_NOW.timestamp())}"
     body = httpx.get(
@@ -104,7 +103,7 @@ def _families(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
 
 @pytest.mark.parametrize("fault", ["500", "garbage", "html", "nulls_ok"])
 def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: str) -> None:
-    from exporter.cli import make_refresher
+    from exporter.wiring import make_refresher
 
     config = _config(stack)
     refresher = make_refresher(config, clock=CLOCK)
@@ -127,15 +126,15 @@ def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: s
 
 
 def test_stale_records_are_dropped(stack: DemoStack) -> None:
-    from exporter.cli import static_samples
     from exporter.refresher import Refresher
+    from exporter.wiring import static_samples
 
     config = _config(stack)
     now = [FIXED_NOW]
     attributor = Attributor(config)
     refresher = Refresher(
         build_sources(config),
-        lambda records, t: assemble(config, attributor, records, t).samples,
+        lambda records, t: assemble(config, attributor, Records.of(records), t).samples,
         static_samples(config),
         clock=lambda: now[0],
     )
@@ -155,7 +154,7 @@ def test_slow_upstream_times_out(stack: DemoStack) -> None:
     data["sources"]["opencost"]["timeout"] = "0.2s"
     config = Config.model_validate(data)
     stack.opencost.fault, stack.opencost.delay_seconds = "slow", 1.0
-    from exporter.cli import make_refresher
+    from exporter.wiring import make_refresher
 
     refresher = make_refresher(config, clock=CLOCK)
     assert not refresher.refresh_all()

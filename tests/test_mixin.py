@@ -17,9 +17,9 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
+from chargeback_mixin import alerts, generate, rules
+from chargeback_mixin.config import DEFAULT, MixinConfig, load_config
 from exporter.metrics import CATALOGUE
-from exporter.mixin import alerts, generate, rules
-from exporter.mixin.config import DEFAULT, MixinConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMTOOL = shutil.which("promtool")
@@ -38,7 +38,7 @@ GRAFANA_VARS = {"$__rate_interval": "1m", "$team": "team", "$cohort": ".*"}
 def test_committed_files_equal_generated() -> None:
     for rel, content in generate.render_all(DEFAULT).items():
         path = ROOT / rel
-        assert path.exists(), f"{rel} missing: run `python -m exporter.mixin.generate`"
+        assert path.exists(), f"{rel} missing: run `python -m chargeback_mixin.generate`"
         assert path.read_text(encoding="utf-8") == content, f"{rel} is stale: regenerate it"
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from exporter.errors import UpstreamPayloadError
@@ -11,7 +11,7 @@ from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
 
 
-def _source(name: str, result: list[object]) -> Source:
+def _source(name: str, result: Sequence[object]) -> Source:
     def fetch(now: datetime) -> object:
         value = result[0]
         if isinstance(value, Exception):

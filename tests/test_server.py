@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from exporter.exposition import render
 from exporter.samples import Sample
 from exporter.server import MetricsServer, parse_listen_address
-from exporter.snapshot import render
 
 
 @pytest.fixture

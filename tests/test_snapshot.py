@@ -12,33 +12,33 @@ from pathlib import Path
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
+from chargeback_demo.stack import DemoStack
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
-from exporter.cli import static_samples
-from exporter.demo.stack import DemoStack
-from exporter.metrics import CATALOGUE, Kind
-from exporter.samples import Sample
-from exporter.snapshot import (
+from exporter.exposition import (
     Exposition,
     SourceHealth,
     build_error_samples,
     health_samples,
     render,
 )
-from exporter.sources.registry import build_sources
-from tests.conftest import FIXED_NOW
+from exporter.metrics import CATALOGUE, Kind
+from exporter.samples import Sample
+from exporter.sources.table import SOURCES
+from exporter.wiring import static_samples
+from tests.conftest import FIXED_NOW, read_all
 
 GOLDEN = Path(__file__).parent / "golden" / "demo.prom"
 
 
 def _demo_exposition(stack: DemoStack) -> Exposition:
     config = stack.config()
-    records = {}
-    health = {}
-    for source in build_sources(config):
-        records[source.name] = source.fetch(FIXED_NOW)
-        source.close()
-        health[source.name] = SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {})
+    records = read_all(config)
+    health = {
+        name: SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {})
+        for name in SOURCES
+        if getattr(records, name) is not None
+    }
     samples = assemble(config, Attributor(config), records, FIXED_NOW).samples
     self_samples = [*health_samples(health), *build_error_samples({})]
     return render([*static_samples(config), *samples, *self_samples])
@@ -69,7 +69,7 @@ def test_openmetrics_and_gzip_say_the_same(stack: DemoStack) -> None:
     assert gzip.decompress(exposition.text_gzip) == exposition.text
     assert gzip.decompress(exposition.openmetrics_gzip) == exposition.openmetrics
     assert exposition.openmetrics.endswith(b"# EOF\n")
-    names = {f.name for f in om_parse(exposition.openmetrics.decode())}
+    names = {f.name for f in om_parse(exposition.openmetrics.decode())}  # type: ignore[no-untyped-call]
     assert "chargeback_source_errors" in names and "chargeback_team_cost_per_hour" in names
 
 

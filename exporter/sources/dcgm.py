@@ -22,16 +22,19 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from urllib.parse import urlsplit
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.config import DcgmConfig
+from exporter.config import Config, DcgmConfig
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.http import get_text, make_client
+from exporter.sources.kind import SourceKind, section
 
 __all__ = [
+    "KIND",
     "DcgmSnapshot",
     "GpuRecord",
     "build_client",
@@ -128,8 +131,13 @@ def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) 
     return make_client("", cfg.timeout, transport=transport)
 
 
-def fetch(client: httpx.Client, cfg: DcgmConfig) -> DcgmSnapshot:
-    """Scrape every endpoint; any failure (HTTP, transport, payload) fails the whole refresh."""
+def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
+    """Scrape every endpoint; any failure (HTTP, transport, payload) fails the whole refresh.
+
+    dcgm-exporter answers with its current state: there is no window to ask for at `now`.
+    """
+    del now
+    cfg = section(config.sources.dcgm, SOURCE)
     seen: dict[tuple[str, ...], GpuRecord] = {}
     for url in cfg.urls:
         text = get_text(client, SOURCE, url)
@@ -299,3 +307,6 @@ def _identity(record: GpuRecord) -> tuple[str, ...]:
         record.pod,
         record.container,
     )
+
+
+KIND = SourceKind(SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, build_client, fetch)

@@ -12,20 +12,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
 
-from exporter.config import KueueConfig
+from exporter.config import Config, KueueConfig
 from exporter.errors import (
     UpstreamPayloadError,
     UpstreamStatusError,
 )
 from exporter.quantity import parse_quantity
 from exporter.sources.http import get_json
+from exporter.sources.kind import SourceKind, section
 from exporter.sources.kube_client import build_client
 
 __all__ = [
+    "KIND",
     "CohortQuota",
     "CohortRecord",
     "KueueSnapshot",
@@ -90,8 +93,13 @@ class KueueSnapshot:
 # --- the client ---------------------------------------------------------------------------
 
 
-def fetch(client: httpx.Client, cfg: KueueConfig) -> KueueSnapshot:
-    """Read every ClusterQueue (all pages) and the Cohort objects into quota records."""
+def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
+    """Read every ClusterQueue (all pages) and the Cohort objects into quota records.
+
+    The Kubernetes API answers with the current state: there is no window to ask for at `now`.
+    """
+    del now
+    cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
     queues = [record for item in items for record in parse_cluster_queue(item, version)]
     try:
@@ -286,3 +294,6 @@ def _string(value: Any, what: str) -> str:
 
 def _queue_key(record: QuotaRecord) -> tuple[str, str, str]:
     return (record.cluster_queue, record.flavor, record.resource)
+
+
+KIND = SourceKind(SOURCE, KueueSnapshot, lambda config: config.sources.kueue, build_client, fetch)

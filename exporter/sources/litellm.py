@@ -18,11 +18,13 @@ from typing import Any
 
 import httpx
 
-from exporter.config import LiteLLMConfig, read_secret
+from exporter.config import Config, LiteLLMConfig, read_secret
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.http import get_json, make_client
+from exporter.sources.kind import SourceKind, section
 
 __all__ = [
+    "KIND",
     "UNASSIGNED",
     "LiteLLMSnapshot",
     "ModelUsage",
@@ -116,8 +118,9 @@ def build_client(
     )
 
 
-def fetch(client: httpx.Client, cfg: LiteLLMConfig, now: datetime) -> LiteLLMSnapshot:
+def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapshot:
     """Read team budgets and this month's usage per team and model."""
+    cfg = section(config.sources.litellm, SOURCE)
     today = now.astimezone(UTC).date()
     start = today.replace(day=1)
     try:
@@ -358,3 +361,8 @@ def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatus
     elif exc.status == 403:
         message += " — the key needs a proxy_admin_viewer (read-only admin) role"
     return UpstreamStatusError(message, exc.status)
+
+
+KIND = SourceKind(
+    SOURCE, LiteLLMSnapshot, lambda config: config.sources.litellm, build_client, fetch
+)

@@ -23,11 +23,14 @@ from typing import Any
 
 import httpx
 
-from exporter.config import OpenCostConfig
+from exporter.calendar import month_start
+from exporter.config import Config, OpenCostConfig
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.http import get_json, make_client
+from exporter.sources.kind import SourceKind, section
 
 __all__ = [
+    "KIND",
     "Allocation",
     "AllocationSet",
     "OpenCostSnapshot",
@@ -107,17 +110,16 @@ def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = No
     return make_client(cfg.url, cfg.timeout, transport=transport)
 
 
-def fetch(
-    client: httpx.Client,
-    cfg: OpenCostConfig,
-    now: datetime,
-    month_start: datetime,
-    *,
-    with_node_costs: bool = False,
-) -> OpenCostSnapshot:
-    """Fetch the rate window (the last `rate_window`) and the month-to-date window."""
-    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=with_node_costs)
-    month = fetch_window(client, month_start, now, with_node_costs=with_node_costs)
+def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapshot:
+    """Fetch the rate window (the last `rate_window`) and the month-to-date window.
+
+    The month starts at midnight of the 1st in the configured time zone; node assets are read
+    only when idle is split by node, the one policy that needs them.
+    """
+    cfg = section(config.sources.opencost, SOURCE)
+    by_node = config.idle_by_node
+    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node)
+    month = fetch_window(client, month_start(now, config.zone), now, with_node_costs=by_node)
     return OpenCostSnapshot(rate=rate, month=month)
 
 
@@ -264,3 +266,8 @@ def _labels(props: Mapping[str, Any], key: str, name: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties.{key} is not a map")
     return {str(k): v for k, v in value.items()}
+
+
+KIND = SourceKind(
+    SOURCE, OpenCostSnapshot, lambda config: config.sources.opencost, build_client, fetch
+)

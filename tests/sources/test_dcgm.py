@@ -9,15 +9,22 @@ from pathlib import Path
 import httpx
 import pytest
 
-from exporter.config import DcgmConfig
-from exporter.demo.cluster import CLUSTER
-from exporter.demo.fake_dcgm import FakeDcgmOptions, gpu_uuid, make_handler
-from exporter.demo.httpfake import FakeServer
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.fake_dcgm import FakeDcgmOptions, gpu_uuid, make_handler
+from chargeback_demo.httpfake import FakeServer
+from exporter.config import Config, DcgmConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
-from exporter.sources.dcgm import GpuRecord, build_client, fetch, mig_share, parse_metrics
+from exporter.sources.dcgm import DcgmSnapshot, GpuRecord, build_client, mig_share, parse_metrics
+from exporter.sources.dcgm import fetch as fetch_dcgm
+from tests.conftest import FIXED_NOW
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"
 H100 = 'modelName="NVIDIA H100 80GB HBM3"'
+
+
+def fetch(client: httpx.Client, cfg: DcgmConfig) -> DcgmSnapshot:
+    """The source's fetch with a config holding only this section (DCGM has no window)."""
+    return fetch_dcgm(client, Config(sources=SourcesConfig(dcgm=cfg)), FIXED_NOW)
 
 
 def series(name: str, value: str, extra: str = "", gpu: int = 0, host: str = "n1") -> str:

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import KueueConfig
-from exporter.demo.cluster import CLUSTER
-from exporter.demo.fake_kube import make_handler
-from exporter.demo.httpfake import FakeRequest, FakeResponse, FakeServer
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.fake_kube import make_handler
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
+from exporter.config import Config, KueueConfig, SourcesConfig
 from exporter.errors import ConfigError, UpstreamPayloadError, UpstreamStatusError
 from exporter.quota import lend
 from exporter.sources.kueue import (
@@ -25,14 +25,20 @@ from exporter.sources.kueue import (
     KueueSnapshot,
     QuotaRecord,
     build_client,
-    fetch,
     parse_cluster_queue,
 )
+from exporter.sources.kueue import fetch as fetch_kueue
+from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30
 GPU = "nvidia.com/gpu"
 TOKEN = "s3cret-token"
 BASE = "/apis/kueue.x-k8s.io"
+
+
+def fetch(client: httpx.Client, cfg: KueueConfig) -> KueueSnapshot:
+    """The source's fetch with a config holding only this section (Kueue has no window)."""
+    return fetch_kueue(client, Config(sources=SourcesConfig(kueue=cfg)), FIXED_NOW)
 
 
 def status(code: int, reason: str, message: str) -> httpx.Response:

@@ -10,22 +10,27 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import LiteLLMConfig
-from exporter.demo.cluster import CLUSTER
-from exporter.demo.fake_litellm import make_handler
-from exporter.demo.httpfake import FakeServer
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.fake_litellm import make_handler
+from chargeback_demo.httpfake import FakeServer
+from exporter.config import Config, LiteLLMConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
 from exporter.sources.litellm import (
     LiteLLMSnapshot,
     ModelUsage,
     build_client,
-    fetch,
     merge_daily_pages,
     parse_timestamp,
 )
+from exporter.sources.litellm import fetch as fetch_litellm
 
 KEY = "sk-test-viewer-0123456789"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
+
+
+def fetch(client: httpx.Client, cfg: LiteLLMConfig, now: datetime) -> LiteLLMSnapshot:
+    """The source's fetch with a config holding only this section."""
+    return fetch_litellm(client, Config(sources=SourcesConfig(litellm=cfg)), now)
 
 
 @pytest.fixture(autouse=True)

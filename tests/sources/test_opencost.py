@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import OpenCostConfig
+from exporter.config import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
 from exporter.sources import opencost
 
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
-MONTH = datetime(2026, 11, 1, tzinfo=UTC)
+MONTH = datetime(2026, 11, 1, tzinfo=UTC)  # the 1st in UTC, the default time zone
 CFG = OpenCostConfig(url="http://opencost:9003")
 
 ALLOC = {
@@ -88,7 +88,7 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
         seen.append(request)
         return httpx.Response(200, json={"code": 200, "data": None})
 
-    snapshot = opencost.fetch(_client(handler), CFG, NOW, MONTH)
+    snapshot = opencost.fetch(_client(handler), Config(sources=SourcesConfig(opencost=CFG)), NOW)
     assert snapshot.month.allocations == () and snapshot.month.idle == {}
     params = dict(seen[1].url.params)
     assert params == {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
-from exporter.mixin.config import MixinConfig
-from exporter.mixin.dashboards.lib import (
+from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.dashboards.lib import (
     RATE_INTERVAL,
     Section,
     Units,

@@ -15,8 +15,8 @@ labels as chargeback_team_budget, so budget ratios are plain one-to-one division
 
 from __future__ import annotations
 
+from chargeback_mixin.config import MixinConfig
 from exporter.metrics import COMPONENTS
-from exporter.mixin.config import MixinConfig
 
 __all__ = [
     "GROUP",

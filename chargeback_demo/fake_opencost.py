@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from exporter.clock import Clock, system_clock
-from exporter.demo.cluster import Cluster, Usage
-from exporter.demo.httpfake import FakeRequest, FakeResponse, json_response, text_response
-from exporter.demo.opencost_json import (
+from chargeback_demo.cluster import Cluster, Usage
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response, text_response
+from chargeback_demo.opencost_json import (
     PROPS,
     accumulate,
     iso,
@@ -28,6 +27,7 @@ from exporter.demo.opencost_json import (
     sanitise,
     share_idle,
 )
+from exporter.clock import Clock, system_clock
 
 __all__ = ["FakeOpenCost", "parse_window"]
 

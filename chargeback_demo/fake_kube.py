@@ -15,9 +15,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from chargeback_demo.cluster import Cluster, Queue
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
-from exporter.demo.cluster import Cluster, Queue
-from exporter.demo.httpfake import FakeRequest, FakeResponse, json_response
 
 __all__ = ["cluster_queue", "make_handler"]
 

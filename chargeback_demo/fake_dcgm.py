@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from chargeback_demo.cluster import Cluster, Workload
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, text_response
 from exporter.clock import Clock
-from exporter.demo.cluster import Cluster, Workload
-from exporter.demo.httpfake import FakeRequest, FakeResponse, text_response
 
 __all__ = ["FakeDcgmOptions", "gpu_uuid", "make_handler", "render_metrics"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exporter.mixin.config import MixinConfig
-from exporter.mixin.rules import Rule
+from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.rules import Rule
 
 __all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from chargeback_demo.cluster import Cluster, LlmTraffic
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
-from exporter.demo.cluster import Cluster, LlmTraffic
-from exporter.demo.httpfake import FakeRequest, FakeResponse, json_response
 
 __all__ = ["FakeRow", "history_start", "make_handler", "rows_between"]
 

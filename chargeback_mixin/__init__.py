@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from exporter.mixin.config import DEFAULT, MixinConfig, load_config
+from chargeback_mixin.config import DEFAULT, MixinConfig, load_config
 
 __all__ = ["DEFAULT", "MixinConfig", "load_config"]

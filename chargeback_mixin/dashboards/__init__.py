@@ -8,8 +8,8 @@ from collections.abc import Callable
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
-from exporter.mixin.config import MixinConfig
-from exporter.mixin.dashboards import idle, llm, overview, quota, team
+from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.dashboards import idle, llm, overview, quota, team
 
 __all__ = ["DASHBOARDS", "dashboard_json"]
 

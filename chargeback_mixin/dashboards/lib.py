@@ -13,7 +13,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.common import FieldTextAlignment, StackingMode
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from exporter.mixin.config import MixinConfig
+from chargeback_mixin.config import MixinConfig
 
 __all__ = [
     "DS",

@@ -8,12 +8,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from exporter.cli import main as exporter_main
-from exporter.demo.prometheus import Process, start_prometheus, stop, wait_ready
+from chargeback_demo.exporter import main as demo_exporter
+from chargeback_demo.prometheus import Process, start_prometheus, stop, wait_ready
 
 LISTEN = os.environ.get("DEMO_LISTEN_ADDRESS", "127.0.0.1:10290")
 PROMETHEUS_PORT = int(os.environ.get("DEMO_PROMETHEUS_PORT", "9090"))
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _prometheus(workdir: Path) -> tuple[Process | None, str]:
@@ -47,7 +47,7 @@ def main() -> int:
         "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback.\n\n"
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
-        f"  report:     .venv/bin/gpu-chargeback-exporter report --demo\n"
+        f"  report:     .venv/bin/python -m chargeback_demo report\n"
         f"  dashboards: import {REPO / 'dashboards'}/*.json in Grafana (Dashboards > New >\n"
         f"              Import, then pick the Prometheus data source), or provision them with\n"
         f"              {REPO / 'deploy/grafana/provisioning/dashboards.yaml'}\n"
@@ -55,7 +55,7 @@ def main() -> int:
         flush=True,
     )
     try:
-        return exporter_main(["--demo", "--web.listen-address", LISTEN])
+        return demo_exporter(["--web.listen-address", LISTEN])
     finally:
         if prometheus is not None:
             stop(prometheus)

@@ -8,12 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from chargeback_demo import fake_dcgm, fake_kube, fake_litellm
+from chargeback_demo.cluster import CLUSTER, Cluster
+from chargeback_demo.fake_opencost import FakeOpenCost
+from chargeback_demo.httpfake import FakeServer
 from exporter.clock import Clock, system_clock
 from exporter.config import Config
-from exporter.demo import fake_dcgm, fake_kube, fake_litellm
-from exporter.demo.cluster import CLUSTER, Cluster
-from exporter.demo.fake_opencost import FakeOpenCost
-from exporter.demo.httpfake import FakeServer
 
 __all__ = ["DemoStack", "demo_config_dict"]
 
@@ -117,6 +119,13 @@ class DemoStack:
     def config(self) -> Config:
         """A validated config for this stack."""
         return Config.model_validate(demo_config_dict(self.urls, str(self.secrets)))
+
+    def write_config(self) -> Path:
+        """Write this stack's config as YAML beside its secrets, as a user's file would be."""
+        path = self.secrets / "config.yaml"
+        text = yaml.safe_dump(demo_config_dict(self.urls, str(self.secrets)), sort_keys=False)
+        path.write_text(text, encoding="utf-8")
+        return path
 
     def stop(self) -> None:
         """Stop every fake."""

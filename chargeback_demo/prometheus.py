@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from exporter.mixin.config import DEFAULT, MixinConfig
-from exporter.mixin.generate import ALERTS_FILE, RULES_FILE, render_rules
+from chargeback_mixin.config import DEFAULT, MixinConfig
+from chargeback_mixin.generate import ALERTS_FILE, RULES_FILE, render_rules
 
 __all__ = [
     "DEFAULT_JOB",

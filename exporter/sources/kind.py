@@ -1,0 +1,39 @@
+"""What every source module exports to the wiring: one row of the source table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Generic, TypeVar
+
+import httpx
+
+from exporter.config import Config, SourceConfig
+
+__all__ = ["SourceKind", "section"]
+
+C = TypeVar("C", bound=SourceConfig)
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class SourceKind(Generic[C, S]):
+    """One upstream: its name, its config section, how to build its client, and how to fetch.
+
+    `fetch(client, config, now)` is the one signature of every source: the whole config (for
+    the time zone and the policy switches some sources must know), and the instant to read at.
+    """
+
+    name: str
+    snapshot: type[S]
+    section: Callable[[Config], C | None]
+    build_client: Callable[[C], httpx.Client]
+    fetch: Callable[[httpx.Client, Config, datetime], S]
+
+
+def section(value: C | None, name: str) -> C:
+    """A source's config section, which the wiring only fetches when it is set."""
+    if value is None:
+        raise ValueError(f"sources.{name} is not configured")
+    return value

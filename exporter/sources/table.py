@@ -1,0 +1,40 @@
+"""The source table: every upstream the exporter reads, and the typed bundle of their records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from exporter.sources import dcgm, kueue, litellm, opencost
+from exporter.sources.dcgm import DcgmSnapshot
+from exporter.sources.kind import SourceKind
+from exporter.sources.kueue import KueueSnapshot
+from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.sources.opencost import OpenCostSnapshot
+
+__all__ = ["SOURCES", "Records"]
+
+# A fifth source adds its module's KIND here and a field of the same name to Records.
+SOURCES: Mapping[str, SourceKind[Any, Any]] = {
+    kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND)
+}
+
+
+@dataclass(frozen=True)
+class Records:
+    """The latest fresh snapshot of each source; None when it is not configured or stale."""
+
+    opencost: OpenCostSnapshot | None = None
+    dcgm: DcgmSnapshot | None = None
+    kueue: KueueSnapshot | None = None
+    litellm: LiteLLMSnapshot | None = None
+
+    @classmethod
+    def of(cls, snapshots: Mapping[str, object]) -> Records:
+        """Bundle snapshots keyed by source name, checking each is its source's snapshot type."""
+        for name, snapshot in snapshots.items():
+            expected = SOURCES[name].snapshot
+            if not isinstance(snapshot, expected):
+                raise TypeError(f"{name}: expected {expected.__name__}, got {type(snapshot)}")
+        return cls(**snapshots)  # type: ignore[arg-type]

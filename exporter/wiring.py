@@ -1,0 +1,100 @@
+"""Wiring: from a config to clients, scheduled sources, and the refresher that joins them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from exporter import __version__
+from exporter.assemble import assemble
+from exporter.attribution import Attributor
+from exporter.clock import Clock, system_clock
+from exporter.config import Config
+from exporter.errors import ConfigError, ConfigIssue
+from exporter.refresher import Refresher, Source
+from exporter.samples import Sample
+from exporter.sources.kind import SourceKind
+from exporter.sources.table import SOURCES, Records
+
+__all__ = ["build_sources", "make_refresher", "static_samples"]
+
+log = logging.getLogger("exporter")
+
+
+def build_sources(config: Config, config_path: str = "config") -> list[Source]:
+    """One scheduled Source per configured upstream, in table order, each with its own client.
+
+    Clients are built here, once, so a missing secret or an unreadable kubeconfig is a config
+    error at start (exit 2), not a failing refresh later.
+    """
+    return [
+        _scheduled(kind, cfg, config, config_path)
+        for kind in SOURCES.values()
+        if (cfg := kind.section(config)) is not None
+    ]
+
+
+def _scheduled(kind: SourceKind[Any, Any], cfg: Any, config: Config, path: str) -> Source:
+    client = _client(kind, cfg, path)
+
+    def fetch(now: datetime) -> object:
+        return kind.fetch(client, config, now)
+
+    interval, staleness = cfg.interval.total_seconds(), cfg.max_staleness.total_seconds()
+    return Source(kind.name, interval, staleness, fetch, client.close)
+
+
+def _client(kind: SourceKind[Any, Any], cfg: Any, path: str) -> httpx.Client:
+    """Build a client from config that may be wrong (secret, kubeconfig): a config error, exit 2."""
+    try:
+        return kind.build_client(cfg)
+    except ConfigError as exc:
+        raise ConfigError(path, exc.issues) from None
+    except ValueError as exc:
+        raise ConfigError(path, [ConfigIssue(None, f"sources.{kind.name}", str(exc))]) from None
+
+
+def static_samples(config: Config) -> list[Sample]:
+    """Build and config info, which never change while the process runs."""
+    return [
+        Sample.of("build", 1.0, version=__version__),
+        Sample.of("config", 1.0, currency=config.currency, idle_policy=config.idle_policy),
+    ]
+
+
+class _FoldLog:
+    """Logs the teams folded into `__other__` when the set changes, not on every refresh."""
+
+    def __init__(self, max_teams: int) -> None:
+        self._max_teams = max_teams
+        self._folded: tuple[str, ...] = ()
+
+    def saw(self, folded: tuple[str, ...]) -> None:
+        if folded != self._folded:
+            self._folded = folded
+            if folded:
+                log.warning(
+                    "%d teams over attribution.max_teams=%d folded into __other__: %s",
+                    len(folded),
+                    self._max_teams,
+                    ", ".join(folded),
+                )
+
+
+def make_refresher(
+    config: Config, config_path: str = "config", clock: Clock = system_clock
+) -> Refresher:
+    """A refresher over every configured source, joining them with the config's policy."""
+    attributor = Attributor(config)
+    folds = _FoldLog(config.attribution.max_teams)
+
+    def build(snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
+        chargeback = assemble(config, attributor, Records.of(snapshots), now)
+        folds.saw(chargeback.folded_teams)
+        return chargeback.samples
+
+    return Refresher(build_sources(config, config_path), build, static_samples(config), clock)

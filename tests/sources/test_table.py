@@ -1,0 +1,23 @@
+"""The source table: one row per source module, mirrored by the typed Records bundle."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from exporter.sources import dcgm, kueue, litellm, opencost
+from exporter.sources.table import SOURCES, Records
+
+
+def test_records_has_one_typed_field_per_row_of_the_table() -> None:
+    assert [f.name for f in fields(Records)] == list(SOURCES)
+    for module in (opencost, dcgm, kueue, litellm):
+        assert SOURCES[module.SOURCE] is module.KIND
+
+
+def test_records_refuse_a_snapshot_of_the_wrong_source() -> None:
+    wrong = dcgm.DcgmSnapshot(())
+    with pytest.raises(TypeError, match="opencost: expected OpenCostSnapshot"):
+        Records.of({"opencost": wrong})
+    assert Records.of({"dcgm": wrong}).dcgm is wrong
