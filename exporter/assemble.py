@@ -25,6 +25,14 @@ from exporter.llm import (
     llm_report_samples,
     llm_usage_samples,
 )
+from exporter.metrics import (
+    ATTRIBUTION_FALLBACK_COST_PER_HOUR,
+    CLUSTER_COST_PER_HOUR,
+    TEAM_BUDGET,
+    TEAM_COST_MONTH_TO_DATE,
+    TEAM_COST_PER_HOUR,
+    TEAMS_OVER_CAP,
+)
 from exporter.samples import Sample
 from exporter.sources.litellm import LiteLLMSnapshot
 from exporter.sources.opencost import OpenCostSnapshot
@@ -82,8 +90,8 @@ def assemble(config: Config, attributor: Attributor, records: Records, now: date
     rate, _ = cap_teams(rate, declared, config.attribution.max_teams, fold=folded)
     cluster_rate = rate_costs.cluster_total / rate_costs.hours
     samples.extend(ledger_samples(rate, month))
-    samples.append(Sample.of("cluster_cost_per_hour", cluster_rate))
-    samples.append(Sample.of("teams_over_cap", float(len(folded))))
+    samples.append(Sample.of(CLUSTER_COST_PER_HOUR, cluster_rate))
+    samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
     return Chargeback(rate, month, tuple(samples), tuple(folded), budgets)
 
 
@@ -142,14 +150,14 @@ def config_budgets(config: Config) -> dict[tuple[str, str], float]:
 def budget_samples(budgets: Mapping[tuple[str, str], float]) -> Iterable[Sample]:
     """`chargeback_team_budget` series."""
     for (team, kind), amount in sorted(budgets.items()):
-        yield Sample.of("team_budget", amount, team=team, kind=kind)
+        yield Sample.of(TEAM_BUDGET, amount, team=team, kind=kind)
 
 
 def ledger_samples(rate: Ledger, month: Ledger) -> Iterable[Sample]:
     """Cost series from the hourly and month-to-date ledgers, plus fallback-placed cost."""
     for (team, component), amount in sorted(rate.costs.items()):
-        yield Sample.of("team_cost_per_hour", amount, team=team, component=component)
+        yield Sample.of(TEAM_COST_PER_HOUR, amount, team=team, component=component)
     for (team, component), amount in sorted(month.costs.items()):
-        yield Sample.of("team_cost_month_to_date", amount, team=team, component=component)
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, amount, team=team, component=component)
     for (team, key), amount in sorted(rate.fallback.items()):
-        yield Sample.of("attribution_fallback_cost_per_hour", amount, team=team, key=key)
+        yield Sample.of(ATTRIBUTION_FALLBACK_COST_PER_HOUR, amount, team=team, key=key)

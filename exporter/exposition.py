@@ -20,7 +20,17 @@ from prometheus_client.openmetrics.exposition import (
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from exporter.metrics import BACKGROUND_NOTE, CATALOGUE, Family, Kind, family
+from exporter.metrics import (
+    BACKGROUND_NOTE,
+    BUILD_ERRORS,
+    CATALOGUE,
+    SOURCE_DURATION_SECONDS,
+    SOURCE_ERRORS,
+    SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
+    SOURCE_UP,
+    Family,
+    Kind,
+)
 from exporter.samples import Sample
 
 __all__ = [
@@ -69,27 +79,27 @@ class Exposition:
 def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
     """The source health families, errors pre-initialised to 0 for every known reason."""
     for source, h in sorted(health.items()):
-        yield Sample.of("source_up", 1.0 if h.up else 0.0, source=source)
+        yield Sample.of(SOURCE_UP, 1.0 if h.up else 0.0, source=source)
         if h.last_success is not None:
-            yield Sample.of("source_last_success_timestamp_seconds", h.last_success, source=source)
-        yield Sample.of("source_duration_seconds", h.duration, source=source)
+            yield Sample.of(SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS, h.last_success, source=source)
+        yield Sample.of(SOURCE_DURATION_SECONDS, h.duration, source=source)
         for reason in sorted(set(ERROR_REASONS) | set(h.errors)):
             yield Sample.of(
-                "source_errors", float(h.errors.get(reason, 0)), source=source, reason=reason
+                SOURCE_ERRORS, float(h.errors.get(reason, 0)), source=source, reason=reason
             )
 
 
 def build_error_samples(errors: Mapping[str, int]) -> Iterable[Sample]:
     """Failed joins and renders, pre-initialised to 0 for every stage."""
     for stage in BUILD_STAGES:
-        yield Sample.of("build_errors", float(errors.get(stage, 0)), stage=stage)
+        yield Sample.of(BUILD_ERRORS, float(errors.get(stage, 0)), stage=stage)
 
 
 def families(samples: Iterable[Sample]) -> list[Metric]:
     """Group samples into catalogue families, in catalogue order, series sorted by labels."""
     grouped: dict[str, list[Sample]] = defaultdict(list)
     for sample in samples:
-        grouped[family(sample.family).name].append(sample)
+        grouped[sample.family.name].append(sample)
     out = []
     for fam in CATALOGUE:
         if fam.name in grouped:

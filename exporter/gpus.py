@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from exporter.attribution import UNALLOCATED, Attributor
+from exporter.metrics import GPUS, TEAM_GPU_UTILIZATION_RATIO, TEAM_GPU_WASTE_COST_PER_HOUR
 from exporter.samples import Sample
 from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
 
@@ -95,13 +96,13 @@ def _samples(tallies: Mapping[str, _Tally]) -> list[Sample]:
     for team in sorted(tallies):
         tally = tallies[team]
         if tally.allocated > 0:
-            out.append(Sample.of("gpus", tally.busy, team=team, state="busy"))
-            out.append(Sample.of("gpus", tally.idle, team=team, state="idle"))
+            out.append(Sample.of(GPUS, tally.busy, team=team, state="busy"))
+            out.append(Sample.of(GPUS, tally.idle, team=team, state="idle"))
         if team == UNALLOCATED:
-            out.append(Sample.of("gpus", tally.unallocated, team=team, state="unallocated"))
+            out.append(Sample.of(GPUS, tally.unallocated, team=team, state="unallocated"))
         if tally.measured > 0:
             ratio = tally.weighted_use / tally.measured
-            out.append(Sample.of("team_gpu_utilization_ratio", ratio, team=team))
+            out.append(Sample.of(TEAM_GPU_UTILIZATION_RATIO, ratio, team=team))
         if tally.allocated > 0 and not tally.unpriced:
-            out.append(Sample.of("team_gpu_waste_cost_per_hour", tally.waste, team=team))
+            out.append(Sample.of(TEAM_GPU_WASTE_COST_PER_HOUR, tally.waste, team=team))
     return out

@@ -21,6 +21,18 @@ from dataclasses import dataclass
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.chargeback import Ledger
 from exporter.config import ModelDecl
+from exporter.metrics import (
+    LLM_BUDGET_MAX,
+    LLM_BUDGET_RESET_TIMESTAMP_SECONDS,
+    LLM_BUDGET_SOFT,
+    LLM_BUDGET_SPEND,
+    LLM_COST_PER_TOKEN,
+    LLM_RECOMMENDED_COST_PER_TOKEN,
+    LLM_REQUESTS_MONTH_TO_DATE,
+    LLM_SPEND_MONTH_TO_DATE,
+    LLM_TOKENS_MONTH_TO_DATE,
+    LLM_UNKNOWN_MODELS,
+)
 from exporter.samples import Sample
 from exporter.sources.litellm import ModelUsage, TeamBudget
 
@@ -90,14 +102,14 @@ def llm_usage_samples(usage: Iterable[ModelUsage], attributor: Attributor) -> li
         prompt, completion, requests = counts[key]
         value = spend[key]
         if value is not None:
-            out.append(Sample.of("llm_spend_month_to_date", value, team=team, model=model))
+            out.append(Sample.of(LLM_SPEND_MONTH_TO_DATE, value, team=team, model=model))
         for direction, tokens in (("prompt", prompt), ("completion", completion)):
             out.append(
                 Sample.of(
-                    "llm_tokens_month_to_date", tokens, team=team, model=model, direction=direction
+                    LLM_TOKENS_MONTH_TO_DATE, tokens, team=team, model=model, direction=direction
                 )
             )
-        out.append(Sample.of("llm_requests_month_to_date", requests, team=team, model=model))
+        out.append(Sample.of(LLM_REQUESTS_MONTH_TO_DATE, requests, team=team, model=model))
     return out
 
 
@@ -116,10 +128,10 @@ def llm_budget_state_samples(teams: Iterable[TeamBudget], attributor: Attributor
         members = groups[team]
         spends = [m.spend for m in members if m.spend is not None]
         if spends:
-            out.append(Sample.of("llm_budget_spend", sum(spends), team=team))
+            out.append(Sample.of(LLM_BUDGET_SPEND, sum(spends), team=team))
         for family, values in (
-            ("llm_budget_max", [m.max_budget for m in members]),
-            ("llm_budget_soft", [m.soft_budget for m in members]),
+            (LLM_BUDGET_MAX, [m.max_budget for m in members]),
+            (LLM_BUDGET_SOFT, [m.soft_budget for m in members]),
         ):
             known = [v for v in values if v is not None]
             if known and len(known) == len(values):
@@ -127,13 +139,13 @@ def llm_budget_state_samples(teams: Iterable[TeamBudget], attributor: Attributor
         resets = [m.budget_reset_at for m in members if m.budget_reset_at is not None]
         if resets:
             stamp = min(resets).timestamp()
-            out.append(Sample.of("llm_budget_reset_timestamp_seconds", stamp, team=team))
+            out.append(Sample.of(LLM_BUDGET_RESET_TIMESTAMP_SECONDS, stamp, team=team))
     return out
 
 
 def llm_report_samples(report: LlmReport) -> list[Sample]:
     """How many models LiteLLM saw that the config does not declare."""
-    return [Sample.of("llm_unknown_models", float(len(report.unknown_models)))]
+    return [Sample.of(LLM_UNKNOWN_MODELS, float(len(report.unknown_models)))]
 
 
 # --- (b) money into the ledger ---------------------------------------------------------------
@@ -260,13 +272,13 @@ def llm_pricing_samples(
         ns = hosted[model]
         if model not in unknown_spend:
             out.append(
-                Sample.of("llm_cost_per_token", spend / w_tokens, model=model, basis="declared")
+                Sample.of(LLM_COST_PER_TOKEN, spend / w_tokens, model=model, basis="declared")
             )
         cost = sum(serving_cost.get(ns, {}).values())
         measured = cost / ns_weight[ns]
-        out.append(Sample.of("llm_cost_per_token", measured, model=model, basis="measured"))
+        out.append(Sample.of(LLM_COST_PER_TOKEN, measured, model=model, basis="measured"))
         for direction, price in (("input", measured), ("output", weight * measured)):
             out.append(
-                Sample.of("llm_recommended_cost_per_token", price, model=model, direction=direction)
+                Sample.of(LLM_RECOMMENDED_COST_PER_TOKEN, price, model=model, direction=direction)
             )
     return out

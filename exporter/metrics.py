@@ -6,11 +6,42 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "ATTRIBUTION_FALLBACK_COST_PER_HOUR",
+    "BUILD",
+    "BUILD_ERRORS",
     "CATALOGUE",
+    "CLUSTER_COST_PER_HOUR",
     "COMPONENTS",
+    "CONFIG",
+    "GPUS",
+    "LLM_BUDGET_MAX",
+    "LLM_BUDGET_RESET_TIMESTAMP_SECONDS",
+    "LLM_BUDGET_SOFT",
+    "LLM_BUDGET_SPEND",
+    "LLM_COST_PER_TOKEN",
+    "LLM_RECOMMENDED_COST_PER_TOKEN",
+    "LLM_REQUESTS_MONTH_TO_DATE",
+    "LLM_SPEND_MONTH_TO_DATE",
+    "LLM_TOKENS_MONTH_TO_DATE",
+    "LLM_UNKNOWN_MODELS",
+    "QUOTA_BORROWED",
+    "QUOTA_BORROWING_LIMIT",
+    "QUOTA_LENDING_LIMIT",
+    "QUOTA_LENT",
+    "QUOTA_NOMINAL",
+    "QUOTA_USAGE",
+    "SOURCE_DURATION_SECONDS",
+    "SOURCE_ERRORS",
+    "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
+    "SOURCE_UP",
+    "TEAMS_OVER_CAP",
+    "TEAM_BUDGET",
+    "TEAM_COST_MONTH_TO_DATE",
+    "TEAM_COST_PER_HOUR",
+    "TEAM_GPU_UTILIZATION_RATIO",
+    "TEAM_GPU_WASTE_COST_PER_HOUR",
     "Family",
     "Kind",
-    "family",
     "markdown_table",
 ]
 
@@ -53,6 +84,11 @@ class Family:
     source: str  # which upstream feeds it; "exporter" for self-metrics
 
     @property
+    def base(self) -> str:
+        """The name without the `chargeback_` prefix."""
+        return self.name.removeprefix(PREFIX)
+
+    @property
     def exposed_name(self) -> str:
         """The name as it appears in the exposition (counters gain `_total`, info `_info`)."""
         if self.kind is Kind.COUNTER:
@@ -71,270 +107,308 @@ def _f(
 G, C, INFO = Kind.GAUGE, Kind.COUNTER, Kind.INFO
 QUOTA_LABELS = ("team", "cluster_queue", "cohort", "flavor", "resource")
 
-CATALOGUE: tuple[Family, ...] = (
-    # Cost, from OpenCost joined with Kueue and LiteLLM.
-    _f(
-        "team_cost_per_hour",
-        G,
-        "Current cost rate per team and component, in the configured currency per hour.",
-        ("team", "component"),
-        "currency/h",
-        "opencost",
-    ),
-    _f(
-        "team_cost_month_to_date",
-        G,
-        "Cost per team and component since the start of the "
-        "calendar month in the configured time zone, in the configured currency.",
-        ("team", "component"),
-        "currency",
-        "opencost",
-    ),
-    _f(
-        "team_budget",
-        G,
-        "Monthly budget per team and kind (gpu, llm), in the configured currency.",
-        ("team", "kind"),
-        "currency",
-        "config",
-    ),
-    _f(
-        "attribution_fallback_cost_per_hour",
-        G,
-        "Cost rate placed on a team only through a fallback label key, per team and key.",
-        ("team", "key"),
-        "currency/h",
-        "opencost",
-    ),
-    _f(
-        "cluster_cost_per_hour",
-        G,
-        "Cost rate of the whole cluster (allocations plus idle) as "
-        "OpenCost reports it, before any policy.",
-        (),
-        "currency/h",
-        "opencost",
-    ),
-    _f(
-        "teams_over_cap",
-        G,
-        "Distinct teams beyond attribution.max_teams whose cost was folded into __other__.",
-        (),
-        "teams",
-        "opencost",
-    ),
-    # GPUs, from DCGM.
-    _f(
-        "gpus",
-        G,
-        "GPUs per team and state: busy, idle (allocated but below the utilisation "
-        "threshold) or unallocated (no pod). MIG slices count as their share of a GPU.",
-        ("team", "state"),
-        "gpus",
-        "dcgm",
-    ),
-    _f(
-        "team_gpu_utilization_ratio",
-        G,
-        "Mean DCGM utilisation (0..1) of the team's GPUs.",
-        ("team",),
-        "ratio",
-        "dcgm",
-    ),
-    _f(
-        "team_gpu_waste_cost_per_hour",
-        G,
-        "Cost rate of GPUs a team holds but leaves idle.",
-        ("team",),
-        "currency/h",
-        "dcgm",
-    ),
-    # Quota, from Kueue.
-    _f(
-        "quota_nominal",
-        G,
-        "Kueue nominal quota (GPUs as counts, CPU in cores, memory in bytes).",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    _f(
-        "quota_usage",
-        G,
-        "Kueue quota in use by admitted workloads.",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    _f(
-        "quota_borrowed",
-        G,
-        "Quota a ClusterQueue borrows from its cohort (Kueue status).",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    _f(
-        "quota_lent",
-        G,
-        "Quota of a ClusterQueue that others in its cohort use, as apportioned by the exporter.",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    _f(
-        "quota_borrowing_limit",
-        G,
-        "Kueue borrowing limit; +Inf when unset.",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    _f(
-        "quota_lending_limit",
-        G,
-        "Kueue lending limit; +Inf when unset.",
-        QUOTA_LABELS,
-        "native",
-        "kueue",
-    ),
-    # LLM, from LiteLLM.
-    _f(
-        "llm_spend_month_to_date",
-        G,
-        "LiteLLM spend this calendar month per team and model, as LiteLLM prices it.",
-        ("team", "model"),
-        "currency",
-        "litellm",
-    ),
-    _f(
-        "llm_tokens_month_to_date",
-        G,
-        "LiteLLM tokens this calendar month per team, model and direction.",
-        ("team", "model", "direction"),
-        "tokens",
-        "litellm",
-    ),
-    _f(
-        "llm_requests_month_to_date",
-        G,
-        "LiteLLM requests this calendar month per team and model.",
-        ("team", "model"),
-        "requests",
-        "litellm",
-    ),
-    _f(
-        "llm_budget_spend",
-        G,
-        "LiteLLM team spend in the current budget window (LiteLLM resets it on its own schedule).",
-        ("team",),
-        "currency",
-        "litellm",
-    ),
-    _f(
-        "llm_budget_max", G, "LiteLLM team max_budget (hard cap).", ("team",), "currency", "litellm"
-    ),
-    _f(
-        "llm_budget_soft",
-        G,
-        "LiteLLM team soft_budget (alert only).",
-        ("team",),
-        "currency",
-        "litellm",
-    ),
-    _f(
-        "llm_budget_reset_timestamp_seconds",
-        G,
-        "Next LiteLLM budget reset of the team.",
-        ("team",),
-        "seconds",
-        "litellm",
-    ),
-    _f(
-        "llm_cost_per_token",
-        G,
-        "Cost per weighted token of a self-hosted model: as LiteLLM "
-        "declares it, and as measured from its serving cost.",
-        ("model", "basis"),
-        "currency",
-        "litellm",
-    ),
-    _f(
-        "llm_recommended_cost_per_token",
-        G,
-        "Recommended LiteLLM input_cost_per_token and "
-        "output_cost_per_token for a self-hosted model.",
-        ("model", "direction"),
-        "currency",
-        "litellm",
-    ),
-    _f(
-        "llm_unknown_models",
-        G,
-        "Models seen in LiteLLM that the config does not declare (treated as external).",
-        (),
-        "models",
-        "litellm",
-    ),
-    # Health of the exporter and its sources.
-    _f(
-        "source_up",
-        G,
-        "1 if the last refresh of the source succeeded, else 0.",
-        ("source",),
-        "",
-        "exporter",
-    ),
-    _f(
-        "source_last_success_timestamp_seconds",
-        G,
-        "Unix time of the source's last successful refresh.",
-        ("source",),
-        "seconds",
-        "exporter",
-    ),
-    _f(
-        "source_duration_seconds",
-        G,
-        "Duration of the source's last refresh.",
-        ("source",),
-        "seconds",
-        "exporter",
-    ),
-    _f(
-        "source_errors",
-        C,
-        "Failed refreshes of a source, by reason.",
-        ("source", "reason"),
-        "",
-        "exporter",
-    ),
-    _f(
-        "build_errors",
-        C,
-        "Failed joins and renders of the exposition, by stage; the last good values keep serving.",
-        ("stage",),
-        "",
-        "exporter",
-    ),
-    _f("build", INFO, "Build information of the exporter.", ("version",), "", "exporter"),
-    _f(
-        "config",
-        INFO,
-        "Effective configuration of the exporter.",
-        ("currency", "idle_policy"),
-        "",
-        "exporter",
-    ),
+# Cost, from OpenCost joined with Kueue and LiteLLM.
+TEAM_COST_PER_HOUR = _f(
+    "team_cost_per_hour",
+    G,
+    "Current cost rate per team and component, in the configured currency per hour.",
+    ("team", "component"),
+    "currency/h",
+    "opencost",
+)
+TEAM_COST_MONTH_TO_DATE = _f(
+    "team_cost_month_to_date",
+    G,
+    "Cost per team and component since the start of the calendar month in the configured time "
+    "zone, in the configured currency.",
+    ("team", "component"),
+    "currency",
+    "opencost",
+)
+TEAM_BUDGET = _f(
+    "team_budget",
+    G,
+    "Monthly budget per team and kind (gpu, llm), in the configured currency.",
+    ("team", "kind"),
+    "currency",
+    "config",
+)
+ATTRIBUTION_FALLBACK_COST_PER_HOUR = _f(
+    "attribution_fallback_cost_per_hour",
+    G,
+    "Cost rate placed on a team only through a fallback label key, per team and key.",
+    ("team", "key"),
+    "currency/h",
+    "opencost",
+)
+CLUSTER_COST_PER_HOUR = _f(
+    "cluster_cost_per_hour",
+    G,
+    "Cost rate of the whole cluster (allocations plus idle) as OpenCost reports it, before any "
+    "policy.",
+    (),
+    "currency/h",
+    "opencost",
+)
+TEAMS_OVER_CAP = _f(
+    "teams_over_cap",
+    G,
+    "Distinct teams beyond attribution.max_teams whose cost was folded into __other__.",
+    (),
+    "teams",
+    "opencost",
+)
+# GPUs, from DCGM.
+GPUS = _f(
+    "gpus",
+    G,
+    "GPUs per team and state: busy, idle (allocated but below the utilisation threshold) or "
+    "unallocated (no pod). MIG slices count as their share of a GPU.",
+    ("team", "state"),
+    "gpus",
+    "dcgm",
+)
+TEAM_GPU_UTILIZATION_RATIO = _f(
+    "team_gpu_utilization_ratio",
+    G,
+    "Mean DCGM utilisation (0..1) of the team's GPUs.",
+    ("team",),
+    "ratio",
+    "dcgm",
+)
+TEAM_GPU_WASTE_COST_PER_HOUR = _f(
+    "team_gpu_waste_cost_per_hour",
+    G,
+    "Cost rate of GPUs a team holds but leaves idle.",
+    ("team",),
+    "currency/h",
+    "dcgm",
+)
+# Quota, from Kueue.
+QUOTA_NOMINAL = _f(
+    "quota_nominal",
+    G,
+    "Kueue nominal quota (GPUs as counts, CPU in cores, memory in bytes).",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+QUOTA_USAGE = _f(
+    "quota_usage",
+    G,
+    "Kueue quota in use by admitted workloads.",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+QUOTA_BORROWED = _f(
+    "quota_borrowed",
+    G,
+    "Quota a ClusterQueue borrows from its cohort (Kueue status).",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+QUOTA_LENT = _f(
+    "quota_lent",
+    G,
+    "Quota of a ClusterQueue that others in its cohort use, as apportioned by the exporter.",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+QUOTA_BORROWING_LIMIT = _f(
+    "quota_borrowing_limit",
+    G,
+    "Kueue borrowing limit; +Inf when unset.",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+QUOTA_LENDING_LIMIT = _f(
+    "quota_lending_limit",
+    G,
+    "Kueue lending limit; +Inf when unset.",
+    QUOTA_LABELS,
+    "native",
+    "kueue",
+)
+# LLM, from LiteLLM.
+LLM_SPEND_MONTH_TO_DATE = _f(
+    "llm_spend_month_to_date",
+    G,
+    "LiteLLM spend this calendar month per team and model, as LiteLLM prices it.",
+    ("team", "model"),
+    "currency",
+    "litellm",
+)
+LLM_TOKENS_MONTH_TO_DATE = _f(
+    "llm_tokens_month_to_date",
+    G,
+    "LiteLLM tokens this calendar month per team, model and direction.",
+    ("team", "model", "direction"),
+    "tokens",
+    "litellm",
+)
+LLM_REQUESTS_MONTH_TO_DATE = _f(
+    "llm_requests_month_to_date",
+    G,
+    "LiteLLM requests this calendar month per team and model.",
+    ("team", "model"),
+    "requests",
+    "litellm",
+)
+LLM_BUDGET_SPEND = _f(
+    "llm_budget_spend",
+    G,
+    "LiteLLM team spend in the current budget window (LiteLLM resets it on its own schedule).",
+    ("team",),
+    "currency",
+    "litellm",
+)
+LLM_BUDGET_MAX = _f(
+    "llm_budget_max",
+    G,
+    "LiteLLM team max_budget (hard cap).",
+    ("team",),
+    "currency",
+    "litellm",
+)
+LLM_BUDGET_SOFT = _f(
+    "llm_budget_soft",
+    G,
+    "LiteLLM team soft_budget (alert only).",
+    ("team",),
+    "currency",
+    "litellm",
+)
+LLM_BUDGET_RESET_TIMESTAMP_SECONDS = _f(
+    "llm_budget_reset_timestamp_seconds",
+    G,
+    "Next LiteLLM budget reset of the team.",
+    ("team",),
+    "seconds",
+    "litellm",
+)
+LLM_COST_PER_TOKEN = _f(
+    "llm_cost_per_token",
+    G,
+    "Cost per weighted token of a self-hosted model: as LiteLLM declares it, and as measured from "
+    "its serving cost.",
+    ("model", "basis"),
+    "currency",
+    "litellm",
+)
+LLM_RECOMMENDED_COST_PER_TOKEN = _f(
+    "llm_recommended_cost_per_token",
+    G,
+    "Recommended LiteLLM input_cost_per_token and output_cost_per_token for a self-hosted model.",
+    ("model", "direction"),
+    "currency",
+    "litellm",
+)
+LLM_UNKNOWN_MODELS = _f(
+    "llm_unknown_models",
+    G,
+    "Models seen in LiteLLM that the config does not declare (treated as external).",
+    (),
+    "models",
+    "litellm",
+)
+# Health of the exporter and its sources.
+SOURCE_UP = _f(
+    "source_up",
+    G,
+    "1 if the last refresh of the source succeeded, else 0.",
+    ("source",),
+    "",
+    "exporter",
+)
+SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS = _f(
+    "source_last_success_timestamp_seconds",
+    G,
+    "Unix time of the source's last successful refresh.",
+    ("source",),
+    "seconds",
+    "exporter",
+)
+SOURCE_DURATION_SECONDS = _f(
+    "source_duration_seconds",
+    G,
+    "Duration of the source's last refresh.",
+    ("source",),
+    "seconds",
+    "exporter",
+)
+SOURCE_ERRORS = _f(
+    "source_errors",
+    C,
+    "Failed refreshes of a source, by reason.",
+    ("source", "reason"),
+    "",
+    "exporter",
+)
+BUILD_ERRORS = _f(
+    "build_errors",
+    C,
+    "Failed joins and renders of the exposition, by stage; the last good values keep serving.",
+    ("stage",),
+    "",
+    "exporter",
+)
+BUILD = _f(
+    "build",
+    INFO,
+    "Build information of the exporter.",
+    ("version",),
+    "",
+    "exporter",
+)
+CONFIG = _f(
+    "config",
+    INFO,
+    "Effective configuration of the exporter.",
+    ("currency", "idle_policy"),
+    "",
+    "exporter",
 )
 
-_BY_NAME = {f.name: f for f in CATALOGUE}
-
-
-def family(name: str) -> Family:
-    """Look a family up by its base name, with or without the `chargeback_` prefix."""
-    key = name if name.startswith(PREFIX) else PREFIX + name
-    return _BY_NAME[key]
+# Every family, in exposition order: the README table, the rules lint and the dashboards lint
+# read this tuple.
+CATALOGUE: tuple[Family, ...] = (
+    TEAM_COST_PER_HOUR,
+    TEAM_COST_MONTH_TO_DATE,
+    TEAM_BUDGET,
+    ATTRIBUTION_FALLBACK_COST_PER_HOUR,
+    CLUSTER_COST_PER_HOUR,
+    TEAMS_OVER_CAP,
+    GPUS,
+    TEAM_GPU_UTILIZATION_RATIO,
+    TEAM_GPU_WASTE_COST_PER_HOUR,
+    QUOTA_NOMINAL,
+    QUOTA_USAGE,
+    QUOTA_BORROWED,
+    QUOTA_LENT,
+    QUOTA_BORROWING_LIMIT,
+    QUOTA_LENDING_LIMIT,
+    LLM_SPEND_MONTH_TO_DATE,
+    LLM_TOKENS_MONTH_TO_DATE,
+    LLM_REQUESTS_MONTH_TO_DATE,
+    LLM_BUDGET_SPEND,
+    LLM_BUDGET_MAX,
+    LLM_BUDGET_SOFT,
+    LLM_BUDGET_RESET_TIMESTAMP_SECONDS,
+    LLM_COST_PER_TOKEN,
+    LLM_RECOMMENDED_COST_PER_TOKEN,
+    LLM_UNKNOWN_MODELS,
+    SOURCE_UP,
+    SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
+    SOURCE_DURATION_SECONDS,
+    SOURCE_ERRORS,
+    BUILD_ERRORS,
+    BUILD,
+    CONFIG,
+)
 
 
 def markdown_table() -> str:

@@ -17,6 +17,14 @@ from dataclasses import dataclass
 
 from exporter.attribution import IDLE, Attributor
 from exporter.chargeback import Ledger
+from exporter.metrics import (
+    QUOTA_BORROWED,
+    QUOTA_BORROWING_LIMIT,
+    QUOTA_LENDING_LIMIT,
+    QUOTA_LENT,
+    QUOTA_NOMINAL,
+    QUOTA_USAGE,
+)
 from exporter.samples import Sample
 from exporter.sources.kueue import KueueSnapshot, QuotaRecord
 
@@ -117,12 +125,12 @@ def quota_samples(
             "resource": r.resource,
         }
         values = (
-            ("quota_nominal", r.nominal),
-            ("quota_usage", r.usage),
-            ("quota_borrowed", r.borrowed),
-            ("quota_lent", given.get((r.cluster_queue, r.flavor, r.resource), 0.0)),
-            ("quota_borrowing_limit", r.borrowing_limit),
-            ("quota_lending_limit", r.lending_limit),
+            (QUOTA_NOMINAL, r.nominal),
+            (QUOTA_USAGE, r.usage),
+            (QUOTA_BORROWED, r.borrowed),
+            (QUOTA_LENT, given.get((r.cluster_queue, r.flavor, r.resource), 0.0)),
+            (QUOTA_BORROWING_LIMIT, r.borrowing_limit),
+            (QUOTA_LENDING_LIMIT, r.lending_limit),
         )
         out.extend(Sample.of(name, value, **labels) for name, value in values)
     return out

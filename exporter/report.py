@@ -11,7 +11,13 @@ from dataclasses import asdict, dataclass
 
 from exporter.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.chargeback import Ledger
-from exporter.metrics import COMPONENTS
+from exporter.metrics import (
+    COMPONENTS,
+    LLM_COST_PER_TOKEN,
+    LLM_RECOMMENDED_COST_PER_TOKEN,
+    LLM_SPEND_MONTH_TO_DATE,
+    LLM_TOKENS_MONTH_TO_DATE,
+)
 from exporter.samples import Sample
 
 __all__ = ["ModelRow", "Report", "build_report", "format_report", "model_rows"]
@@ -96,13 +102,13 @@ def model_rows(samples: Iterable[Sample], kinds: Mapping[str, str]) -> tuple[Mod
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for s in samples:
         labels = dict(s.labels)
-        if s.family == "llm_spend_month_to_date":
+        if s.family is LLM_SPEND_MONTH_TO_DATE:
             acc[labels["model"]]["spend"] += s.value
-        elif s.family == "llm_tokens_month_to_date":
+        elif s.family is LLM_TOKENS_MONTH_TO_DATE:
             acc[labels["model"]][labels["direction"]] += s.value
-        elif s.family == "llm_cost_per_token":
+        elif s.family is LLM_COST_PER_TOKEN:
             acc[labels["model"]][labels["basis"]] = s.value
-        elif s.family == "llm_recommended_cost_per_token":
+        elif s.family is LLM_RECOMMENDED_COST_PER_TOKEN:
             acc[labels["model"]]["rec_" + labels["direction"]] = s.value
     return tuple(
         ModelRow(

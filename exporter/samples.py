@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from exporter.metrics import Family
+
 __all__ = ["Sample"]
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One series of a catalogue family; `family` is the base name without the prefix."""
+    """One series of a catalogue family, which it holds by handle (a misspelt one cannot be)."""
 
-    family: str
+    family: Family
     labels: tuple[tuple[str, str], ...]
     value: float
 
     @classmethod
-    def of(cls, family: str, value: float, **labels: str) -> Sample:
+    def of(cls, family: Family, value: float, **labels: str) -> Sample:
         """Build a sample with labels given as keywords (kept in the family's label order)."""
         return cls(family, tuple(labels.items()), value)

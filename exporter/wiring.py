@@ -15,6 +15,7 @@ from exporter.attribution import Attributor
 from exporter.clock import Clock, system_clock
 from exporter.config import Config
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.metrics import BUILD, CONFIG
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
 from exporter.sources.kind import SourceKind
@@ -61,8 +62,8 @@ def _client(kind: SourceKind[Any, Any], cfg: Any, path: str) -> httpx.Client:
 def static_samples(config: Config) -> list[Sample]:
     """Build and config info, which never change while the process runs."""
     return [
-        Sample.of("build", 1.0, version=__version__),
-        Sample.of("config", 1.0, currency=config.currency, idle_policy=config.idle_policy),
+        Sample.of(BUILD, 1.0, version=__version__),
+        Sample.of(CONFIG, 1.0, currency=config.currency, idle_policy=config.idle_policy),
     ]
 
 

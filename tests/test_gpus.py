@@ -9,6 +9,7 @@ import pytest
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.config import Config
 from exporter.gpus import gpu_samples, model_price
+from exporter.metrics import GPUS
 from exporter.samples import Sample
 from exporter.sources.dcgm import DcgmSnapshot, GpuRecord, parse_metrics
 
@@ -25,7 +26,7 @@ def attributor() -> Attributor:
 
 
 def values(samples: list[Sample]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {(s.family, s.labels): s.value for s in samples}
+    return {(s.family.base, s.labels): s.value for s in samples}
 
 
 def key(family: str, **labels: str) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -84,7 +85,7 @@ def test_a_pod_nobody_owns_is_allocated_on_unallocated() -> None:
 
 def test_empty_snapshot_reports_zero_unallocated() -> None:
     got = gpu_samples(DcgmSnapshot(()), attributor(), 0.05, PRICES)
-    assert got == [Sample.of("gpus", 0.0, team=UNALLOCATED, state="unallocated")]
+    assert got == [Sample.of(GPUS, 0.0, team=UNALLOCATED, state="unallocated")]
 
 
 def test_model_price_lookup() -> None:

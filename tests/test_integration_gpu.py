@@ -17,7 +17,7 @@ def _samples(
     stack: DemoStack, config: Config
 ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
-    return {(s.family, tuple(sorted(s.labels))): s.value for s in result.samples}
+    return {(s.family.base, tuple(sorted(s.labels))): s.value for s in result.samples}
 
 
 @pytest.mark.parametrize("policy", ["separate", "proportional", "reservation"])

@@ -20,6 +20,10 @@ from exporter.llm import (
     llm_report_samples,
     llm_usage_samples,
 )
+from exporter.metrics import (
+    LLM_UNKNOWN_MODELS,
+    TEAM_BUDGET,
+)
 from exporter.samples import Sample
 from exporter.sources.litellm import ModelUsage, TeamBudget
 
@@ -59,7 +63,7 @@ RESEARCH, VISION, SEARCH, STRANGER, NOBODY = LITELLM_TEAMS
 
 
 def _values(samples: list[Sample]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {(s.family, s.labels): s.value for s in samples}
+    return {(s.family.base, s.labels): s.value for s in samples}
 
 
 # --- conservation ----------------------------------------------------------------------------
@@ -183,7 +187,7 @@ def test_unknown_and_unpriced_models_are_reported() -> None:
     assert report.unknown_models == ("mystery-model",)
     assert report.unpriced_models == ("gpt-4o",)
     assert after.costs == {(UNALLOCATED, "llm_external"): 0.25}
-    assert llm_report_samples(report) == [Sample.of("llm_unknown_models", 1.0)]
+    assert llm_report_samples(report) == [Sample.of(LLM_UNKNOWN_MODELS, 1.0)]
 
 
 # --- pricing drift ---------------------------------------------------------------------------
@@ -266,5 +270,5 @@ def test_budget_state_samples() -> None:
 def test_config_llm_budgets() -> None:
     budgets = config_budgets(Config(teams=TEAMS))
     assert list(budget_samples(budgets)) == [
-        Sample.of("team_budget", 400.0, team="research", kind="llm")
+        Sample.of(TEAM_BUDGET, 400.0, team="research", kind="llm")
     ]

@@ -233,7 +233,8 @@ def snapshot() -> KueueSnapshot:
 def test_quota_samples_carry_team_and_every_family() -> None:
     samples = quota_samples(snapshot(), attributor())
     got = {
-        (s.family, dict(s.labels)["cluster_queue"], dict(s.labels)["resource"]): s for s in samples
+        (s.family.base, dict(s.labels)["cluster_queue"], dict(s.labels)["resource"]): s
+        for s in samples
     }
     assert len(samples) == 4 * 6
     lent = got[("quota_lent", "cq-b", GPU)]

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from exporter.errors import UpstreamPayloadError
+from exporter.metrics import TEAM_BUDGET
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
 
@@ -23,7 +24,7 @@ def _source(name: str, result: Sequence[object]) -> Source:
 
 def _build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
     for name, value in sorted(records.items()):
-        yield Sample.of("team_budget", float(value), team=name, kind="gpu")  # type: ignore[arg-type]
+        yield Sample.of(TEAM_BUDGET, float(value), team=name, kind="gpu")  # type: ignore[arg-type]
 
 
 def test_one_failing_source_does_not_stop_the_other() -> None:
@@ -49,7 +50,7 @@ def test_broken_join_keeps_the_last_exposition() -> None:
         calls.append(1)
         if len(calls) > 1:
             raise ZeroDivisionError("a bug")
-        return [Sample.of("team_budget", 7.0, team="t", kind="gpu")]
+        return [Sample.of(TEAM_BUDGET, 7.0, team="t", kind="gpu")]
 
     refresher = Refresher([_source("s", [1.0])], build)
     refresher.refresh_all()
@@ -67,7 +68,7 @@ def test_a_render_failure_is_survived_and_heals_by_itself() -> None:
 
     def build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         value = float(records["s"])  # type: ignore[arg-type]
-        sample = Sample.of("team_budget", value, team="t", kind="gpu")
+        sample = Sample.of(TEAM_BUDGET, value, team="t", kind="gpu")
         return [sample, sample] if duplicate[0] else [sample]
 
     value: list[object] = [1.0]

@@ -9,13 +9,14 @@ import httpx
 import pytest
 
 from exporter.exposition import render
+from exporter.metrics import SOURCE_UP
 from exporter.samples import Sample
 from exporter.server import MetricsServer, parse_listen_address
 
 
 @pytest.fixture
 def base_url() -> Iterator[str]:
-    exposition = render([Sample.of("source_up", 1.0, source="opencost")])
+    exposition = render([Sample.of(SOURCE_UP, 1.0, source="opencost")])
     server = MetricsServer(("127.0.0.1", 0), "/custom-metrics", lambda: exposition)
     server.start()
     yield f"http://127.0.0.1:{server.port}"

@@ -22,7 +22,7 @@ from exporter.exposition import (
     health_samples,
     render,
 )
-from exporter.metrics import CATALOGUE, Kind
+from exporter.metrics import CATALOGUE, SOURCE_UP, TEAM_COST_PER_HOUR, Kind
 from exporter.samples import Sample
 from exporter.sources.table import SOURCES
 from exporter.wiring import static_samples
@@ -88,10 +88,10 @@ def test_catalogue_names_follow_the_conventions() -> None:
 
 def test_render_refuses_labels_the_catalogue_does_not_declare() -> None:
     with pytest.raises(ValueError, match="labels"):
-        render([Sample.of("team_cost_per_hour", 1.0, team="a")])
+        render([Sample.of(TEAM_COST_PER_HOUR, 1.0, team="a")])
 
 
 def test_render_refuses_duplicate_series() -> None:
-    twice = [Sample.of("source_up", 1.0, source="a"), Sample.of("source_up", 0.0, source="a")]
+    twice = [Sample.of(SOURCE_UP, 1.0, source="a"), Sample.of(SOURCE_UP, 0.0, source="a")]
     with pytest.raises(ValueError, match="duplicate series"):
         render(twice)
