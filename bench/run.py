@@ -19,10 +19,10 @@ from functools import partial
 
 import httpx
 
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.config import Config
 from exporter.exposition import Exposition, render
+from exporter.join import join
 from exporter.server import MetricsServer
 from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
 from exporter.sources.table import Records
@@ -90,10 +90,10 @@ def main() -> None:
     attributor = Attributor(config)
 
     snap = _snapshot(5000)
-    exposition = render(assemble(config, attributor, Records(opencost=snap), NOW).samples)
+    exposition = render(join(config, attributor, Records(opencost=snap), NOW).samples)
     cached = _scrape_seconds(lambda: exposition)
     at_scrape = _scrape_seconds(
-        lambda: render(assemble(config, attributor, Records(opencost=snap), NOW).samples)
+        lambda: render(join(config, attributor, Records(opencost=snap), NOW).samples)
     )
     print(f"1. one HTTP scrape over loopback, 5,000 allocations ({len(exposition.text):,} bytes)")
     print(f"   cached bytes (ours)  {cached * 1e3:8.2f} ms")
@@ -103,7 +103,7 @@ def main() -> None:
     base = None
     for n in (500, 5000, 20000):
         records = Records(opencost=_snapshot(n))
-        per = _best(partial(assemble, config, attributor, records, NOW), 3) / n
+        per = _best(partial(join, config, attributor, records, NOW), 3) / n
         base = base or per
         print(f"   {n:>6} allocations  {per * 1e6:8.2f} us each   ratio to 500: {per / base:.2f}")
 

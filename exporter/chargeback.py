@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from exporter.attribution import IDLE, OTHER, UNALLOCATED, Placement
+from exporter.config import IdlePolicy
 
 __all__ = [
     "IDLE_RESOURCES",
@@ -70,7 +71,7 @@ class Ledger:
 def charge(
     lines: Iterable[CostLine],
     idle: Mapping[str, Mapping[str, float]],
-    policy: str,
+    policy: IdlePolicy,
 ) -> Ledger:
     """Apply an idle policy to attributed costs.
 
@@ -104,10 +105,12 @@ def charge(
 
 
 def _place_idle(
-    ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], policy: str
+    ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], policy: IdlePolicy
 ) -> None:
     total_use = sum(users.values())
-    keep_idle = policy == "separate" or (policy == "reservation" and resource == "gpu")
+    keep_idle = policy is IdlePolicy.SEPARATE or (
+        policy is IdlePolicy.RESERVATION and resource == "gpu"
+    )
     if keep_idle or total_use <= 0:
         # Idle nobody used stays visible as idle, under every policy.
         ledger.add(IDLE, resource, amount)

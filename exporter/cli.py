@@ -9,12 +9,9 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from datetime import datetime
 from types import FrameType
 
 from exporter import __version__
-from exporter.assemble import assemble
-from exporter.attribution import Attributor
 from exporter.calendar import month_start
 from exporter.clock import Clock, system_clock
 from exporter.config import Config, load_config
@@ -22,8 +19,7 @@ from exporter.errors import ConfigError
 from exporter.refresher import Refresher
 from exporter.report import build_report, format_report, model_rows
 from exporter.server import MetricsServer, parse_listen_address
-from exporter.sources.table import Records
-from exporter.wiring import build_sources, make_refresher
+from exporter.wiring import Joiner, build_sources, make_refresher
 
 __all__ = ["main"]
 
@@ -96,8 +92,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     try:
         config = load_config(path)
         if args.command == "report":
-            refresher = make_refresher(config, path, clock)
-            return _report(refresher, config, clock(), args.format, args.max_unallocated)
+            return _report(config, path, clock, args.format, args.max_unallocated)
         if args.check_config:
             # Building the sources reads their secrets and kubeconfig: check those too.
             for source in build_sources(config, path):
@@ -149,20 +144,22 @@ def _serve(refresher: Refresher, listen: str, telemetry_path: str) -> int:
 
 
 def _report(
-    refresher: Refresher, config: Config, now: datetime, fmt: str, max_unallocated: float | None
+    config: Config, path: str, clock: Clock, fmt: str, max_unallocated: float | None
 ) -> int:
+    """Fetch every source once, join once, and print that join's month as the report."""
+    joiner = Joiner(config)
+    refresher = make_refresher(config, path, clock, joiner)
     ok = refresher.refresh_all()
-    records = refresher.fresh_records()
     refresher.stop()
-    chargeback = assemble(config, Attributor(config), Records.of(records), now)
-    if chargeback.month is None:
+    chargeback = joiner.last
+    if chargeback is None or chargeback.month is None:
         print(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
         )
         return 1
-    month = month_start(now, config.zone).strftime("%Y-%m")
+    month = month_start(chargeback.at, config.zone).strftime("%Y-%m")
     kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
-    models = model_rows(chargeback.samples, kinds)
+    models = model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds)
     report = build_report(chargeback.month, config.currency, month, chargeback.budgets, models)
     sys.stdout.write(format_report(report, fmt))
     if not ok:

@@ -6,6 +6,7 @@ import os
 import re
 import zoneinfo
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,7 @@ __all__ = [
     "AttributionConfig",
     "Config",
     "DcgmConfig",
+    "IdlePolicy",
     "KueueConfig",
     "LiteLLMConfig",
     "ModelDecl",
@@ -62,6 +64,14 @@ def parse_duration(value: object) -> timedelta:
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$")]
 Price = Annotated[float, Field(ge=0)]
+
+
+class IdlePolicy(StrEnum):
+    """Who pays for capacity nobody used (README "Who pays for idle")."""
+
+    SEPARATE = "separate"
+    PROPORTIONAL = "proportional"
+    RESERVATION = "reservation"
 
 
 class _Model(BaseModel):
@@ -192,7 +202,7 @@ class Config(_Model):
 
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "EUR"
     timezone: str = "UTC"
-    idle_policy: Literal["separate", "proportional", "reservation"] = "proportional"
+    idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
     idle_by_node: bool = False
     gpu_prices: dict[str, Price] = Field(default_factory=dict)
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
@@ -224,7 +234,7 @@ class Config(_Model):
 
     @model_validator(mode="after")
     def _reservation_needs_quota(self) -> Config:
-        if self.idle_policy == "reservation" and self.sources.kueue is None:
+        if self.idle_policy is IdlePolicy.RESERVATION and self.sources.kueue is None:
             raise ValueError(
                 "idle_policy: reservation charges Kueue nominal quota, so it needs sources.kueue"
             )

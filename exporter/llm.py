@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.chargeback import Ledger
-from exporter.config import ModelDecl
+from exporter.config import Config, ModelDecl
+from exporter.costs import Window, serving_costs
 from exporter.metrics import (
     LLM_BUDGET_MAX,
     LLM_BUDGET_RESET_TIMESTAMP_SECONDS,
@@ -38,11 +39,17 @@ from exporter.sources.litellm import ModelUsage, TeamBudget
 
 __all__ = [
     "LlmReport",
+    "ModelPricing",
+    "TeamModelUsage",
     "apply_llm",
+    "apply_llm_to",
     "llm_budget_state_samples",
     "llm_pricing_samples",
     "llm_report_samples",
     "llm_usage_samples",
+    "model_pricing",
+    "serving_namespaces",
+    "team_model_usage",
     "weighted_tokens",
 ]
 
@@ -79,16 +86,27 @@ def _team(record: ModelUsage | TeamBudget, attributor: Attributor) -> str:
 # --- (a) usage and budget samples ------------------------------------------------------------
 
 
-def llm_usage_samples(usage: Iterable[ModelUsage], attributor: Attributor) -> list[Sample]:
-    """Month-to-date spend, tokens and requests per team and model.
+@dataclass(frozen=True)
+class TeamModelUsage:
+    """A team's month-to-date use of one model; `spend` is None when the proxy did not say."""
 
-    Several LiteLLM teams can land on one team (e.g. unmapped ones on `__unallocated__`), so
-    values are summed per (team, model). A spend the proxy did not report makes the group's spend
-    unknown, and the series is left out rather than exported as a wrong number.
+    spend: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+
+
+def team_model_usage(
+    usage: Iterable[ModelUsage], attributor: Attributor
+) -> dict[tuple[str, str], TeamModelUsage]:
+    """Month-to-date use per (team, model), summed over the LiteLLM teams that map to the team.
+
+    Several LiteLLM teams can land on one team (e.g. unmapped ones on `__unallocated__`). A spend
+    the proxy did not report makes the group's spend unknown rather than too low.
     """
     spend: dict[tuple[str, str], float | None] = {}
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for record in usage:
+    for record in sorted(usage, key=_order):
         key = (_team(record, attributor), record.model)
         before = spend.get(key, 0.0)
         spend[key] = None if before is None or record.spend is None else before + record.spend
@@ -96,20 +114,25 @@ def llm_usage_samples(usage: Iterable[ModelUsage], attributor: Attributor) -> li
         acc[0] += record.prompt_tokens
         acc[1] += record.completion_tokens
         acc[2] += record.requests
+    return {key: TeamModelUsage(spend[key], *counts[key]) for key in sorted(counts)}
+
+
+def llm_usage_samples(totals: Mapping[tuple[str, str], TeamModelUsage]) -> list[Sample]:
+    """Month-to-date spend, tokens and requests per team and model; unknown spend is left out."""
     out: list[Sample] = []
-    for key in sorted(counts):
-        team, model = key
-        prompt, completion, requests = counts[key]
-        value = spend[key]
-        if value is not None:
-            out.append(Sample.of(LLM_SPEND_MONTH_TO_DATE, value, team=team, model=model))
-        for direction, tokens in (("prompt", prompt), ("completion", completion)):
+    for (team, model), use in sorted(totals.items()):
+        if use.spend is not None:
+            out.append(Sample.of(LLM_SPEND_MONTH_TO_DATE, use.spend, team=team, model=model))
+        for direction, tokens in (
+            ("prompt", use.prompt_tokens),
+            ("completion", use.completion_tokens),
+        ):
             out.append(
                 Sample.of(
                     LLM_TOKENS_MONTH_TO_DATE, tokens, team=team, model=model, direction=direction
                 )
             )
-        out.append(Sample.of(LLM_REQUESTS_MONTH_TO_DATE, requests, team=team, model=model))
+        out.append(Sample.of(LLM_REQUESTS_MONTH_TO_DATE, use.requests, team=team, model=model))
     return out
 
 
@@ -235,12 +258,23 @@ def _reattribute(
 # --- (c) pricing drift -----------------------------------------------------------------------
 
 
-def llm_pricing_samples(
+@dataclass(frozen=True)
+class ModelPricing:
+    """Cost per weighted token of a self-hosted model: declared, measured, and the fix."""
+
+    model: str
+    declared: float | None  # None when the proxy did not report the model's spend
+    measured: float
+    recommended_input: float
+    recommended_output: float
+
+
+def model_pricing(
     usage: Iterable[ModelUsage],
     models: tuple[ModelDecl, ...],
     serving_cost: Mapping[str, Mapping[str, float]],
     weight: float,
-) -> list[Sample]:
+) -> list[ModelPricing]:
     """Declared vs measured cost per weighted token of each self-hosted model, and the fix.
 
     With W = prompt + w x completion over the month: declared = LiteLLM spend / W; measured =
@@ -264,21 +298,57 @@ def llm_pricing_samples(
     ns_weight: dict[str, float] = defaultdict(float)
     for model in sorted(per_model):
         ns_weight[hosted[model]] += per_model[model][0]
-    out: list[Sample] = []
+    out: list[ModelPricing] = []
     for model in sorted(per_model):
         w_tokens, spend = per_model[model]
         if w_tokens <= 0:
             continue
-        ns = hosted[model]
-        if model not in unknown_spend:
+        declared = None if model in unknown_spend else spend / w_tokens
+        measured = sum(serving_cost.get(hosted[model], {}).values()) / ns_weight[hosted[model]]
+        out.append(ModelPricing(model, declared, measured, measured, weight * measured))
+    return out
+
+
+def llm_pricing_samples(pricing: Iterable[ModelPricing]) -> list[Sample]:
+    """`llm_cost_per_token` (declared, measured) and the recommended LiteLLM prices."""
+    out: list[Sample] = []
+    for p in pricing:
+        if p.declared is not None:
+            out.append(Sample.of(LLM_COST_PER_TOKEN, p.declared, model=p.model, basis="declared"))
+        out.append(Sample.of(LLM_COST_PER_TOKEN, p.measured, model=p.model, basis="measured"))
+        for direction, price in (
+            ("input", p.recommended_input),
+            ("output", p.recommended_output),
+        ):
             out.append(
-                Sample.of(LLM_COST_PER_TOKEN, spend / w_tokens, model=model, basis="declared")
-            )
-        cost = sum(serving_cost.get(ns, {}).values())
-        measured = cost / ns_weight[ns]
-        out.append(Sample.of(LLM_COST_PER_TOKEN, measured, model=model, basis="measured"))
-        for direction, price in (("input", measured), ("output", weight * measured)):
-            out.append(
-                Sample.of(LLM_RECOMMENDED_COST_PER_TOKEN, price, model=model, direction=direction)
+                Sample.of(LLM_RECOMMENDED_COST_PER_TOKEN, price, model=p.model, direction=direction)
             )
     return out
+
+
+# --- (d) one window of the join --------------------------------------------------------------
+
+
+def serving_namespaces(config: Config) -> list[str]:
+    """The namespaces that serve the config's self-hosted models."""
+    return [m.self_hosted.namespace for m in config.llm_models if m.self_hosted is not None]
+
+
+def apply_llm_to(
+    window: Window, usage: Iterable[ModelUsage], config: Config, attributor: Attributor
+) -> tuple[Window, LlmReport]:
+    """`apply_llm` on one window: its serving cost and LLM scale come from the window itself."""
+    serving = {
+        ns: {team: cost * window.scale for team, cost in teams.items()}
+        for ns, teams in serving_costs(window.lines, serving_namespaces(config)).items()
+    }
+    ledger, report = apply_llm(
+        window.ledger,
+        usage,
+        config.llm_models,
+        attributor,
+        serving,
+        config.llm_completion_weight,
+        window.llm_scale,
+    )
+    return window.with_ledger(ledger), report

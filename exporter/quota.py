@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from exporter.attribution import IDLE, Attributor
 from exporter.chargeback import Ledger
+from exporter.config import IdlePolicy
+from exporter.costs import Window, gpu_hours_by_team
 from exporter.metrics import (
     QUOTA_BORROWED,
     QUOTA_BORROWING_LIMIT,
@@ -34,12 +36,14 @@ __all__ = [
     "QueueKey",
     "TeamGpuQuota",
     "apply_gpu_quota",
+    "apply_quota",
     "default_gpu_budgets",
     "gpu_quota_by_team",
     "lend",
     "lendable",
     "lending_mismatches",
     "month_borrowing",
+    "quota_budgets",
     "quota_samples",
 ]
 
@@ -168,7 +172,7 @@ def apply_gpu_quota(
     lent: Mapping[str, float],
     price_per_gpu_hour: float,
     hours: float,
-    policy: str,
+    policy: IdlePolicy,
 ) -> Ledger:
     """Charge GPU quota (team -> GPUs) onto a ledger; returns a new ledger with the same total.
 
@@ -181,7 +185,7 @@ def apply_gpu_quota(
     """
     out = Ledger(dict(ledger.costs), dict(ledger.fallback))
     rate = price_per_gpu_hour * hours
-    if policy == "reservation":
+    if policy is IdlePolicy.RESERVATION:
         for team in sorted(set(nominal) | set(borrowed) | set(lent)):
             before = out.costs.get((team, "gpu"), 0.0)
             reserved = nominal.get(team, 0.0) * rate
@@ -198,14 +202,12 @@ def apply_gpu_quota(
                 "gpu",
                 out.costs.get((IDLE, "gpu"), 0.0) + before - reserved - extra - credit,
             )
-    elif policy in ("separate", "proportional"):
+    else:  # separate and proportional: only the borrowed part of usage moves
         for team in sorted(borrowed):
             gpu = out.costs.get((team, "gpu"), 0.0)
             moved = max(0.0, min(borrowed[team] * rate, gpu))
             _set(out, team, "gpu", gpu - moved)
             out.add(team, "borrowed", moved)
-    else:
-        raise ValueError(f"unknown idle policy {policy!r}")
     return out
 
 
@@ -249,3 +251,37 @@ def default_gpu_budgets(
 ) -> dict[str, float]:
     """A team's default monthly GPU budget: its nominal GPU quota x price x hours of the month."""
     return {team: gpus * price * hours_in_month for team, gpus in sorted(nominal_by_team.items())}
+
+
+def quota_budgets(
+    quota: TeamGpuQuota, configured: Collection[str], price: float, hours_in_month: float
+) -> dict[tuple[str, str], float]:
+    """GPU budgets for teams that configure none (`configured`), from their nominal quota."""
+    defaults = default_gpu_budgets(quota.nominal, price, hours_in_month)
+    return {
+        (team, "gpu"): amount
+        for team, amount in defaults.items()
+        if team not in configured and not team.startswith("__")
+    }
+
+
+def apply_quota(window: Window, quota: TeamGpuQuota, price: float, policy: IdlePolicy) -> Window:
+    """Charge GPU quota (reservation) or split borrowed GPU cost out (other policies), per window.
+
+    A live window uses Kueue's live status: nominal, borrowed, and lent as apportioned now.
+    Kueue keeps no history, so any other window assumes today's nominal quota held throughout,
+    and takes borrowing from the GPU-hours each team used beyond its nominal quota.
+    """
+    hours = window.unit_hours
+    borrowed, lent = quota.borrowed, quota.lent
+    if not window.live:
+        used = gpu_hours_by_team(window.lines, window.allocations)
+        borrowed_hours, lent_hours = month_borrowing(
+            quota.nominal, used, quota.lending_limit, hours
+        )
+        # month_borrowing answers in GPU-hours; apply_gpu_quota wants GPUs over `hours`.
+        per_hour = 1.0 / hours if hours > 0 else 0.0
+        borrowed = {t: h * per_hour for t, h in borrowed_hours.items()}
+        lent = {t: h * per_hour for t, h in lent_hours.items()}
+    ledger = apply_gpu_quota(window.ledger, quota.nominal, borrowed, lent, price, hours, policy)
+    return window.with_ledger(ledger)

@@ -11,14 +11,8 @@ from dataclasses import asdict, dataclass
 
 from exporter.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.chargeback import Ledger
-from exporter.metrics import (
-    COMPONENTS,
-    LLM_COST_PER_TOKEN,
-    LLM_RECOMMENDED_COST_PER_TOKEN,
-    LLM_SPEND_MONTH_TO_DATE,
-    LLM_TOKENS_MONTH_TO_DATE,
-)
-from exporter.samples import Sample
+from exporter.llm import ModelPricing, TeamModelUsage
+from exporter.metrics import COMPONENTS
 
 __all__ = ["ModelRow", "Report", "build_report", "format_report", "model_rows"]
 
@@ -97,33 +91,40 @@ def build_report(
     )
 
 
-def model_rows(samples: Iterable[Sample], kinds: Mapping[str, str]) -> tuple[ModelRow, ...]:
-    """Per-model LLM figures, read back from the month's samples (one source of numbers)."""
-    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for s in samples:
-        labels = dict(s.labels)
-        if s.family is LLM_SPEND_MONTH_TO_DATE:
-            acc[labels["model"]]["spend"] += s.value
-        elif s.family is LLM_TOKENS_MONTH_TO_DATE:
-            acc[labels["model"]][labels["direction"]] += s.value
-        elif s.family is LLM_COST_PER_TOKEN:
-            acc[labels["model"]][labels["basis"]] = s.value
-        elif s.family is LLM_RECOMMENDED_COST_PER_TOKEN:
-            acc[labels["model"]]["rec_" + labels["direction"]] = s.value
-    return tuple(
-        ModelRow(
-            model,
-            kinds.get(model, "undeclared"),
-            v.get("spend", 0.0),
-            v.get("prompt", 0.0),
-            v.get("completion", 0.0),
-            v.get("declared"),
-            v.get("measured"),
-            v.get("rec_input"),
-            v.get("rec_output"),
+def model_rows(
+    usage: Mapping[tuple[str, str], TeamModelUsage],
+    pricing: Iterable[ModelPricing],
+    kinds: Mapping[str, str],
+) -> tuple[ModelRow, ...]:
+    """Per-model LLM figures from the join's typed usage and pricing (the samples' own numbers).
+
+    A (team, model) whose spend the proxy did not report adds no spend, as its series is absent.
+    """
+    spend: dict[str, float] = defaultdict(float)
+    prompt: dict[str, float] = defaultdict(float)
+    completion: dict[str, float] = defaultdict(float)
+    for (_, model), use in sorted(usage.items()):
+        spend[model] += use.spend or 0.0
+        prompt[model] += use.prompt_tokens
+        completion[model] += use.completion_tokens
+    priced = {p.model: p for p in pricing}
+    rows = []
+    for model in sorted(spend):
+        p = priced.get(model)
+        rows.append(
+            ModelRow(
+                model,
+                kinds.get(model, "undeclared"),
+                spend[model],
+                prompt[model],
+                completion[model],
+                p.declared if p else None,
+                p.measured if p else None,
+                p.recommended_input if p else None,
+                p.recommended_output if p else None,
+            )
         )
-        for model, v in sorted(acc.items())
-    )
+    return tuple(rows)
 
 
 def format_report(report: Report, fmt: str) -> str:

@@ -10,18 +10,18 @@ from typing import Any
 import httpx
 
 from exporter import __version__
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.clock import Clock, system_clock
 from exporter.config import Config
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.join import Chargeback, join
 from exporter.metrics import BUILD, CONFIG
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
 from exporter.sources.kind import SourceKind
 from exporter.sources.table import SOURCES, Records
 
-__all__ = ["build_sources", "make_refresher", "static_samples"]
+__all__ = ["Joiner", "build_sources", "make_refresher", "static_samples"]
 
 log = logging.getLogger("exporter")
 
@@ -63,39 +63,40 @@ def static_samples(config: Config) -> list[Sample]:
     """Build and config info, which never change while the process runs."""
     return [
         Sample.of(BUILD, 1.0, version=__version__),
-        Sample.of(CONFIG, 1.0, currency=config.currency, idle_policy=config.idle_policy),
+        Sample.of(CONFIG, 1.0, currency=config.currency, idle_policy=config.idle_policy.value),
     ]
 
 
-class _FoldLog:
-    """Logs the teams folded into `__other__` when the set changes, not on every refresh."""
+class Joiner:
+    """The refresher's builder: joins fresh snapshots, keeps the last chargeback for the report,
+    and logs the teams folded into `__other__` when that set changes, not on every refresh."""
 
-    def __init__(self, max_teams: int) -> None:
-        self._max_teams = max_teams
-        self._folded: tuple[str, ...] = ()
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._attributor = Attributor(config)
+        self.last: Chargeback | None = None
 
-    def saw(self, folded: tuple[str, ...]) -> None:
-        if folded != self._folded:
-            self._folded = folded
-            if folded:
-                log.warning(
-                    "%d teams over attribution.max_teams=%d folded into __other__: %s",
-                    len(folded),
-                    self._max_teams,
-                    ", ".join(folded),
-                )
+    def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
+        """Join, remember, and hand the samples to the renderer."""
+        chargeback = join(self._config, self._attributor, Records.of(snapshots), now)
+        previous, self.last = self.last, chargeback
+        folded = chargeback.folded_teams
+        if folded != (previous.folded_teams if previous else ()) and folded:
+            log.warning(
+                "%d teams over attribution.max_teams=%d folded into __other__: %s",
+                len(folded),
+                self._config.attribution.max_teams,
+                ", ".join(folded),
+            )
+        return chargeback.samples
 
 
 def make_refresher(
-    config: Config, config_path: str = "config", clock: Clock = system_clock
+    config: Config,
+    config_path: str = "config",
+    clock: Clock = system_clock,
+    joiner: Joiner | None = None,
 ) -> Refresher:
     """A refresher over every configured source, joining them with the config's policy."""
-    attributor = Attributor(config)
-    folds = _FoldLog(config.attribution.max_teams)
-
-    def build(snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
-        chargeback = assemble(config, attributor, Records.of(snapshots), now)
-        folds.saw(chargeback.folded_teams)
-        return chargeback.samples
-
+    build = joiner or Joiner(config)
     return Refresher(build_sources(config, config_path), build, static_samples(config), clock)

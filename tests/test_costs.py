@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exporter import costs
 from exporter.attribution import Attributor
-from exporter.config import Config
-from exporter.costs import gpu_price_per_hour, idle_groups, serving_costs, window_costs
+from exporter.config import Config, IdlePolicy
+from exporter.costs import gpu_price_per_hour, idle_groups, serving_costs
 from exporter.sources.opencost import AllocationSet, parse_allocation_response
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
@@ -53,9 +54,14 @@ allocations = st.lists(
 
 
 @settings(max_examples=150)
-@given(allocations, st.floats(0, 500), st.sampled_from(["separate", "proportional"]), st.randoms())
+@given(
+    allocations,
+    st.floats(0, 500),
+    st.sampled_from([IdlePolicy.SEPARATE, IdlePolicy.PROPORTIONAL]),
+    st.randoms(),
+)
 def test_ledger_does_not_depend_on_json_key_order(
-    allocs: list[Any], idle_gpu: float, policy: str, rnd: random.Random
+    allocs: list[Any], idle_gpu: float, policy: IdlePolicy, rnd: random.Random
 ) -> None:
     def body(order: list[Any]) -> dict[str, Any]:
         data = {a["name"]: dict(a) for a in order}
@@ -72,7 +78,9 @@ def test_ledger_does_not_depend_on_json_key_order(
     def ledger(order: list[Any]) -> dict[tuple[str, str], float]:
         parsed, idle = parse_allocation_response(body(order))
         window = AllocationSet(NOW - timedelta(hours=1), NOW, parsed, idle)
-        return window_costs(window, Attributor(CONFIG), policy, False).ledger.costs
+        return costs.window(
+            window, Attributor(CONFIG), policy, False, live=False, llm_scale=1.0
+        ).ledger.costs
 
     expected = ledger(allocs)
     shuffled = list(allocs)
@@ -103,7 +111,9 @@ def test_idle_is_split_by_each_nodes_own_idle() -> None:
     window = _window(
         {"n1": {"gpu": 5.6, "cpu": 2.0, "ram": 0.0}, "n2": {"gpu": 8.4, "cpu": 6.0, "ram": 0.0}}
     )
-    lines = window_costs(window, Attributor(CONFIG), "proportional", True).lines
+    lines = costs.window(
+        window, Attributor(CONFIG), IdlePolicy.PROPORTIONAL, True, live=False, llm_scale=1.0
+    ).lines
     groups = idle_groups(window, lines, by_node=True)
     # node idle: n1 gpu 5.6-2.8=2.8, n2 gpu 8.4-0=8.4 -> 8.4 reported idle split 1:3
     assert groups["n1"]["gpu"] == pytest.approx(2.1)
@@ -111,7 +121,9 @@ def test_idle_is_split_by_each_nodes_own_idle() -> None:
     # cpu: n1 2-1=1, n2 6-3=3 -> 4.0 split 1:3
     assert groups["n1"]["cpu"] == pytest.approx(1.0)
     assert groups["n2"]["cpu"] == pytest.approx(3.0)
-    ledger = window_costs(window, Attributor(CONFIG), "proportional", True).ledger
+    ledger = costs.window(
+        window, Attributor(CONFIG), IdlePolicy.PROPORTIONAL, True, live=False, llm_scale=1.0
+    ).ledger
     # GPU idle on n2 has no GPU user there, so it stays idle even though n1 has one.
     assert ledger.costs[("__idle__", "gpu")] == pytest.approx(6.3)
     assert ledger.total() == pytest.approx(window.total())
@@ -125,5 +137,7 @@ def test_without_node_costs_idle_is_cluster_wide() -> None:
 def test_gpu_price_and_serving_costs() -> None:
     window = _window({})
     assert gpu_price_per_hour(window) == pytest.approx(1.4)
-    lines = window_costs(window, Attributor(CONFIG), "separate", False).lines
+    lines = costs.window(
+        window, Attributor(CONFIG), IdlePolicy.SEPARATE, False, live=False, llm_scale=1.0
+    ).lines
     assert serving_costs(lines, ["ns-b"]) == {"ns-b": {"b": pytest.approx(4.5)}}

@@ -7,16 +7,16 @@ import math
 import pytest
 
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.config import Config
+from exporter.join import join
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
 def _samples(
     stack: DemoStack, config: Config
 ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
+    result = join(config, Attributor(config), read_all(config), FIXED_NOW)
     return {(s.family.base, tuple(sorted(s.labels))): s.value for s in result.samples}
 
 
@@ -28,12 +28,12 @@ def test_every_policy_conserves_with_all_sources(stack: DemoStack, policy: str) 
     records = read_all(config)
     opencost, llm = records.opencost, records.litellm
     assert opencost is not None and llm is not None
-    result = assemble(config, Attributor(config), records, FIXED_NOW)
-    assert result.month is not None and result.rate is not None
+    result = join(config, Attributor(config), records, FIXED_NOW)
+    assert result.month is not None and result.hourly is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
     assert result.month.total() == pytest.approx(opencost.month.total() + external, rel=1e-9)
-    rate_external = result.rate.by_team()
-    assert math.fsum(result.rate.costs.values()) == pytest.approx(
+    rate_external = result.hourly.by_team()
+    assert math.fsum(result.hourly.costs.values()) == pytest.approx(
         opencost.rate.total() / opencost.rate.hours
         + math.fsum(c.get("llm_external", 0.0) for c in rate_external.values()),
         rel=1e-9,
@@ -46,9 +46,9 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     )
     data["idle_policy"] = "reservation"
     config = Config.model_validate(data)
-    result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
-    assert result.rate is not None
-    rate = result.rate.costs
+    result = join(config, Attributor(config), read_all(config), FIXED_NOW)
+    assert result.hourly is not None
+    rate = result.hourly.costs
     # 12:30 UTC: vision runs its own GPU, nobody borrows; each team pays its nominal quota.
     assert rate[("research", "gpu")] == pytest.approx(2 * 1.40)
     assert rate[("vision", "gpu")] == pytest.approx(1 * 1.40)

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from chargeback_demo.stack import DemoStack
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
+from exporter.join import join
 from exporter.sources.table import Records
 from exporter.wiring import make_refresher
 from tests.conftest import CLOCK, FIXED_NOW, read_all
@@ -21,8 +21,8 @@ def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStac
     llm = records.litellm
     assert llm is not None
     attributor = Attributor(config)
-    with_llm = assemble(config, attributor, records, FIXED_NOW)
-    without = assemble(config, attributor, Records(opencost=records.opencost), FIXED_NOW)
+    with_llm = join(config, attributor, records, FIXED_NOW)
+    without = join(config, attributor, Records(opencost=records.opencost), FIXED_NOW)
     assert with_llm.month is not None and without.month is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
     assert external > 0

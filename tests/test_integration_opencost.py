@@ -10,10 +10,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.calendar import month_start
 from exporter.config import Config
+from exporter.join import join
 from exporter.sources import opencost
 from exporter.sources.table import Records
 from exporter.wiring import build_sources
@@ -38,10 +38,10 @@ def _snapshot(stack: DemoStack, config: Config) -> opencost.OpenCostSnapshot:
 def test_team_costs_sum_to_the_cluster_cost(stack: DemoStack, policy: str, by_node: bool) -> None:
     config = _config(stack, idle_policy=policy, idle_by_node=by_node)
     snapshot = _snapshot(stack, config)
-    result = assemble(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW)
-    assert result.month is not None and result.rate is not None
+    result = join(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW)
+    assert result.month is not None and result.hourly is not None
     assert result.month.total() == pytest.approx(snapshot.month.total(), rel=1e-9)
-    assert result.rate.total() == pytest.approx(snapshot.rate.total(), rel=1e-9)
+    assert result.hourly.total() == pytest.approx(snapshot.rate.total(), rel=1e-9)
     # The month really is the month in Madrid, and the fake's cost matches the capacity.
     assert snapshot.month.start == month_start(FIXED_NOW, config.zone)
     capacity = stack.cluster.capacity_cost(snapshot.month.start, FIXED_NOW)
@@ -63,7 +63,7 @@ def test_proportional_matches_opencost_share_idle(stack: DemoStack) -> None:
         attribution={"team_label_keys": [], "namespace_label_keys": []},
     )
     snapshot = _snapshot(stack, config)
-    ours = assemble(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW).month
+    ours = join(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW).month
     assert ours is not None
     window = f"{int(snapshot.month.start.timestamp())},{int(FIXED_NOW.timestamp())}"
     body = httpx.get(
@@ -134,7 +134,7 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     attributor = Attributor(config)
     refresher = Refresher(
         build_sources(config),
-        lambda records, t: assemble(config, attributor, Records.of(records), t).samples,
+        lambda records, t: join(config, attributor, Records.of(records), t).samples,
         static_samples(config),
         clock=lambda: now[0],
     )

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.assemble import budget_samples, config_budgets
 from exporter.attribution import UNALLOCATED, Attributor
 from exporter.chargeback import Ledger
 from exporter.config import BudgetConfig, Config, ModelDecl, SelfHosted, TeamConfig
+from exporter.join import budget_samples, config_budgets
 from exporter.llm import (
     LlmReport,
     apply_llm,
@@ -19,6 +19,8 @@ from exporter.llm import (
     llm_pricing_samples,
     llm_report_samples,
     llm_usage_samples,
+    model_pricing,
+    team_model_usage,
 )
 from exporter.metrics import (
     LLM_UNKNOWN_MODELS,
@@ -199,7 +201,8 @@ def test_drift_and_recommended_prices_on_a_hand_computed_case() -> None:
         _use(VISION, "llama-3-70b", 100, 50, 0.06),
         _use(VISION, "gpt-4o", 10, 10, 2.0),
     ]
-    samples = llm_pricing_samples(usage, MODELS, {"ns-search": {"search": 100.0, "x": 20.0}}, 2.0)
+    serving = {"ns-search": {"search": 100.0, "x": 20.0}}
+    samples = llm_pricing_samples(model_pricing(usage, MODELS, serving, 2.0))
     got = _values(samples)
     model = ("model", "llama-3-70b")
     # W = 1000 + 200 = 1200 weighted tokens; LiteLLM charged 0.36 for them.
@@ -218,7 +221,8 @@ def test_drift_and_recommended_prices_on_a_hand_computed_case() -> None:
 
 def test_drift_skips_declared_when_spend_is_unknown() -> None:
     usage = [_use(RESEARCH, "qwen-32b", 10, 0, None)]
-    got = _values(llm_pricing_samples(usage, MODELS, {"ns-other": {"search": 1.0}}, 1.0))
+    pricing = model_pricing(usage, MODELS, {"ns-other": {"search": 1.0}}, 1.0)
+    got = _values(llm_pricing_samples(pricing))
     assert set(got) == {
         ("llm_cost_per_token", (("model", "qwen-32b"), ("basis", "measured"))),
         ("llm_recommended_cost_per_token", (("model", "qwen-32b"), ("direction", "input"))),
@@ -236,7 +240,7 @@ def test_usage_samples_attribute_and_sum() -> None:
         _use(NOBODY, "gpt-4o", 2, 2, 0.25, 2),
         _use(SEARCH, "llama-3-70b", 7, 3, None, 4),
     ]
-    got = _values(llm_usage_samples(usage, ATTRIBUTOR))
+    got = _values(llm_usage_samples(team_model_usage(usage, ATTRIBUTOR)))
     un = ("team", UNALLOCATED)
     gpt = ("model", "gpt-4o")
     assert got[("llm_spend_month_to_date", (un, gpt))] == 0.75

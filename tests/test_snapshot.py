@@ -13,7 +13,6 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
 from chargeback_demo.stack import DemoStack
-from exporter.assemble import assemble
 from exporter.attribution import Attributor
 from exporter.exposition import (
     Exposition,
@@ -22,6 +21,7 @@ from exporter.exposition import (
     health_samples,
     render,
 )
+from exporter.join import join
 from exporter.metrics import CATALOGUE, SOURCE_UP, TEAM_COST_PER_HOUR, Kind
 from exporter.samples import Sample
 from exporter.sources.table import SOURCES
@@ -39,7 +39,7 @@ def _demo_exposition(stack: DemoStack) -> Exposition:
         for name in SOURCES
         if getattr(records, name) is not None
     }
-    samples = assemble(config, Attributor(config), records, FIXED_NOW).samples
+    samples = join(config, Attributor(config), records, FIXED_NOW).samples
     self_samples = [*health_samples(health), *build_error_samples({})]
     return render([*static_samples(config), *samples, *self_samples])
 

@@ -1,0 +1,200 @@
+"""Join the latest records of every source into the chargeback and its samples (pure).
+
+Two ledger windows travel together through the same steps: the hourly rate (OpenCost's recent
+window, described by Kueue's live status) and the month to date. Each step takes a window and
+returns a new one, and conserves money: a step either moves cost between teams or adds new
+money that it reports (external LLM spend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from exporter.attribution import Attributor
+from exporter.calendar import hours_in_month, month_start
+from exporter.chargeback import Ledger, cap_teams
+from exporter.config import Config
+from exporter.costs import Window, gpu_price_per_hour, serving_costs, window
+from exporter.gpus import gpu_samples, model_price
+from exporter.llm import (
+    LlmReport,
+    ModelPricing,
+    TeamModelUsage,
+    apply_llm_to,
+    llm_budget_state_samples,
+    llm_pricing_samples,
+    llm_report_samples,
+    llm_usage_samples,
+    model_pricing,
+    serving_namespaces,
+    team_model_usage,
+)
+from exporter.metrics import (
+    ATTRIBUTION_FALLBACK_COST_PER_HOUR,
+    CLUSTER_COST_PER_HOUR,
+    TEAM_BUDGET,
+    TEAM_COST_MONTH_TO_DATE,
+    TEAM_COST_PER_HOUR,
+    TEAMS_OVER_CAP,
+)
+from exporter.quota import (
+    TeamGpuQuota,
+    apply_quota,
+    gpu_quota_by_team,
+    lend,
+    quota_budgets,
+    quota_samples,
+)
+from exporter.samples import Sample
+from exporter.sources.kueue import KueueSnapshot
+from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.sources.opencost import OpenCostSnapshot
+from exporter.sources.table import Records
+
+__all__ = ["Chargeback", "budget_samples", "config_budgets", "join", "ledger_samples"]
+
+
+@dataclass(frozen=True)
+class Chargeback:
+    """What one join produced at `at`: both ledgers, typed LLM figures, and every sample."""
+
+    at: datetime
+    hourly: Ledger | None
+    month: Ledger | None
+    samples: tuple[Sample, ...]
+    folded_teams: tuple[str, ...] = ()
+    budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    llm_usage: Mapping[tuple[str, str], TeamModelUsage] = field(default_factory=dict)
+    llm_pricing: tuple[ModelPricing, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Quota:
+    """Kueue joined once per refresh: lending apportioned once, summed per team."""
+
+    kueue: KueueSnapshot
+    teams: TeamGpuQuota
+    lent: Mapping[tuple[str, str, str], float]
+
+
+def join(config: Config, attributor: Attributor, records: Records, now: datetime) -> Chargeback:
+    """Build the chargeback from whichever sources have fresh records."""
+    samples: list[Sample] = []
+    budgets = config_budgets(config)
+    opencost = records.opencost
+    price = _gpu_price(opencost)
+    quota = _quota(records.kueue, attributor)
+    if records.dcgm is not None and config.sources.dcgm is not None:
+        lookup = model_price(config.gpu_prices, default=price)
+        threshold = config.sources.dcgm.idle_threshold
+        samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
+    if quota is not None:
+        samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
+        if price is not None:
+            configured = {t.name for t in config.teams if t.budget.gpu is not None}
+            hours = hours_in_month(now, config.zone)
+            budgets.update(quota_budgets(quota.teams, configured, price, hours))
+    usage = team_model_usage(records.litellm.usage, attributor) if records.litellm else {}
+    if records.litellm is not None:
+        samples.extend(llm_usage_samples(usage))
+        samples.extend(llm_budget_state_samples(records.litellm.teams, attributor))
+    samples.extend(budget_samples(budgets))
+    if opencost is None:
+        return Chargeback(now, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
+    hourly, month = _windows(config, attributor, opencost, now)
+    if quota is not None and price is not None:
+        hourly = apply_quota(hourly, quota.teams, price, config.idle_policy)
+        month = apply_quota(month, quota.teams, price, config.idle_policy)
+    pricing: tuple[ModelPricing, ...] = ()
+    if records.litellm is not None:
+        hourly, month, report = _with_llm(config, attributor, records.litellm, hourly, month)
+        pricing = _pricing(config, records.litellm, month)
+        samples.extend(llm_pricing_samples(pricing))
+        samples.extend(llm_report_samples(report))
+    declared = [t.name for t in config.teams]
+    month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
+    hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
+    samples.extend(ledger_samples(hourly_ledger, month_ledger))
+    samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
+    samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
+    return Chargeback(
+        now, hourly_ledger, month_ledger, tuple(samples), tuple(folded), budgets, usage, pricing
+    )
+
+
+def _gpu_price(opencost: OpenCostSnapshot | None) -> float | None:
+    """OpenCost's GPU-hour price: the recent window's, else the month's."""
+    if opencost is None:
+        return None
+    return gpu_price_per_hour(opencost.rate) or gpu_price_per_hour(opencost.month)
+
+
+def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None:
+    if kueue is None:
+        return None
+    lent = lend(kueue.queues)
+    return _Quota(kueue, gpu_quota_by_team(kueue, attributor, lent), lent)
+
+
+def _windows(
+    config: Config, attributor: Attributor, opencost: OpenCostSnapshot, now: datetime
+) -> tuple[Window, Window]:
+    """The hourly window (a rate, live) and the month-to-date window (a total).
+
+    LiteLLM reports days, not hours, so the hourly window takes month-to-date LLM spend spread
+    over the hours elapsed in the month.
+    """
+    policy, by_node = config.idle_policy, config.idle_by_node
+    elapsed = max((now - month_start(now, config.zone)).total_seconds() / 3600.0, 1.0)
+    hourly = window(opencost.rate, attributor, policy, by_node, live=True, llm_scale=1 / elapsed)
+    month = window(opencost.month, attributor, policy, by_node, live=False, llm_scale=1.0)
+    return hourly, month
+
+
+def _with_llm(
+    config: Config, attributor: Attributor, llm: LiteLLMSnapshot, hourly: Window, month: Window
+) -> tuple[Window, Window, LlmReport]:
+    """Add external LLM spend and move self-hosted serving cost to the teams that sent tokens.
+
+    The month's token shares re-attribute each window's serving cost; the month's report says
+    which models the config does not declare.
+    """
+    month, report = apply_llm_to(month, llm.usage, config, attributor)
+    hourly, _ = apply_llm_to(hourly, llm.usage, config, attributor)
+    return hourly, month, report
+
+
+def _pricing(config: Config, llm: LiteLLMSnapshot, month: Window) -> tuple[ModelPricing, ...]:
+    """Pricing drift: the month's serving cost against what LiteLLM declares."""
+    serving = serving_costs(month.lines, serving_namespaces(config))
+    weight = config.llm_completion_weight
+    return tuple(model_pricing(llm.usage, config.llm_models, serving, weight))
+
+
+def config_budgets(config: Config) -> dict[tuple[str, str], float]:
+    """Monthly budgets declared in config, keyed by (team, kind)."""
+    out: dict[tuple[str, str], float] = {}
+    for team in config.teams:
+        if team.budget.gpu is not None:
+            out[(team.name, "gpu")] = team.budget.gpu
+        if team.budget.llm is not None:
+            out[(team.name, "llm")] = team.budget.llm
+    return out
+
+
+def budget_samples(budgets: Mapping[tuple[str, str], float]) -> Iterable[Sample]:
+    """`chargeback_team_budget` series."""
+    for (team, kind), amount in sorted(budgets.items()):
+        yield Sample.of(TEAM_BUDGET, amount, team=team, kind=kind)
+
+
+def ledger_samples(hourly: Ledger, month: Ledger) -> Iterable[Sample]:
+    """Cost series from the hourly and month-to-date ledgers, plus fallback-placed cost."""
+    for (team, component), amount in sorted(hourly.costs.items()):
+        yield Sample.of(TEAM_COST_PER_HOUR, amount, team=team, component=component)
+    for (team, component), amount in sorted(month.costs.items()):
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, amount, team=team, component=component)
+    for (team, key), amount in sorted(hourly.fallback.items()):
+        yield Sample.of(ATTRIBUTION_FALLBACK_COST_PER_HOUR, amount, team=team, key=key)
