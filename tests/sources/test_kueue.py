@@ -20,8 +20,6 @@ from exporter.config import Config, KueueConfig, SourcesConfig
 from exporter.errors import ConfigError, UpstreamPayloadError, UpstreamStatusError
 from exporter.quota import lend
 from exporter.sources.kueue import (
-    CohortQuota,
-    CohortRecord,
     KueueSnapshot,
     QuotaRecord,
     build_client,
@@ -137,18 +135,14 @@ class ApiServer:
         self.items = items
         self.seen: list[httpx.Request] = []
         self.expire_continue = 0
-        self.cohorts: list[dict[str, Any]] | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.seen.append(request)
         assert request.headers["authorization"] == f"Bearer {TOKEN}"
         _, _, _, version, plural = request.url.path.split("/")
+        assert plural == "clusterqueues"
         if version not in self.versions:
             return status(404, "NotFound", "the server could not find the requested resource")
-        if plural == "cohorts":
-            if self.cohorts is None:
-                return status(404, "NotFound", "the server could not find the requested resource")
-            return httpx.Response(200, json={"metadata": {}, "items": self.cohorts})
         limit = int(request.url.params["limit"])
         start = int(request.url.params.get("continue", "0") or 0)
         if start and self.expire_continue:
@@ -182,34 +176,23 @@ def test_v1beta1_only_server_two_pages_numeric_and_string_quantities(token_file:
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, page_size=2)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot == KueueSnapshot(tuple(EXPECTED), (), "v1beta1")
+    assert snapshot == KueueSnapshot(tuple(EXPECTED), "v1beta1")
     paths = [(r.url.path, r.url.params.get("continue")) for r in server.seen]
     assert paths == [
         (f"{BASE}/v1beta2/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", "2"),
-        (f"{BASE}/v1beta1/cohorts", None),
     ]
     # Lending: cq-a borrows 2; cq-b alone has lendable min(4 - 1, 3) = 3, so it lends 2.
     assert lend(snapshot.queues)[("cq-b", "h100", GPU)] == 2.0
 
 
-def test_v1beta2_reads_cohort_name_and_cohort_objects(token_file: str) -> None:
+def test_v1beta2_reads_cohort_name(token_file: str) -> None:
     server = ApiServer(("v1beta2", "v1beta1"), scenario("v1beta2"))
-    server.cohorts = [
-        {
-            "metadata": {"name": "pool"},
-            "spec": {
-                "parentName": "org",
-                "resourceGroups": [group([GPU], flavor("h100", {"name": GPU, "nominalQuota": 1}))],
-            },
-        }
-    ]
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
     assert snapshot.queues == tuple(EXPECTED) and snapshot.api_version == "v1beta2"
-    assert snapshot.cohorts == (CohortRecord("pool", "org", (CohortQuota("h100", GPU, 1.0),)),)
     assert all("v1beta2" in r.url.path for r in server.seen)
     assert server.seen[0].url.params["limit"] == "500"
 
@@ -247,7 +230,7 @@ def test_expired_continue_token_restarts_the_list_once(token_file: str) -> None:
         (
             403,
             "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service "
-            "account needs get/list on clusterqueues and cohorts in API group kueue.x-k8s.io",
+            "account needs get/list on clusterqueues in API group kueue.x-k8s.io",
         ),
         (401, "kueue: HTTP 401 listing clusterqueues.kueue.x-k8s.io: the API server rejected"),
     ],
@@ -264,20 +247,6 @@ def test_auth_errors_name_the_missing_permission_in_one_line(
     message = str(err.value)
     assert message.startswith(needle) and "\n" not in message
     assert err.value.reason == "auth" and TOKEN not in message
-
-
-def test_forbidden_cohorts_is_an_error_but_missing_cohorts_is_not(token_file: str) -> None:
-    server = ApiServer(("v1beta2",), scenario("v1beta2"))
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/cohorts"):
-            return status(403, "Forbidden", "no")
-        return server(request)
-
-    cfg = KueueConfig(url="https://k", token_file=token_file)
-    with client_for(answer, cfg) as client, pytest.raises(UpstreamStatusError) as err:
-        fetch(client, cfg)
-    assert "listing cohorts.kueue.x-k8s.io" in str(err.value)
 
 
 def test_unset_limits_are_infinite_and_missing_status_is_zero() -> None:
@@ -370,9 +339,7 @@ def test_in_cluster_client_rereads_the_rotating_token(
         fetch(client, cfg)
         assert "first" not in repr(client.auth) and "second" not in repr(client.auth)
     assert str(seen[0].url).startswith("https://10.96.0.1:6443/apis/kueue.x-k8s.io/v1beta2/")
-    assert [r.headers["authorization"] for r in seen] == ["Bearer first"] * 2 + [
-        "Bearer second"
-    ] * 2
+    assert [r.headers["authorization"] for r in seen] == ["Bearer first", "Bearer second"]
 
 
 def test_in_cluster_outside_a_pod_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -499,7 +466,7 @@ def test_fetch_from_the_fake_api_server(
     research_cpu = got[("cq-research", "default-flavor", "cpu")]
     assert (research_cpu.nominal, research_cpu.usage) == (32.0, 24.0)
     assert got[("cq-research", "default-flavor", "memory")].usage == 160 * GiB
-    assert snapshot.cohorts == (CohortRecord("gpu-pool"),)
+    assert all(r.path.endswith("/clusterqueues") for r in seen)  # Cohorts are never read
     # The page size is capped at 2, so three queues take a second page.
     assert sum(1 for r in seen if r.path.endswith("/clusterqueues") and r.arg("continue")) == 1
     assert lend(snapshot.queues)[("cq-vision", "h100", GPU)] == 1.0
@@ -523,7 +490,7 @@ def test_fake_forbidden_gives_the_rbac_line(
         fetch(client, cfg)
     assert str(err.value) == (
         "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service account "
-        "needs get/list on clusterqueues and cohorts in API group kueue.x-k8s.io"
+        "needs get/list on clusterqueues in API group kueue.x-k8s.io"
     )
 
 
