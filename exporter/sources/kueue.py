@@ -55,7 +55,6 @@ class QuotaRecord:
     borrowing_limit: float = math.inf  # unset = unlimited
     lending_limit: float = math.inf  # unset = all of the unused nominal quota
     usage: float = 0.0  # admitted workloads (status.flavorsUsage)
-    reserved: float = 0.0  # workloads holding a reservation (status.flavorsReservation)
     borrowed: float = 0.0  # status.flavorsUsage[].resources[].borrowed
 
 
@@ -64,7 +63,6 @@ class KueueSnapshot:
     """Every ClusterQueue quota row of one refresh."""
 
     queues: tuple[QuotaRecord, ...]
-    api_version: str = "v1beta2"
 
 
 # --- the client ---------------------------------------------------------------------------
@@ -79,7 +77,7 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
     cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
     queues = [record for item in items for record in parse_cluster_queue(item, version)]
-    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), version)
+    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)))
 
 
 def _list_queues(client: httpx.Client, cfg: KueueConfig) -> tuple[str, list[Any]]:
@@ -157,21 +155,11 @@ def parse_cluster_queue(item: Any, version: str = "v1beta2") -> list[QuotaRecord
     cohort = _string(spec.get("cohortName" if version == "v1beta2" else "cohort"), "cohort")
     status = _object(obj.get("status"), f"{where} status")
     usage = _status(status.get("flavorsUsage"), f"{where} flavorsUsage")
-    reserved = _status(status.get("flavorsReservation"), f"{where} flavorsReservation")
     out: list[QuotaRecord] = []
     for flavor, resource, limits in _quotas(spec, where):
         used, borrowed = usage.get((flavor, resource), (0.0, 0.0))
         out.append(
-            QuotaRecord(
-                name,
-                cohort,
-                flavor,
-                resource,
-                *limits,
-                usage=used,
-                reserved=reserved.get((flavor, resource), (0.0, 0.0))[0],
-                borrowed=borrowed,
-            )
+            QuotaRecord(name, cohort, flavor, resource, *limits, usage=used, borrowed=borrowed)
         )
     return out
 

@@ -50,7 +50,6 @@ def cq(
     cohort: str,
     groups: list[dict[str, Any]],
     usage: list[dict[str, Any]] | None = None,
-    reservation: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": groups}
     if cohort:
@@ -61,8 +60,8 @@ def cq(
         "metadata": {"name": name},
         "spec": spec,
     }
-    if usage is not None or reservation is not None:
-        obj["status"] = {"flavorsUsage": usage or [], "flavorsReservation": reservation or []}
+    if usage is not None:
+        obj["status"] = {"flavorsUsage": usage}
     return obj
 
 
@@ -113,7 +112,6 @@ def scenario(version: str) -> list[dict[str, Any]]:
         "",
         [group([GPU], flavor("h100", {"name": GPU, "nominalQuota": "2"}))],
         usage=[flavor("h100", {"name": GPU, "total": "2", "borrowed": "0"})],
-        reservation=[flavor("h100", {"name": GPU, "total": "3", "borrowed": "0"})],
     )
     return [a, b, c]
 
@@ -123,7 +121,7 @@ EXPECTED = [
     QuotaRecord("cq-a", "pool", "default-flavor", "memory", 128 * GiB, usage=120 * GiB),
     QuotaRecord("cq-a", "pool", "h100", GPU, 4.0, borrowing_limit=2.0, usage=6.0, borrowed=2.0),
     QuotaRecord("cq-b", "pool", "h100", GPU, 4.0, lending_limit=3.0, usage=1.0),
-    QuotaRecord("cq-c", "", "h100", GPU, 2.0, usage=2.0, reserved=3.0),
+    QuotaRecord("cq-c", "", "h100", GPU, 2.0, usage=2.0),
 ]
 
 
@@ -176,7 +174,7 @@ def test_v1beta1_only_server_two_pages_numeric_and_string_quantities(token_file:
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, page_size=2)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot == KueueSnapshot(tuple(EXPECTED), "v1beta1")
+    assert snapshot == KueueSnapshot(tuple(EXPECTED))
     paths = [(r.url.path, r.url.params.get("continue")) for r in server.seen]
     assert paths == [
         (f"{BASE}/v1beta2/clusterqueues", None),
@@ -192,7 +190,7 @@ def test_v1beta2_reads_cohort_name(token_file: str) -> None:
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot.queues == tuple(EXPECTED) and snapshot.api_version == "v1beta2"
+    assert snapshot.queues == tuple(EXPECTED)
     assert all("v1beta2" in r.url.path for r in server.seen)
     assert server.seen[0].url.params["limit"] == "500"
 
@@ -253,7 +251,7 @@ def test_unset_limits_are_infinite_and_missing_status_is_zero() -> None:
     item = cq("q", "v1beta2", "", [group([GPU], flavor("f", {"name": GPU, "nominalQuota": "1"}))])
     (record,) = parse_cluster_queue(item)
     assert record.borrowing_limit == math.inf and record.lending_limit == math.inf
-    assert (record.usage, record.reserved, record.borrowed) == (0.0, 0.0, 0.0)
+    assert (record.usage, record.borrowed) == (0.0, 0.0)
 
 
 def good() -> dict[str, Any]:
@@ -443,10 +441,8 @@ def night_records() -> dict[tuple[str, str, str], QuotaRecord]:
 
 def _night() -> list[QuotaRecord]:
     return [
-        QuotaRecord(
-            "cq-research", "gpu-pool", "h100", GPU, 2.0, usage=3.0, reserved=3.0, borrowed=1.0
-        ),
-        QuotaRecord("cq-search", "gpu-pool", "h100", GPU, 1.0, usage=1.0, reserved=1.0),
+        QuotaRecord("cq-research", "gpu-pool", "h100", GPU, 2.0, usage=3.0, borrowed=1.0),
+        QuotaRecord("cq-search", "gpu-pool", "h100", GPU, 1.0, usage=1.0),
         QuotaRecord("cq-vision", "gpu-pool", "h100", GPU, 1.0, lending_limit=1.0),
     ]
 
@@ -458,7 +454,8 @@ def test_fetch_from_the_fake_api_server(
     cfg, seen = fake_api(v1beta1_only=v1beta1_only)
     with build_client(cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot.api_version == ("v1beta1" if v1beta1_only else "v1beta2")
+    version = "v1beta1" if v1beta1_only else "v1beta2"
+    assert seen[-1].path == f"{BASE}/{version}/clusterqueues"
     got = {(r.cluster_queue, r.flavor, r.resource): r for r in snapshot.queues}
     assert len(got) == 9  # 3 queues x (cpu, memory, gpu)
     for key, expected in night_records().items():
