@@ -93,7 +93,6 @@ class GpuRecord:
     gpu: str
     uuid: str
     model: str
-    mig_profile: str = ""
     mig_instance: str = ""
     namespace: str = ""
     pod: str = ""
@@ -232,12 +231,14 @@ def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, 
 
 
 def _record(entity: _Entity, where: str) -> GpuRecord:
-    ident = entity.labels
+    # The profile is part of the series' identity but, once turned into a share, not kept.
+    ident = dict(entity.labels)
+    profile = ident.pop("mig_profile")
     what = f"{SOURCE}: {where}: GPU {ident['gpu']} on {ident['node']!r}"
     share = 1.0
-    if ident["mig_profile"]:
+    if profile:
         try:
-            share = mig_share(ident["mig_profile"], ident["model"])
+            share = mig_share(profile, ident["model"])
         except ValueError as exc:
             raise UpstreamPayloadError(f"{what}: {exc}") from None
     return GpuRecord(
