@@ -3,9 +3,9 @@
 The lending rule (the exporter's policy; Kueue reports only what each queue borrows): within a
 cohort, per flavor and resource, the total borrowed is apportioned to the queues that have
 unused lendable quota, `max(0, min(nominal - usage, lending_limit))`, in proportion to it. No
-queue lends more than it has unused, so when queues borrow quota held by Cohort objects (or by
-another branch of a cohort tree) lent sums to less than borrowed; `lending_mismatches` reports
-that instead of inventing a lender.
+queue lends more than it has unused, so when queues borrow quota held by Cohort objects (which
+the exporter does not read) or by another branch of a cohort tree, lent sums to less than
+borrowed; `lending_mismatches` reports that instead of inventing a lender.
 """
 
 from __future__ import annotations

@@ -255,10 +255,10 @@ def test_usage_samples_attribute_and_sum() -> None:
 def test_budget_state_samples() -> None:
     reset = datetime(2026, 12, 1, tzinfo=UTC)
     teams = [
-        TeamBudget("b71e44d2-vision", "vision", 120.0, 150.0, 100.0, reset, "30d"),
-        TeamBudget("c0a8d9e3-search", None, 8.0, None, None, None, None),
-        TeamBudget("stranger", None, 1.0, 10.0, None, None, None),
-        TeamBudget("another", None, 2.0, None, None, None, None),
+        TeamBudget("b71e44d2-vision", "vision", 120.0, 150.0, 100.0, reset),
+        TeamBudget("c0a8d9e3-search", None, 8.0, None, None, None),
+        TeamBudget("stranger", None, 1.0, 10.0, None, None),
+        TeamBudget("another", None, 2.0, None, None, None),
     ]
     got = _values(llm_budget_state_samples(teams, ATTRIBUTOR))
     assert got == {

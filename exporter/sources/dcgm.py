@@ -18,7 +18,6 @@ Rules (see docs/sources-dcgm-kueue.md):
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -46,8 +45,6 @@ __all__ = [
 SOURCE = "dcgm"
 GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-FB_USED = "DCGM_FI_DEV_FB_USED"
-POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"
 
 # DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
 # integers; very old exporters printed them instead of skipping the series.
@@ -96,7 +93,6 @@ class GpuRecord:
     gpu: str
     uuid: str
     model: str
-    mig_profile: str = ""
     mig_instance: str = ""
     namespace: str = ""
     pod: str = ""
@@ -104,8 +100,6 @@ class GpuRecord:
     pod_labels: tuple[tuple[str, str], ...] = ()
     utilisation: float | None = None  # 0..1; None when the exporter reports none
     share: float = 1.0  # fraction of one physical GPU
-    fb_used_mib: float | None = None
-    power_watts: float | None = None
 
     @property
     def allocated(self) -> bool:
@@ -123,7 +117,6 @@ class DcgmSnapshot:
     """Every GPU and MIG instance of one refresh, over all endpoints."""
 
     gpus: tuple[GpuRecord, ...]
-    endpoints: int = 0
 
 
 def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -145,7 +138,7 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
         for record in parse_metrics(text, default_node=node, where=url):
             # The same GPU behind two listed URLs (e.g. a Service and a pod) counts once.
             seen.setdefault(_identity(record), record)
-    return DcgmSnapshot(tuple(seen.values()), len(cfg.urls))
+    return DcgmSnapshot(tuple(seen.values()))
 
 
 def mig_share(profile: str, model: str) -> float:
@@ -238,12 +231,14 @@ def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, 
 
 
 def _record(entity: _Entity, where: str) -> GpuRecord:
-    ident = entity.labels
+    # The profile is part of the series' identity but, once turned into a share, not kept.
+    ident = dict(entity.labels)
+    profile = ident.pop("mig_profile")
     what = f"{SOURCE}: {where}: GPU {ident['gpu']} on {ident['node']!r}"
     share = 1.0
-    if ident["mig_profile"]:
+    if profile:
         try:
-            share = mig_share(ident["mig_profile"], ident["model"])
+            share = mig_share(profile, ident["model"])
         except ValueError as exc:
             raise UpstreamPayloadError(f"{what}: {exc}") from None
     return GpuRecord(
@@ -251,10 +246,6 @@ def _record(entity: _Entity, where: str) -> GpuRecord:
         pod_labels=tuple(sorted(entity.pod_labels.items())),
         utilisation=_utilisation(entity.values, what),
         share=share,
-        fb_used_mib=_checked(entity.values.get(FB_USED), 0.0, math.inf, f"{what}: {FB_USED}"),
-        power_watts=_checked(
-            entity.values.get(POWER_USAGE), 0.0, math.inf, f"{what}: {POWER_USAGE}"
-        ),
     )
 
 

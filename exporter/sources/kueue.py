@@ -1,10 +1,10 @@
-"""Kueue source: ClusterQueue quota and usage (and Cohort quota) from the Kubernetes API.
+"""Kueue source: ClusterQueue quota and usage from the Kubernetes API.
 
 Upstream: `GET /apis/kueue.x-k8s.io/<version>/clusterqueues?limit=N` (paged with
-`metadata.continue`) and `GET /apis/kueue.x-k8s.io/<version>/cohorts` (optional: 404 = none).
-`api_version: auto` reads v1beta2 and falls back to v1beta1 when v1beta2 is not served
-(Kueue < v0.15), mapping `spec.cohort` to the v1beta2 `cohortName`. Records carry quantities in
-base units (GPUs as counts, cores, bytes); an unset limit is +Inf, never 0.
+`metadata.continue`); Cohort objects are not read. `api_version: auto` reads v1beta2 and falls
+back to v1beta1 when v1beta2 is not served (Kueue < v0.15), mapping `spec.cohort` to the v1beta2
+`cohortName`. Records carry quantities in base units (GPUs as counts, cores, bytes); an unset
+limit is +Inf, never 0.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from exporter.sources.kube_client import build_client
 
 __all__ = [
     "KIND",
-    "CohortQuota",
-    "CohortRecord",
     "KueueSnapshot",
     "QuotaRecord",
     "build_client",
@@ -42,7 +40,7 @@ SOURCE = "kueue"
 GROUP = "kueue.x-k8s.io"
 _MAX_PAGES = 10_000
 _T = TypeVar("_T", dict[str, Any], list[Any], str)
-_RBAC = f"get/list on clusterqueues and cohorts in API group {GROUP}"
+_RBAC = f"get/list on clusterqueues in API group {GROUP}"
 
 
 @dataclass(frozen=True)
@@ -57,44 +55,21 @@ class QuotaRecord:
     borrowing_limit: float = math.inf  # unset = unlimited
     lending_limit: float = math.inf  # unset = all of the unused nominal quota
     usage: float = 0.0  # admitted workloads (status.flavorsUsage)
-    reserved: float = 0.0  # workloads holding a reservation (status.flavorsReservation)
     borrowed: float = 0.0  # status.flavorsUsage[].resources[].borrowed
 
 
 @dataclass(frozen=True)
-class CohortQuota:
-    """Quota a Cohort object holds itself for one flavor and resource."""
-
-    flavor: str
-    resource: str
-    nominal: float
-    borrowing_limit: float = math.inf
-    lending_limit: float = math.inf
-
-
-@dataclass(frozen=True)
-class CohortRecord:
-    """A Cohort object: its parent and any quota it holds (Cohorts report no usage)."""
-
-    name: str
-    parent: str = ""
-    quota: tuple[CohortQuota, ...] = ()
-
-
-@dataclass(frozen=True)
 class KueueSnapshot:
-    """Every ClusterQueue quota row and Cohort object of one refresh."""
+    """Every ClusterQueue quota row of one refresh."""
 
     queues: tuple[QuotaRecord, ...]
-    cohorts: tuple[CohortRecord, ...] = ()
-    api_version: str = "v1beta2"
 
 
 # --- the client ---------------------------------------------------------------------------
 
 
 def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
-    """Read every ClusterQueue (all pages) and the Cohort objects into quota records.
+    """Read every ClusterQueue (all pages) into quota records.
 
     The Kubernetes API answers with the current state: there is no window to ask for at `now`.
     """
@@ -102,16 +77,7 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
     cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
     queues = [record for item in items for record in parse_cluster_queue(item, version)]
-    try:
-        cohort_items = _list(client, version, "cohorts", cfg.page_size)
-    except UpstreamStatusError as exc:
-        if exc.status != 404:
-            raise
-        cohort_items = []  # Cohort objects are optional; implicit cohorts have none
-    cohorts = [_cohort(item) for item in cohort_items]
-    return KueueSnapshot(
-        tuple(sorted(queues, key=_queue_key)), tuple(sorted(cohorts, key=lambda c: c.name)), version
-    )
+    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)))
 
 
 def _list_queues(client: httpx.Client, cfg: KueueConfig) -> tuple[str, list[Any]]:
@@ -189,33 +155,13 @@ def parse_cluster_queue(item: Any, version: str = "v1beta2") -> list[QuotaRecord
     cohort = _string(spec.get("cohortName" if version == "v1beta2" else "cohort"), "cohort")
     status = _object(obj.get("status"), f"{where} status")
     usage = _status(status.get("flavorsUsage"), f"{where} flavorsUsage")
-    reserved = _status(status.get("flavorsReservation"), f"{where} flavorsReservation")
     out: list[QuotaRecord] = []
     for flavor, resource, limits in _quotas(spec, where):
         used, borrowed = usage.get((flavor, resource), (0.0, 0.0))
         out.append(
-            QuotaRecord(
-                name,
-                cohort,
-                flavor,
-                resource,
-                *limits,
-                usage=used,
-                reserved=reserved.get((flavor, resource), (0.0, 0.0))[0],
-                borrowed=borrowed,
-            )
+            QuotaRecord(name, cohort, flavor, resource, *limits, usage=used, borrowed=borrowed)
         )
     return out
-
-
-def _cohort(item: Any) -> CohortRecord:
-    obj = _object(item, "Cohort")
-    name = _string(_object(obj.get("metadata"), "Cohort metadata").get("name"), "name")
-    spec = _object(obj.get("spec"), f"Cohort {name!r} spec")
-    # v1beta2 says parentName; the oldest Cohort versions said parent.
-    parent = _string(spec.get("parentName", spec.get("parent")), "parentName")
-    quota = [CohortQuota(f, r, *limits) for f, r, limits in _quotas(spec, f"Cohort {name!r}")]
-    return CohortRecord(name, parent, tuple(quota))
 
 
 def _quotas(

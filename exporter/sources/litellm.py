@@ -55,7 +55,6 @@ class TeamBudget:
     max_budget: float | None  # None: no cap (never 0)
     soft_budget: float | None
     budget_reset_at: datetime | None
-    budget_duration: str | None
 
 
 @dataclass(frozen=True)
@@ -96,13 +95,10 @@ class ModelUsage:
 
 @dataclass(frozen=True)
 class LiteLLMSnapshot:
-    """Everything one refresh read from LiteLLM; dates are the UTC dates LiteLLM keys rows by."""
+    """Everything one refresh read from LiteLLM: team budgets, and this month's usage."""
 
     teams: tuple[TeamBudget, ...]
     usage: tuple[ModelUsage, ...]
-    start_date: date
-    end_date: date
-    fetched_at: datetime
 
 
 def build_client(
@@ -119,7 +115,10 @@ def build_client(
 
 
 def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapshot:
-    """Read team budgets and this month's usage per team and model."""
+    """Read team budgets and this month's usage per team and model.
+
+    The month runs from the 1st to today in UTC, the dates LiteLLM keys its daily rows by.
+    """
     cfg = section(config.sources.litellm, SOURCE)
     today = now.astimezone(UTC).date()
     start = today.replace(day=1)
@@ -128,7 +127,7 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapsho
         usage = tuple(_usage(client, cfg, start, today, teams))
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
-    return LiteLLMSnapshot(teams, usage, start, today, now)
+    return LiteLLMSnapshot(teams, usage)
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -163,7 +162,6 @@ def _team(item: object) -> TeamBudget:
     if not isinstance(item, dict) or not isinstance(item.get("team_id"), str):
         raise _shape(TEAM_LIST, "a team object with a string team_id", item)
     alias = item.get("team_alias")
-    duration = item.get("budget_duration")
     return TeamBudget(
         team_id=item["team_id"],
         alias=alias if isinstance(alias, str) else None,
@@ -171,7 +169,6 @@ def _team(item: object) -> TeamBudget:
         max_budget=_number(item, "max_budget", TEAM_LIST),
         soft_budget=_number(item, "soft_budget", TEAM_LIST),
         budget_reset_at=parse_timestamp(item.get("budget_reset_at")),
-        budget_duration=duration if isinstance(duration, str) else None,
     )
 
 

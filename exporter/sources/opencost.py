@@ -66,10 +66,9 @@ IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCo
 class Allocation:
     """One OpenCost allocation (a controller's pods on a node) and what it cost in the window."""
 
-    name: str
+    name: str  # OpenCost's key, node/namespace/controller: the sets of a window merge by it
     namespace: str
     node: str
-    controller: str
     labels: Mapping[str, str]
     namespace_labels: Mapping[str, str]
     costs: Mapping[str, float]
@@ -219,7 +218,6 @@ def _allocation(name: str, raw: Mapping[str, Any]) -> Allocation:
         name=name,
         namespace=_text(props, "namespace", name),
         node=_text(props, "node", name),
-        controller=_text(props, "controller", name),
         labels=_labels(props, "labels", name),
         namespace_labels=_labels(props, "namespaceLabels", name),
         costs=costs,
@@ -233,7 +231,6 @@ def _merge(a: Allocation, b: Allocation) -> Allocation:
         a.name,
         a.namespace,
         a.node,
-        a.controller,
         a.labels,
         a.namespace_labels,
         costs,

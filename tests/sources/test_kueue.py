@@ -20,8 +20,6 @@ from exporter.config import Config, KueueConfig, SourcesConfig
 from exporter.errors import ConfigError, UpstreamPayloadError, UpstreamStatusError
 from exporter.quota import lend
 from exporter.sources.kueue import (
-    CohortQuota,
-    CohortRecord,
     KueueSnapshot,
     QuotaRecord,
     build_client,
@@ -52,7 +50,6 @@ def cq(
     cohort: str,
     groups: list[dict[str, Any]],
     usage: list[dict[str, Any]] | None = None,
-    reservation: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": groups}
     if cohort:
@@ -63,8 +60,8 @@ def cq(
         "metadata": {"name": name},
         "spec": spec,
     }
-    if usage is not None or reservation is not None:
-        obj["status"] = {"flavorsUsage": usage or [], "flavorsReservation": reservation or []}
+    if usage is not None:
+        obj["status"] = {"flavorsUsage": usage}
     return obj
 
 
@@ -115,7 +112,6 @@ def scenario(version: str) -> list[dict[str, Any]]:
         "",
         [group([GPU], flavor("h100", {"name": GPU, "nominalQuota": "2"}))],
         usage=[flavor("h100", {"name": GPU, "total": "2", "borrowed": "0"})],
-        reservation=[flavor("h100", {"name": GPU, "total": "3", "borrowed": "0"})],
     )
     return [a, b, c]
 
@@ -125,7 +121,7 @@ EXPECTED = [
     QuotaRecord("cq-a", "pool", "default-flavor", "memory", 128 * GiB, usage=120 * GiB),
     QuotaRecord("cq-a", "pool", "h100", GPU, 4.0, borrowing_limit=2.0, usage=6.0, borrowed=2.0),
     QuotaRecord("cq-b", "pool", "h100", GPU, 4.0, lending_limit=3.0, usage=1.0),
-    QuotaRecord("cq-c", "", "h100", GPU, 2.0, usage=2.0, reserved=3.0),
+    QuotaRecord("cq-c", "", "h100", GPU, 2.0, usage=2.0),
 ]
 
 
@@ -137,18 +133,14 @@ class ApiServer:
         self.items = items
         self.seen: list[httpx.Request] = []
         self.expire_continue = 0
-        self.cohorts: list[dict[str, Any]] | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.seen.append(request)
         assert request.headers["authorization"] == f"Bearer {TOKEN}"
         _, _, _, version, plural = request.url.path.split("/")
+        assert plural == "clusterqueues"
         if version not in self.versions:
             return status(404, "NotFound", "the server could not find the requested resource")
-        if plural == "cohorts":
-            if self.cohorts is None:
-                return status(404, "NotFound", "the server could not find the requested resource")
-            return httpx.Response(200, json={"metadata": {}, "items": self.cohorts})
         limit = int(request.url.params["limit"])
         start = int(request.url.params.get("continue", "0") or 0)
         if start and self.expire_continue:
@@ -182,34 +174,23 @@ def test_v1beta1_only_server_two_pages_numeric_and_string_quantities(token_file:
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, page_size=2)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot == KueueSnapshot(tuple(EXPECTED), (), "v1beta1")
+    assert snapshot == KueueSnapshot(tuple(EXPECTED))
     paths = [(r.url.path, r.url.params.get("continue")) for r in server.seen]
     assert paths == [
         (f"{BASE}/v1beta2/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", "2"),
-        (f"{BASE}/v1beta1/cohorts", None),
     ]
     # Lending: cq-a borrows 2; cq-b alone has lendable min(4 - 1, 3) = 3, so it lends 2.
     assert lend(snapshot.queues)[("cq-b", "h100", GPU)] == 2.0
 
 
-def test_v1beta2_reads_cohort_name_and_cohort_objects(token_file: str) -> None:
+def test_v1beta2_reads_cohort_name(token_file: str) -> None:
     server = ApiServer(("v1beta2", "v1beta1"), scenario("v1beta2"))
-    server.cohorts = [
-        {
-            "metadata": {"name": "pool"},
-            "spec": {
-                "parentName": "org",
-                "resourceGroups": [group([GPU], flavor("h100", {"name": GPU, "nominalQuota": 1}))],
-            },
-        }
-    ]
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot.queues == tuple(EXPECTED) and snapshot.api_version == "v1beta2"
-    assert snapshot.cohorts == (CohortRecord("pool", "org", (CohortQuota("h100", GPU, 1.0),)),)
+    assert snapshot.queues == tuple(EXPECTED)
     assert all("v1beta2" in r.url.path for r in server.seen)
     assert server.seen[0].url.params["limit"] == "500"
 
@@ -247,7 +228,7 @@ def test_expired_continue_token_restarts_the_list_once(token_file: str) -> None:
         (
             403,
             "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service "
-            "account needs get/list on clusterqueues and cohorts in API group kueue.x-k8s.io",
+            "account needs get/list on clusterqueues in API group kueue.x-k8s.io",
         ),
         (401, "kueue: HTTP 401 listing clusterqueues.kueue.x-k8s.io: the API server rejected"),
     ],
@@ -266,25 +247,11 @@ def test_auth_errors_name_the_missing_permission_in_one_line(
     assert err.value.reason == "auth" and TOKEN not in message
 
 
-def test_forbidden_cohorts_is_an_error_but_missing_cohorts_is_not(token_file: str) -> None:
-    server = ApiServer(("v1beta2",), scenario("v1beta2"))
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/cohorts"):
-            return status(403, "Forbidden", "no")
-        return server(request)
-
-    cfg = KueueConfig(url="https://k", token_file=token_file)
-    with client_for(answer, cfg) as client, pytest.raises(UpstreamStatusError) as err:
-        fetch(client, cfg)
-    assert "listing cohorts.kueue.x-k8s.io" in str(err.value)
-
-
 def test_unset_limits_are_infinite_and_missing_status_is_zero() -> None:
     item = cq("q", "v1beta2", "", [group([GPU], flavor("f", {"name": GPU, "nominalQuota": "1"}))])
     (record,) = parse_cluster_queue(item)
     assert record.borrowing_limit == math.inf and record.lending_limit == math.inf
-    assert (record.usage, record.reserved, record.borrowed) == (0.0, 0.0, 0.0)
+    assert (record.usage, record.borrowed) == (0.0, 0.0)
 
 
 def good() -> dict[str, Any]:
@@ -370,9 +337,7 @@ def test_in_cluster_client_rereads_the_rotating_token(
         fetch(client, cfg)
         assert "first" not in repr(client.auth) and "second" not in repr(client.auth)
     assert str(seen[0].url).startswith("https://10.96.0.1:6443/apis/kueue.x-k8s.io/v1beta2/")
-    assert [r.headers["authorization"] for r in seen] == ["Bearer first"] * 2 + [
-        "Bearer second"
-    ] * 2
+    assert [r.headers["authorization"] for r in seen] == ["Bearer first", "Bearer second"]
 
 
 def test_in_cluster_outside_a_pod_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -476,10 +441,8 @@ def night_records() -> dict[tuple[str, str, str], QuotaRecord]:
 
 def _night() -> list[QuotaRecord]:
     return [
-        QuotaRecord(
-            "cq-research", "gpu-pool", "h100", GPU, 2.0, usage=3.0, reserved=3.0, borrowed=1.0
-        ),
-        QuotaRecord("cq-search", "gpu-pool", "h100", GPU, 1.0, usage=1.0, reserved=1.0),
+        QuotaRecord("cq-research", "gpu-pool", "h100", GPU, 2.0, usage=3.0, borrowed=1.0),
+        QuotaRecord("cq-search", "gpu-pool", "h100", GPU, 1.0, usage=1.0),
         QuotaRecord("cq-vision", "gpu-pool", "h100", GPU, 1.0, lending_limit=1.0),
     ]
 
@@ -491,7 +454,8 @@ def test_fetch_from_the_fake_api_server(
     cfg, seen = fake_api(v1beta1_only=v1beta1_only)
     with build_client(cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot.api_version == ("v1beta1" if v1beta1_only else "v1beta2")
+    version = "v1beta1" if v1beta1_only else "v1beta2"
+    assert seen[-1].path == f"{BASE}/{version}/clusterqueues"
     got = {(r.cluster_queue, r.flavor, r.resource): r for r in snapshot.queues}
     assert len(got) == 9  # 3 queues x (cpu, memory, gpu)
     for key, expected in night_records().items():
@@ -499,7 +463,7 @@ def test_fetch_from_the_fake_api_server(
     research_cpu = got[("cq-research", "default-flavor", "cpu")]
     assert (research_cpu.nominal, research_cpu.usage) == (32.0, 24.0)
     assert got[("cq-research", "default-flavor", "memory")].usage == 160 * GiB
-    assert snapshot.cohorts == (CohortRecord("gpu-pool"),)
+    assert all(r.path.endswith("/clusterqueues") for r in seen)  # Cohorts are never read
     # The page size is capped at 2, so three queues take a second page.
     assert sum(1 for r in seen if r.path.endswith("/clusterqueues") and r.arg("continue")) == 1
     assert lend(snapshot.queues)[("cq-vision", "h100", GPU)] == 1.0
@@ -523,7 +487,7 @@ def test_fake_forbidden_gives_the_rbac_line(
         fetch(client, cfg)
     assert str(err.value) == (
         "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service account "
-        "needs get/list on clusterqueues and cohorts in API group kueue.x-k8s.io"
+        "needs get/list on clusterqueues in API group kueue.x-k8s.io"
     )
 
 
