@@ -19,6 +19,7 @@ from exporter.errors import ConfigError
 from exporter.refresher import Refresher
 from exporter.report import build_report, format_report, model_rows
 from exporter.server import MetricsServer, parse_listen_address
+from exporter.service import Service
 from exporter.wiring import Joiner, build_sources, make_refresher
 
 __all__ = ["main"]
@@ -99,10 +100,9 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
                 source.close()
             print(f"{path}: ok", file=sys.stderr)
             return 0
-        refresher = make_refresher(config, path, clock)
-        return (
-            _once(refresher) if args.once else _serve(refresher, args.listen, args.telemetry_path)
-        )
+        if args.once:
+            return _once(make_refresher(config, path, clock))
+        return _serve(Service(config, path, clock), args.listen, args.telemetry_path)
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
@@ -116,31 +116,45 @@ def _once(refresher: Refresher) -> int:
     return 0 if ok else 1
 
 
-def _serve(refresher: Refresher, listen: str, telemetry_path: str) -> int:
+def _serve(service: Service, listen: str, telemetry_path: str) -> int:
     try:
         address = parse_listen_address(listen)
     except ValueError as exc:
         print(f"error: --web.listen-address: {exc}", file=sys.stderr)
         return 2
     try:
-        server = MetricsServer(address, telemetry_path, lambda: refresher.exposition)
+        server = MetricsServer(address, telemetry_path, service.exposition)
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
         return 1
-    refresher.start()
+    service.start()
+    _on_signals(server, service)
+    log.info("listening on %s:%d%s", address[0], server.port, telemetry_path)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    service.stop()
+    return 0
+
+
+def _on_signals(server: MetricsServer, service: Service) -> None:
+    """SIGTERM stops serving; SIGHUP reloads the config file, as Prometheus does.
+
+    Handlers run in the main thread, which is the one serving: each hands its work to a thread
+    (shutdown() waits for serve_forever() to return, and a reload fetches every source).
+    """
 
     def stop(signum: int, frame: FrameType | None) -> None:
         del frame
         log.info("signal %d: shutting down", signum)
-        # shutdown() waits for serve_forever(), which runs in this very thread: hand it off.
         threading.Thread(target=server.stop, daemon=True).start()
 
+    def reload(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("signal %d: reloading the config", signum)
+        threading.Thread(target=service.reload, daemon=True, name="reload").start()
+
     signal.signal(signal.SIGTERM, stop)
-    log.info("listening on %s:%d%s", address[0], server.port, telemetry_path)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
-    refresher.stop()
-    return 0
+    signal.signal(signal.SIGHUP, reload)
 
 
 def _report(

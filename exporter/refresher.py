@@ -202,15 +202,19 @@ class Refresher:
             log.info("building the exposition works again")
             self._build_error = ""
 
-    def start(self) -> None:
-        """Start one refresh loop per source."""
+    def start(self, *, refreshed: bool = False) -> None:
+        """Start one refresh loop per source; `refreshed` skips the first, just-made refresh."""
         for name in sorted(self._sources):
-            thread = threading.Thread(target=self._loop, args=(name,), daemon=True, name=name)
+            thread = threading.Thread(
+                target=self._loop, args=(name, refreshed), daemon=True, name=name
+            )
             thread.start()
             self._threads.append(thread)
 
-    def _loop(self, name: str) -> None:
+    def _loop(self, name: str, refreshed: bool) -> None:
         interval = self._sources[name].interval
+        if refreshed:
+            self._stop.wait(interval)
         while not self._stop.is_set():
             try:
                 self.refresh(name)
@@ -219,10 +223,15 @@ class Refresher:
                 log.exception("source=%s refresh loop step failed; continuing", name)
             self._stop.wait(interval)
 
-    def stop(self) -> None:
-        """Stop the loops and close the clients."""
+    def stop(self, grace: float = 2.0) -> None:
+        """Stop the loops and close the clients, waiting at most `grace` seconds in all.
+
+        A loop blocked on a slow upstream is a daemon thread: closing its client ends the
+        request, and the process may exit without it.
+        """
         self._stop.set()
+        deadline = time.monotonic() + grace
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         for source in self._sources.values():
             source.close()
