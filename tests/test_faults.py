@@ -1,0 +1,145 @@
+"""The fault suite: the real exporter against the fakes behind a fault-injecting proxy.
+
+For every source and fault: the exporter keeps serving, the faulty source is marked down with
+the reason (or, for faults that leave a valid answer, stays up with the same numbers), the other
+sources are untouched, what is served still conserves money, the last good values stay until
+`max_staleness`, and the exporter recovers by itself once the fault heals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from chargeback_demo.faultproxy import FaultProxy
+from chargeback_demo.stack import DemoStack, demo_config_dict
+from exporter.config import Config
+from exporter.refresher import Refresher
+from exporter.wiring import make_refresher
+from tests.conftest import FIXED_NOW
+
+SOURCES = ("opencost", "dcgm", "kueue", "litellm")
+# fault -> the reason counted when the source goes down; None: the answer is still valid.
+OUTCOMES: dict[str, str | None] = {
+    "refused": "unreachable",
+    "reset": "unreachable",
+    "slow": "timeout",
+    "500": "http_5xx",
+    "502": "http_5xx",
+    "401": "auth",
+    "403": "auth",
+    "truncated": "unreachable",
+    "types": "malformed",
+    "bloat": None,
+}
+# Families each source feeds, whose values must stay the last good ones while it is down.
+OWN = {
+    "opencost": ("chargeback_team_cost_month_to_date", "chargeback_cluster_cost_per_hour"),
+    "dcgm": ("chargeback_gpus", "chargeback_team_gpu_utilization_ratio"),
+    "kueue": ("chargeback_quota_nominal", "chargeback_quota_borrowed"),
+    "litellm": ("chargeback_llm_spend_month_to_date", "chargeback_llm_budget_spend"),
+}
+Series = dict[str, dict[tuple[tuple[str, str], ...], float]]
+
+
+@dataclass
+class Rig:
+    """The fakes, one proxy in front of each, and a refresher reading through the proxies."""
+
+    stack: DemoStack
+    proxies: dict[str, FaultProxy]
+    refresher: Refresher
+    now: list[datetime]
+
+    def served(self) -> Series:
+        out: Series = {}
+        text = self.refresher.exposition.text.decode()
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                out.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
+        return out
+
+
+@pytest.fixture
+def rig(stack: DemoStack) -> Iterator[Rig]:
+    proxies = {name: FaultProxy(stack.urls[name], delay=0.05).start() for name in SOURCES}
+    data: dict[str, Any] = demo_config_dict(
+        {name: p.url for name, p in proxies.items()}, str(stack.secrets)
+    )
+    for name in SOURCES:
+        data["sources"][name]["timeout"] = "1s"
+    now = [FIXED_NOW]
+    refresher = make_refresher(Config.model_validate(data), clock=lambda: now[0])
+    try:
+        yield Rig(stack, proxies, refresher, now)
+    finally:
+        refresher.stop()
+        for proxy in proxies.values():
+            proxy.set("")
+            proxy.stop()
+
+
+def _up(series: Series, source: str) -> float:
+    return series["chargeback_source_up"][(("source", source),)]
+
+
+def _conserved(series: Series) -> None:
+    """What is served adds up: team rates (LLM money excluded) equal the cluster's rate."""
+    rates = series["chargeback_team_cost_per_hour"]
+    hardware = math.fsum(v for k, v in rates.items() if dict(k)["component"] != "llm_external")
+    assert hardware == pytest.approx(series["chargeback_cluster_cost_per_hour"][()], rel=1e-9)
+    money = [v for name, fam in series.items() if "cost" in name for v in fam.values()]
+    assert money and all(math.isfinite(v) for v in money)
+
+
+@pytest.mark.parametrize("fault", sorted(OUTCOMES))
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_fault_marks_only_its_source_down_and_heals(rig: Rig, source: str, fault: str) -> None:
+    assert rig.refresher.refresh_all()
+    good = rig.served()
+    rig.proxies[source].delay = 2.0 if fault == "slow" else 0.05
+    rig.proxies[source].set(fault)
+    ok = rig.refresher.refresh(source)
+    rig.refresher.rebuild()
+    during = rig.served()
+    reason = OUTCOMES[fault]
+    assert ok is (reason is None)
+    assert _up(during, source) == (0.0 if reason else 1.0)
+    if reason is not None:
+        errors = during["chargeback_source_errors_total"]
+        assert errors[(("reason", reason), ("source", source))] == 1.0
+    for other in SOURCES:
+        if other != source:
+            assert _up(during, other) == 1.0
+    for family in OWN[source]:
+        assert during[family] == good[family], f"{family} changed while {source} failed"
+    _conserved(during)
+    rig.proxies[source].set("")
+    assert rig.refresher.refresh(source)
+    rig.refresher.rebuild()
+    healed = rig.served()
+    assert _up(healed, source) == 1.0
+    for family in OWN[source]:
+        assert healed[family] == good[family]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_last_good_values_are_dropped_at_max_staleness(rig: Rig, source: str) -> None:
+    assert rig.refresher.refresh_all()
+    rig.proxies[source].set("500")
+    rig.now[0] += timedelta(minutes=20)  # past every demo source's max_staleness
+    assert not rig.refresher.refresh(source)
+    rig.refresher.rebuild()
+    served = rig.served()
+    assert _up(served, source) == 0.0
+    for family in OWN[source]:
+        if source == "opencost" and family == "chargeback_cluster_cost_per_hour":
+            assert family not in served
+        elif source != "opencost":
+            assert family not in served, f"{family} served after {source} went stale"
