@@ -49,10 +49,12 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     result = assemble(config, Attributor(config), read_all(config), FIXED_NOW)
     assert result.rate is not None
     rate = result.rate.costs
-    # 12:30 UTC: vision runs its own GPU, nobody borrows; each team pays its nominal quota.
+    # 12:30 UTC: each team pays its nominal quota; vision borrows the GPU research lends.
     assert rate[("research", "gpu")] == pytest.approx(2 * 1.40)
     assert rate[("vision", "gpu")] == pytest.approx(1 * 1.40)
     assert rate[("search", "gpu")] == pytest.approx(1 * 1.40)
+    assert rate[("vision", "borrowed")] == pytest.approx(1.40)
+    assert rate[("research", "lent")] == pytest.approx(-1.40)
     assert ("__idle__", "gpu") not in rate or rate[("__idle__", "gpu")] == pytest.approx(
         0, abs=1e-9
     )
@@ -60,9 +62,9 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
 
 def test_gpu_states_match_the_cluster_at_noon(stack: DemoStack) -> None:
     samples = _samples(stack, stack.config())
-    # research trains on 2 GPUs, vision's detector runs (08-20 UTC), search's vLLM idles.
-    assert samples[("gpus", (("state", "busy"), ("team", "research")))] == 2.0
-    assert samples[("gpus", (("state", "busy"), ("team", "vision")))] == 1.0
+    # research trains on 1 GPU, vision serves and retrains on 2 (08-18 UTC), search's vLLM idles.
+    assert samples[("gpus", (("state", "busy"), ("team", "research")))] == 1.0
+    assert samples[("gpus", (("state", "busy"), ("team", "vision")))] == 2.0
     assert samples[("gpus", (("state", "idle"), ("team", "search")))] == 1.0
     waste = samples[("team_gpu_waste_cost_per_hour", (("team", "search"),))]
     assert waste == pytest.approx(1.40)
