@@ -6,9 +6,11 @@ import math
 
 import pytest
 
+from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.assemble import assemble
 from exporter.attribution import Attributor
+from exporter.clock import fixed_clock
 from exporter.config import Config
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
@@ -58,6 +60,25 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     assert ("__idle__", "gpu") not in rate or rate[("__idle__", "gpu")] == pytest.approx(
         0, abs=1e-9
     )
+
+
+@pytest.mark.parametrize("hour", range(24))
+def test_some_team_borrows_gpu_quota_at_every_hour(hour: int) -> None:
+    """The dashboards' borrowing panels have data whatever the hour the demo is shown at."""
+    now = FIXED_NOW.replace(hour=hour)
+    # Kueue-realistic: the cohort's nominal quota is the node, and no GPU is held twice.
+    assert sum(q.gpu_nominal for q in CLUSTER.queues) == CLUSTER.gpu_count
+    for index in range(CLUSTER.gpu_count):
+        assert sum(1 for w in CLUSTER.workloads if index in w.gpus and w.runs_at(now)) <= 1
+    demo = DemoStack(clock=fixed_clock(now)).start()
+    try:
+        config = demo.config()
+        result = assemble(config, Attributor(config), read_all(config, now), now)
+    finally:
+        demo.stop()
+    assert result.rate is not None
+    borrowed = [team for (team, c), v in result.rate.costs.items() if c == "borrowed" and v > 0]
+    assert borrowed, f"nobody borrows at {now:%H:%M} UTC"
 
 
 def test_gpu_states_match_the_cluster_at_noon(stack: DemoStack) -> None:
