@@ -3,6 +3,13 @@
 Schedules are in whole UTC hours and repeat daily, so any window can be integrated exactly by
 cutting it at hour boundaries. Every fake (OpenCost, DCGM, Kubernetes, LiteLLM) derives its
 answers from this one model, so their numbers agree with each other.
+
+The story, in UTC: research trains `train-llm` on one GPU around the clock and runs a two-GPU
+`sweep` every night (18-08), borrowing the GPU vision leaves unused; by day (08-18) vision
+serves its `detector` and retrains it on the GPU research lends while its sweep sleeps; search
+serves Llama on vLLM all day at 2% utilisation. The node is full at every hour and some team
+always borrows: the cohort's nominal quota (2 + 1 + 1) is the node's 4 GPUs, and over a day
+research borrows 4 GPU-hours more than it lends.
 """
 
 from __future__ import annotations
@@ -220,7 +227,7 @@ CLUSTER = Cluster(
             "job",
             "train-llm",
             {"team": "research", "app": "train-llm"},
-            gpus=(0, 1),
+            gpus=(0,),
             cpu=16,
             ram_gib=128,
             pv_gib=500,
@@ -233,10 +240,10 @@ CLUSTER = Cluster(
             "job",
             "sweep",
             {"team": "research", "app": "sweep"},
-            gpus=(2,),
+            gpus=(1, 2),
             cpu=8,
             ram_gib=32,
-            hours=((22, 24), (0, 6)),
+            hours=((18, 24), (0, 8)),
             utilisation=0.7,
             queue="cq-research",
         ),
@@ -248,10 +255,22 @@ CLUSTER = Cluster(
             gpus=(2,),
             cpu=8,
             ram_gib=64,
-            hours=((8, 20),),
+            hours=((8, 18),),
             utilisation=0.45,
             queue="cq-vision",
             network_gib_per_hour=1.0,
+        ),
+        Workload(
+            "ns-vision",
+            "job",
+            "retrain",
+            {"app": "retrain"},
+            gpus=(1,),
+            cpu=8,
+            ram_gib=48,
+            hours=((8, 18),),
+            utilisation=0.8,
+            queue="cq-vision",
         ),
         Workload(
             "ns-search",

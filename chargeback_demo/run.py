@@ -44,7 +44,9 @@ def main() -> int:
     host, _, port = LISTEN.rpartition(":")
     print(
         "gpu-chargeback-exporter demo: a simulated cluster (4 x H100, three teams) behind fake\n"
-        "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback.\n\n"
+        "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback. Some team\n"
+        "borrows GPU quota at every hour: research at night (18-08 UTC) for its sweep, vision\n"
+        "by day to retrain its detector; search's vLLM idles on its GPU.\n\n"
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
         f"  report:     .venv/bin/python -m chargeback_demo report\n"

@@ -35,14 +35,14 @@ def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
                 "namespaces": ["ns-research"],
                 "cluster_queues": ["cq-research"],
                 "litellm_teams": ["9f3c2a10-research"],
-                "budget": {"gpu": 2500, "llm": 400},
+                "budget": {"gpu": 2300, "llm": 400},
             },
             {
                 "name": "vision",
                 "namespaces": ["ns-vision"],
                 "cluster_queues": ["cq-vision"],
                 "litellm_teams": ["vision"],
-                "budget": {"gpu": 900, "llm": 150},
+                "budget": {"gpu": 1300, "llm": 150},
             },
             {
                 "name": "search",

@@ -24,6 +24,7 @@ from exporter.samples import Sample
 __all__ = ["Builder", "Refresher", "Source"]
 
 log = logging.getLogger(__name__)
+_TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
 
 Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
 
@@ -214,14 +215,24 @@ class Refresher:
     def _loop(self, name: str, refreshed: bool) -> None:
         interval = self._sources[name].interval
         if refreshed:
-            self._stop.wait(interval)
+            self._pause(interval)
         while not self._stop.is_set():
             try:
                 self.refresh(name)
                 self.rebuild()
             except Exception:  # refresh and rebuild guard themselves; this is the last resort
                 log.exception("source=%s refresh loop step failed; continuing", name)
-            self._stop.wait(interval)
+            self._pause(interval)
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep up to `seconds`, waking within a tick once stopped.
+
+        Short sleeps rather than Event.wait(timeout): a timed lock wait never times out under
+        libfaketime (it does not intercept sem_clockwait), and CI runs the suite under it.
+        """
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(_TICK, left))
 
     def stop(self, grace: float = 2.0) -> None:
         """Stop the loops and close the clients, waiting at most `grace` seconds in all.
@@ -232,6 +243,7 @@ class Refresher:
         self._stop.set()
         deadline = time.monotonic() + grace
         for thread in self._threads:
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            while thread.is_alive() and time.monotonic() < deadline:
+                time.sleep(_TICK)  # not join(timeout): see _pause
         for source in self._sources.values():
             source.close()

@@ -6,8 +6,10 @@ import math
 
 import pytest
 
+from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.attribution import Attributor
+from exporter.clock import fixed_clock
 from exporter.config import Config
 from exporter.join import join
 from tests.conftest import CLOCK, FIXED_NOW, read_all
@@ -49,20 +51,41 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     result = join(config, Attributor(config), read_all(config), FIXED_NOW)
     assert result.hourly is not None
     rate = result.hourly.costs
-    # 12:30 UTC: vision runs its own GPU, nobody borrows; each team pays its nominal quota.
+    # 12:30 UTC: each team pays its nominal quota; vision borrows the GPU research lends.
     assert rate[("research", "gpu")] == pytest.approx(2 * 1.40)
     assert rate[("vision", "gpu")] == pytest.approx(1 * 1.40)
     assert rate[("search", "gpu")] == pytest.approx(1 * 1.40)
+    assert rate[("vision", "borrowed")] == pytest.approx(1.40)
+    assert rate[("research", "lent")] == pytest.approx(-1.40)
     assert ("__idle__", "gpu") not in rate or rate[("__idle__", "gpu")] == pytest.approx(
         0, abs=1e-9
     )
 
 
+@pytest.mark.parametrize("hour", range(24))
+def test_some_team_borrows_gpu_quota_at_every_hour(hour: int) -> None:
+    """The dashboards' borrowing panels have data whatever the hour the demo is shown at."""
+    now = FIXED_NOW.replace(hour=hour)
+    # Kueue-realistic: the cohort's nominal quota is the node, and no GPU is held twice.
+    assert sum(q.gpu_nominal for q in CLUSTER.queues) == CLUSTER.gpu_count
+    for index in range(CLUSTER.gpu_count):
+        assert sum(1 for w in CLUSTER.workloads if index in w.gpus and w.runs_at(now)) <= 1
+    demo = DemoStack(clock=fixed_clock(now)).start()
+    try:
+        config = demo.config()
+        result = join(config, Attributor(config), read_all(config, now), now)
+    finally:
+        demo.stop()
+    assert result.hourly is not None
+    borrowed = [team for (team, c), v in result.hourly.costs.items() if c == "borrowed" and v > 0]
+    assert borrowed, f"nobody borrows at {now:%H:%M} UTC"
+
+
 def test_gpu_states_match_the_cluster_at_noon(stack: DemoStack) -> None:
     samples = _samples(stack, stack.config())
-    # research trains on 2 GPUs, vision's detector runs (08-20 UTC), search's vLLM idles.
-    assert samples[("gpus", (("state", "busy"), ("team", "research")))] == 2.0
-    assert samples[("gpus", (("state", "busy"), ("team", "vision")))] == 1.0
+    # research trains on 1 GPU, vision serves and retrains on 2 (08-18 UTC), search's vLLM idles.
+    assert samples[("gpus", (("state", "busy"), ("team", "research")))] == 1.0
+    assert samples[("gpus", (("state", "busy"), ("team", "vision")))] == 2.0
     assert samples[("gpus", (("state", "idle"), ("team", "search")))] == 1.0
     waste = samples[("team_gpu_waste_cost_per_hour", (("team", "search"),))]
     assert waste == pytest.approx(1.40)

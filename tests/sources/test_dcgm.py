@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.cluster import CLUSTER, Cluster
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, gpu_uuid, make_handler
 from chargeback_demo.httpfake import FakeServer
 from exporter.config import Config, DcgmConfig, SourcesConfig
@@ -213,15 +214,21 @@ def test_unreachable_endpoint_is_unavailable() -> None:
 # --- integration with the fake dcgm-exporter over loopback ---------------------------------
 
 NIGHT = datetime(2026, 3, 10, 23, 30, tzinfo=UTC)  # sweep holds GPU 2
-MORNING = datetime(2026, 3, 10, 7, 0, tzinfo=UTC)  # GPU 2 is free
+MORNING = datetime(2026, 3, 10, 7, 0, tzinfo=UTC)  # sweep holds GPU 2 until 08
+# The demo's node is full at every hour; without the night sweep, GPUs 1 and 2 are free at 07.
+SPARE = dataclasses.replace(
+    CLUSTER, workloads=tuple(w for w in CLUSTER.workloads if w.name != "sweep")
+)
 
 
 @pytest.fixture
 def serve() -> Iterator[Callable[..., DcgmConfig]]:
     servers: list[FakeServer] = []
 
-    def start(now: datetime, options: FakeDcgmOptions | None = None) -> DcgmConfig:
-        server = FakeServer(make_handler(CLUSTER, lambda: now, options)).start()
+    def start(
+        now: datetime, options: FakeDcgmOptions | None = None, cluster: Cluster = CLUSTER
+    ) -> DcgmConfig:
+        server = FakeServer(make_handler(cluster, lambda: now, options)).start()
         servers.append(server)
         return DcgmConfig(urls=(f"{server.url}/metrics",))
 
@@ -243,13 +250,13 @@ def serve() -> Iterator[Callable[..., DcgmConfig]]:
 def test_fetch_from_the_fake_matches_the_cluster_model(
     serve: Callable[..., DcgmConfig], options: FakeDcgmOptions
 ) -> None:
-    cfg = serve(MORNING, options)
+    cfg = serve(MORNING, options, SPARE)
     with build_client(cfg) as client:
         snapshot = fetch(client, cfg)
     assert len(snapshot.gpus) == CLUSTER.gpu_count
     for record in snapshot.gpus:
         index = int(record.gpu)
-        holder = CLUSTER.gpu_holder(index, MORNING)
+        holder = SPARE.gpu_holder(index, MORNING)
         assert record.node == CLUSTER.node and record.uuid == gpu_uuid(CLUSTER, index)
         assert record.model == CLUSTER.gpu_model and record.share == 1.0
         if holder is None:
