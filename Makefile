@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit promtool generate bench clean
+.PHONY: demo test lint typecheck unit promtool generate bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ generate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Ten minutes of scraping while the upstreams flap: memory and scrape latency per minute.
+soak: $(STAMP)
+	$(BIN)/python -m bench.soak
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
