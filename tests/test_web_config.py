@@ -14,12 +14,13 @@ import trustme
 
 from exporter.basic_auth import BasicAuth, parse_basic_authorization
 from exporter.cli import main
+from exporter.config_yaml import load_yaml_with_lines
 from exporter.errors import ConfigError
 from exporter.exposition import render
 from exporter.metrics import SOURCE_UP
 from exporter.samples import Sample
 from exporter.server import MetricsServer
-from exporter.web_config import WebServing, load_web_config
+from exporter.web_config import ClientAuthType, WebConfig, WebServing, load_web_config
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="dcgm")])
 PASSWORD = "correct horse battery staple"
@@ -310,3 +311,14 @@ def test_config_error_lines_name_the_file() -> None:
         "/nonexistent/web.yml: (top level): cannot read: No such file or directory"
     ]
 
+
+def test_the_example_web_config_is_valid() -> None:
+    path = Path(__file__).parent.parent / "deploy" / "web-config.example.yml"
+    data, _ = load_yaml_with_lines(str(path), path.read_text(encoding="utf-8"))
+    config = WebConfig.model_validate(data)
+    assert config.tls_server_config is not None
+    assert (
+        config.tls_server_config.client_auth_type is ClientAuthType.REQUIRE_AND_VERIFY_CLIENT_CERT
+    )
+    hashed = config.basic_auth_users["prometheus"].get_secret_value()
+    assert bcrypt.checkpw(b"change-me", hashed.encode())
