@@ -1,4 +1,4 @@
-# A small runtime image: the package and its four runtime dependencies, nothing else.
+# A small runtime image: the package and its runtime dependencies, nothing else.
 FROM python:3.11-slim
 WORKDIR /src
 COPY pyproject.toml README.md ./

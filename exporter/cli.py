@@ -20,6 +20,7 @@ from exporter.refresher import Refresher
 from exporter.report import build_report, format_report, model_rows
 from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
+from exporter.web_config import WebServing, load_web_config
 from exporter.wiring import Joiner, build_sources, make_refresher
 
 __all__ = ["main"]
@@ -52,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         dest="telemetry_path",
         default="/metrics",
         help="path of the metrics (default /metrics)",
+    )
+    parser.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="exporter-toolkit web config: TLS and basic auth (default: plain HTTP, no auth)",
     )
     parser.add_argument(
         "--once", action="store_true", help="fetch every source once, print the exposition and exit"
@@ -99,10 +106,15 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             for source in build_sources(config, path):
                 source.close()
             print(f"{path}: ok", file=sys.stderr)
+            if args.web_config_file:
+                load_web_config(args.web_config_file)
+                print(f"{args.web_config_file}: ok", file=sys.stderr)
             return 0
         if args.once:
             return _once(make_refresher(config, path, clock))
-        return _serve(Service(config, path, clock), args.listen, args.telemetry_path)
+        # Before any source starts: a bad web config is a config error, exit 2.
+        web = load_web_config(args.web_config_file) if args.web_config_file else None
+        return _serve(Service(config, path, clock), args.listen, args.telemetry_path, web)
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
@@ -116,20 +128,27 @@ def _once(refresher: Refresher) -> int:
     return 0 if ok else 1
 
 
-def _serve(service: Service, listen: str, telemetry_path: str) -> int:
+def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing | None) -> int:
     try:
         address = parse_listen_address(listen)
     except ValueError as exc:
         print(f"error: --web.listen-address: {exc}", file=sys.stderr)
         return 2
     try:
-        server = MetricsServer(address, telemetry_path, service.exposition)
+        server = MetricsServer(
+            address,
+            telemetry_path,
+            service.exposition,
+            tls=web.tls if web else None,
+            authorize=web.auth.allows if web and web.auth else None,
+        )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
         return 1
     service.start()
     _on_signals(server, service)
-    log.info("listening on %s:%d%s", address[0], server.port, telemetry_path)
+    scheme = "https" if web and web.tls else "http"
+    log.info("listening on %s://%s:%d%s", scheme, address[0], server.port, telemetry_path)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     service.stop()
