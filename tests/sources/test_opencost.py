@@ -13,6 +13,7 @@ import pytest
 from exporter.config import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
 from exporter.sources import opencost
+from exporter.sources.checks import Tally
 
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 MONTH = datetime(2026, 11, 1, tzinfo=UTC)  # the 1st in UTC, the default time zone
@@ -209,5 +210,10 @@ def test_node_assets() -> None:
         },
     }
     assert opencost.parse_node_assets(body) == {"n1": {"gpu": 4.0, "cpu": 1.0, "ram": 0.5}}
-    with pytest.raises(UpstreamPayloadError):
-        opencost.parse_node_assets({"code": 200, "data": {"k": {"type": "Node"}}})
+    # A node asset without a name is one bad record: dropped and counted, not the whole body.
+    tally = Tally()
+    nameless = {"code": 200, "data": {"k": {"type": "Node"}, **body["data"]}}  # type: ignore[dict-item]
+    assert opencost.parse_node_assets(nameless, tally=tally) == {
+        "n1": {"gpu": 4.0, "cpu": 1.0, "ram": 0.5}
+    }
+    assert tally.frozen() == {"missing_field": 1}
