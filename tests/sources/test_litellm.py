@@ -688,9 +688,12 @@ def test_a_paginator_that_never_ends_is_cut_off_after_one_extra_page() -> None:
         body = {"teams": [_t(f"t{page}")], "page": page, "total_pages": page + 1}
         return _json(200, body)
 
-    with pytest.raises(UpstreamIncomplete, match="kept announcing more pages"):
-        with httpx.Client(base_url="http://proxy", transport=httpx.MockTransport(endless)) as c:
-            fetch(c, _cfg(), NOW)
+    transport = httpx.MockTransport(endless)
+    with (
+        httpx.Client(base_url="http://proxy", transport=transport) as client,
+        pytest.raises(UpstreamIncomplete, match="kept announcing more pages"),
+    ):
+        fetch(client, _cfg(), NOW)
     assert len(seen) == 3  # the first page said 2; one extra page is allowed, no more
 
 
