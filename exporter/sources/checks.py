@@ -84,8 +84,12 @@ def number(
     low: float,
     high: float,
     null: float | None = None,
+    tiny: float = 0.0,
 ) -> float:
-    """A finite JSON number in [low, high); `null` (if given) stands in for a JSON null."""
+    """A finite JSON number in [low, high), zero or at least `tiny` in magnitude.
+
+    `null` (if given) stands in for a JSON null.
+    """
     if value is None:
         if null is None:
             raise BadRecord(MISSING_FIELD, f"{what} is missing")
@@ -97,6 +101,8 @@ def number(
         raise BadRecord(NON_FINITE, f"{what} is not finite")
     if not low <= result < high:
         raise BadRecord(OUT_OF_RANGE, f"{what} is {result:g}, expected {low:g}..{high:g}")
+    if result and abs(result) < tiny:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {result:g}, below the resolution {tiny:g}")
     return result
 
 

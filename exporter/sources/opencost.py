@@ -71,6 +71,11 @@ COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
 IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 # When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
 _YEAR_HOURS = 366 * 24.0
+# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
+# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
+# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
+# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
+_RESOLUTION = 1e-9
 
 
 @dataclass(frozen=True)
@@ -287,8 +292,12 @@ def _allocation(name: str, raw: Mapping[str, Any], max_gpu_hours: float) -> Allo
         labels=_labels(props, "labels", name),
         namespace_labels=_labels(props, "namespaceLabels", name),
         costs=costs,
-        gpu_hours=_number(raw, "gpuHours", name, low=0.0, high=max_gpu_hours),
+        gpu_hours=_gpu_hours(raw, name, max_gpu_hours),
     )
+
+
+def _gpu_hours(raw: Mapping[str, Any], name: str, high: float) -> float:
+    return _number(raw, "gpuHours", name, low=0.0, high=high)
 
 
 def _merge(a: Allocation, b: Allocation) -> Allocation:
@@ -314,7 +323,8 @@ def _number(
 ) -> float:
     # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
     # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
-    return number(raw.get(key), f"allocation {name!r}: {key}", low=low, high=high, null=0.0)
+    what = f"allocation {name!r}: {key}"
+    return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=_RESOLUTION)
 
 
 def _text(props: Mapping[str, Any], key: str, name: str) -> str:
