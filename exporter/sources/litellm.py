@@ -11,13 +11,12 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
   can sit on two pages: pages are merged by date, summing, never overwriting.
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
-dropped and counted; paging stops at the announced page count plus one, and never passes
-_MAX_PAGES.
+dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
+one, and never passes 2000 pages.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -28,17 +27,16 @@ import httpx
 from exporter.config import Config, LiteLLMConfig, read_secret
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.checks import (
-    MAX_COST,
     MISSING_FIELD,
     WRONG_TYPE,
     BadRecord,
     Tally,
     count,
     dedupe,
-    number,
 )
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm_wire import money, parse_timestamp, read_pages, shape
 
 __all__ = [
     "KIND",
@@ -58,10 +56,6 @@ UNASSIGNED = "Unassigned"  # LiteLLM's entity name for rows whose team_id is NUL
 TEAM_LIST = "/v2/team/list"
 DAILY = "/team/daily/activity"
 DAILY_AGGREGATED = "/team/daily/activity/aggregated"
-# A proxy that keeps announcing more pages must not loop us forever: 2000 pages is 200k teams,
-# or two million raw daily rows at the default page size.
-_MAX_PAGES = 2000
-_FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
 @dataclass(frozen=True)
@@ -155,36 +149,20 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapsho
     return LiteLLMSnapshot(teams, usage, tally.frozen())
 
 
-def parse_timestamp(value: object) -> datetime | None:
-    """Parse LiteLLM's timestamps leniently: `Z`, `+00:00` or naive (UTC), any fraction digits."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise UpstreamPayloadError(f"{SOURCE}: expected a timestamp string, got {value!r}"[:200])
-    text = _FRACTION.sub(r"\1", value.strip())
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UpstreamPayloadError(f"{SOURCE}: bad timestamp {value!r}"[:200]) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
 # --- team list -------------------------------------------------------------------------------
 
 
 def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[TeamBudget, ...]:
     """Every team, once; fails when the pages do not add up to the `total` they announce."""
     read, bad, totals = [], Tally(), set()
-    for body in _pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
+    for body in read_pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
         teams = body.get("teams")
         if not isinstance(teams, list):
-            raise _shape(TEAM_LIST, "a list under 'teams'", teams)
+            raise shape(TEAM_LIST, "a list under 'teams'", teams)
         total = body.get("total")
         if total is not None:
             if isinstance(total, bool) or not isinstance(total, int):
-                raise _shape(TEAM_LIST, "an integer total", total)
+                raise shape(TEAM_LIST, "an integer total", total)
             totals.add(total)
         for item in teams:
             try:
@@ -220,9 +198,9 @@ def _team(item: object) -> TeamBudget:
     return TeamBudget(
         team_id=team_id,
         alias=alias if isinstance(alias, str) else None,
-        spend=_money(item, "spend"),
-        max_budget=_money(item, "max_budget"),
-        soft_budget=_money(item, "soft_budget"),
+        spend=money(item, "spend"),
+        max_budget=money(item, "max_budget"),
+        soft_budget=money(item, "soft_budget"),
         budget_reset_at=reset_at,
     )
 
@@ -290,7 +268,7 @@ def _reader(
                     raise
                 aggregated = False  # before 1.108 only the row-paged endpoint exists
         paged = {**params, "page_size": str(cfg.daily_page_size)}
-        return merge_daily_pages(list(_pages(client, DAILY, paged, top=False)), tally)
+        return merge_daily_pages(list(read_pages(client, DAILY, paged, top=False)), tally)
 
     return read
 
@@ -307,13 +285,13 @@ def merge_daily_pages(pages: list[Any], tally: Tally | None = None) -> _Merged:
     for body in pages:
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list):
-            raise _shape(DAILY, "a list under 'results'", results)
+            raise shape(DAILY, "a list under 'results'", results)
         for day in results:
             if not isinstance(day, dict) or not isinstance(day.get("date"), str):
-                raise _shape(DAILY, "a result with a string date", day)
+                raise shape(DAILY, "a result with a string date", day)
             breakdown = day.get("breakdown", {})
             if not isinstance(breakdown, dict):
-                raise _shape(DAILY, "an object under 'breakdown'", breakdown)
+                raise shape(DAILY, "an object under 'breakdown'", breakdown)
             into = merged.setdefault(day["date"], {})
             for kind in ("entities", "models"):
                 _merge_breakdown(into.setdefault(kind, {}), breakdown.get(kind, {}), tally)
@@ -324,7 +302,7 @@ def _merge_breakdown(
     into: dict[str, tuple[UsageMetrics, str | None]], part: object, tally: Tally
 ) -> None:
     if not isinstance(part, dict):
-        raise _shape(DAILY, "an object per breakdown", part)
+        raise shape(DAILY, "an object per breakdown", part)
     for key, entry in part.items():
         try:
             if not isinstance(entry, dict):
@@ -352,58 +330,11 @@ def _metrics(raw: object) -> UsageMetrics:
     if not isinstance(raw, dict):
         raise BadRecord(MISSING_FIELD if raw is None else WRONG_TYPE, "breakdown metrics")
     return UsageMetrics(
-        spend=_money(raw, "spend"),
+        spend=money(raw, "spend"),
         prompt_tokens=count(raw.get("prompt_tokens"), "prompt_tokens"),
         completion_tokens=count(raw.get("completion_tokens"), "completion_tokens"),
         requests=count(raw.get("api_requests"), "api_requests"),
     )
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-def _pages(
-    client: httpx.Client, path: str, params: Mapping[str, str], *, top: bool
-) -> Iterator[dict[str, Any]]:
-    """Yield pages until `page >= total_pages` (top level on the team list, in `metadata` else).
-
-    A proxy may announce one page more while we read (a row was added), never more than that:
-    the first page's count plus one bounds the read, and so does _MAX_PAGES.
-    """
-    page, budget = 1, _MAX_PAGES
-    while True:
-        body = get_json(client, SOURCE, path, {**params, "page": str(page)})
-        if not isinstance(body, dict):
-            raise _shape(path, "a JSON object", body)
-        yield body
-        paging = body if top else body.get("metadata")
-        total = paging.get("total_pages") if isinstance(paging, dict) else None
-        if not isinstance(total, int) or isinstance(total, bool):
-            raise _shape(path, "an integer total_pages", total)
-        if page == 1:
-            budget = min(_MAX_PAGES, max(total, 1) + 1)
-        if page >= total:
-            if isinstance(paging, dict) and paging.get("has_more") is True:
-                raise UpstreamIncomplete(f"{SOURCE}: {path}: last page {page} says has_more")
-            return
-        if page >= budget:
-            raise UpstreamIncomplete(
-                f"{SOURCE}: {path} kept announcing more pages (now {total}) after {page}"
-            )
-        page += 1
-
-
-def _money(item: Mapping[str, Any], key: str) -> float | None:
-    # Spend and budgets are never negative; None (null) is "not set", never 0.
-    value = item.get(key)
-    return None if value is None else number(value, key, low=0.0, high=MAX_COST)
-
-
-def _shape(path: str, expected: str, got: object) -> UpstreamPayloadError:
-    shown = repr(got)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return UpstreamPayloadError(f"{SOURCE}: {path}: expected {expected}, got {shown}")
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:
