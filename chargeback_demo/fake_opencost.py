@@ -87,7 +87,9 @@ class FakeOpenCost:
     cluster: Cluster
     clock: Clock = system_clock
     old_envelope: bool = False
-    fault: str = ""  # "", "500", "garbage", "html", "slow", "nulls"
+    # "", "500", "garbage", "html", "slow", "nulls", "empty" (`data: [{}]`, what a lost
+    # Prometheus can give) or "huge" (one allocation's gpuCost is 1e308)
+    fault: str = ""
     delay_seconds: float = 0.0
 
     def handle(self, request: FakeRequest) -> FakeResponse:
@@ -109,6 +111,14 @@ class FakeOpenCost:
     def _envelope(self, data: Any) -> FakeResponse:
         if self.fault == "garbage":
             return json_response(200, {"code": 200, "data": [{"x": "not an allocation"}]})
+        if self.fault == "empty":
+            return json_response(200, {"code": 200, "data": [{}]})
+        if self.fault == "huge" and isinstance(data, list):
+            for step in data:
+                name = next((k for k in sorted(step or {}) if k != "__idle__"), None)
+                if name is not None and "gpuCost" in step[name]:
+                    step[name]["gpuCost"] = 1e308
+                    break
         payload: dict[str, Any] = {"code": 200, "data": data}
         if self.old_envelope:
             payload = {"code": 200, "status": "success", "data": data}

@@ -6,6 +6,8 @@ ExporterError
     ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
     ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
     └── UpstreamPayloadError the body is not what the upstream's API promises
+        └── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
+                                conflicting duplicates, or an empty reply contradicting data
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ __all__ = [
     "ConfigIssue",
     "ExporterError",
     "UpstreamError",
+    "UpstreamIncomplete",
     "UpstreamPayloadError",
     "UpstreamStatusError",
     "UpstreamUnavailable",
@@ -84,3 +87,9 @@ class UpstreamPayloadError(UpstreamError):
     """Raised when a body does not have the shape the upstream's API promises."""
 
     reason = "malformed"
+
+
+class UpstreamIncomplete(UpstreamPayloadError):
+    """Raised when a reply parses but cannot be the whole truth, so its totals would be wrong."""
+
+    reason = "incomplete"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -27,11 +27,13 @@ from exporter.metrics import (
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
+    SOURCE_RECORDS_DROPPED,
     SOURCE_UP,
     Family,
     Kind,
 )
 from exporter.samples import Sample
+from exporter.sources.checks import DROP_REASONS
 
 __all__ = [
     "BUILD_STAGES",
@@ -44,7 +46,16 @@ __all__ = [
 ]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-ERROR_REASONS = ("timeout", "unreachable", "auth", "http_4xx", "http_5xx", "malformed", "error")
+ERROR_REASONS = (
+    "timeout",
+    "unreachable",
+    "auth",
+    "http_4xx",
+    "http_5xx",
+    "malformed",
+    "incomplete",
+    "error",
+)
 BUILD_STAGES = ("join", "render")
 
 
@@ -56,6 +67,7 @@ class SourceHealth:
     last_success: float | None
     duration: float
     errors: Mapping[str, int]
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,7 +89,7 @@ class Exposition:
 
 
 def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
-    """The source health families, errors pre-initialised to 0 for every known reason."""
+    """The source health families, errors and drops pre-initialised to 0 for every reason."""
     for source, h in sorted(health.items()):
         yield Sample.of(SOURCE_UP, 1.0 if h.up else 0.0, source=source)
         if h.last_success is not None:
@@ -86,6 +98,13 @@ def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
         for reason in sorted(set(ERROR_REASONS) | set(h.errors)):
             yield Sample.of(
                 SOURCE_ERRORS, float(h.errors.get(reason, 0)), source=source, reason=reason
+            )
+        for reason in sorted(set(DROP_REASONS) | set(h.dropped)):
+            yield Sample.of(
+                SOURCE_RECORDS_DROPPED,
+                float(h.dropped.get(reason, 0)),
+                source=source,
+                reason=reason,
             )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "SOURCE_DURATION_SECONDS",
     "SOURCE_ERRORS",
     "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
+    "SOURCE_RECORDS_DROPPED",
     "SOURCE_UP",
     "TEAMS_OVER_CAP",
     "TEAM_BUDGET",
@@ -348,6 +349,15 @@ SOURCE_ERRORS = _f(
     "",
     "exporter",
 )
+SOURCE_RECORDS_DROPPED = _f(
+    "source_records_dropped",
+    C,
+    "Upstream records (one allocation, GPU, ClusterQueue resource or LiteLLM row) dropped by "
+    "validation in successful refreshes, by reason; the rest of the source is still served.",
+    ("source", "reason"),
+    "",
+    "exporter",
+)
 BUILD_ERRORS = _f(
     "build_errors",
     C,
@@ -405,6 +415,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
+    SOURCE_RECORDS_DROPPED,
     BUILD_ERRORS,
     BUILD,
     CONFIG,

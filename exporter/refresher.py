@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol, runtime_checkable
 
 from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
@@ -21,12 +22,30 @@ from exporter.exposition import (
 )
 from exporter.samples import Sample
 
-__all__ = ["Builder", "Refresher", "Source"]
+__all__ = ["Audited", "Builder", "Refresher", "Source"]
 
 log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
 
 Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
+
+
+@runtime_checkable
+class Audited(Protocol):
+    """A snapshot that reports the records it dropped and can refuse to follow the last one.
+
+    Fetches are stateless, so a reply that contradicts the previous good read (an empty
+    month-to-date where the same month had data) can only be caught here, where that read is.
+    """
+
+    @property
+    def dropped(self) -> Mapping[str, int]:
+        """Records dropped by validation in this refresh, by reason."""
+        ...
+
+    def check_after(self, previous: object | None) -> None:
+        """Raise an UpstreamError when this snapshot cannot follow `previous`."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,7 @@ class _State:
     up: bool = False
     duration: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
     last_error: str = ""  # the message last logged, so a repeated failure is logged once
 
 
@@ -85,11 +105,18 @@ class Refresher:
         return sum(self._build_errors.values())
 
     def refresh(self, name: str) -> bool:
-        """Fetch one source now; on failure keep its last good records and count the reason."""
+        """Fetch one source now; on failure keep its last good records and count the reason.
+
+        A snapshot that reports drops has them counted only when it is accepted.
+        """
         source = self._sources[name]
         started = time.monotonic()
         try:
             records = source.fetch(self._clock())
+            if isinstance(records, Audited):
+                with self._lock:
+                    previous = self._states[name].records
+                records.check_after(previous)
         except UpstreamError as exc:
             self._failed(name, exc.reason, str(exc), time.monotonic() - started)
             return False
@@ -101,6 +128,8 @@ class Refresher:
             state = self._states[name]
             state.records, state.fetched_at, state.up = records, self._clock().timestamp(), True
             state.duration = time.monotonic() - started
+            if isinstance(records, Audited):
+                state.dropped.update(records.dropped)
             healed, state.last_error = bool(state.last_error), ""
         if healed:
             log.info("source=%s refreshed again after failing", name)
@@ -152,7 +181,7 @@ class Refresher:
         """A copy of every source's health."""
         with self._lock:
             return {
-                name: SourceHealth(s.up, s.fetched_at, s.duration, dict(s.errors))
+                name: SourceHealth(s.up, s.fetched_at, s.duration, dict(s.errors), dict(s.dropped))
                 for name, s in self._states.items()
             }
 

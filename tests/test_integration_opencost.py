@@ -162,3 +162,38 @@ def test_slow_upstream_times_out(stack: DemoStack) -> None:
     refresher.stop()
     assert 'chargeback_source_errors_total{reason="timeout",source="opencost"} 1.0' in text
     assert math.isfinite(refresher.health()["opencost"].duration)
+
+
+def test_an_empty_month_after_data_fails_and_keeps_the_last_read(stack: DemoStack) -> None:
+    from exporter.wiring import make_refresher
+
+    refresher = make_refresher(_config(stack), clock=CLOCK)
+    assert refresher.refresh_all()
+    good = _families(refresher.exposition.text.decode())
+    stack.opencost.fault = "empty"  # `data: [{}]`: no allocation, no idle
+    assert not refresher.refresh_all()
+    after = _families(refresher.exposition.text.decode())
+    refresher.stop()
+    assert after["chargeback_source_up"][(("source", "opencost"),)] == 0.0
+    errors = after["chargeback_source_errors_total"]
+    assert errors[(("reason", "incomplete"), ("source", "opencost"))] == 1.0
+    month = after["chargeback_team_cost_month_to_date"]
+    assert month == good["chargeback_team_cost_month_to_date"] and any(month.values())
+
+
+def test_one_huge_allocation_is_dropped_and_counted(stack: DemoStack) -> None:
+    from exporter.wiring import make_refresher
+
+    stack.opencost.fault = "huge"  # one allocation says gpuCost 1e308
+    refresher = make_refresher(_config(stack), clock=CLOCK)
+    assert refresher.refresh_all()
+    text = refresher.exposition.text.decode()
+    refresher.stop()
+    fams = _families(text)
+    assert fams["chargeback_source_up"][(("source", "opencost"),)] == 1.0
+    dropped = fams["chargeback_source_records_dropped_total"]
+    # One per window (the rate window and the month), the rest of the allocations served.
+    assert dropped[(("reason", "out_of_range"), ("source", "opencost"))] == 2.0
+    assert dropped[(("reason", "non_finite"), ("source", "opencost"))] == 0.0
+    costs = fams["chargeback_team_cost_month_to_date"]
+    assert costs and all(math.isfinite(v) and abs(v) < 1e12 for v in costs.values())

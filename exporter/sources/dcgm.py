@@ -13,11 +13,15 @@ Rules (see docs/sources-dcgm-kueue.md):
   represented by its instances only;
 - a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
   GPU count never exceeds the hardware;
-- if any endpoint fails, the whole refresh fails: partial GPU data would give wrong numbers.
+- if any endpoint fails, the whole refresh fails: partial GPU data would give wrong numbers;
+- one GPU with a corrupt sample (utilisation out of range, a `<<<NULL>>>` MIG profile) is
+  dropped and counted, not its endpoint; the same GPU behind two URLs counts once, and two
+  different descriptions of it fail the refresh.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -29,6 +33,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.config import Config, DcgmConfig
 from exporter.errors import UpstreamPayloadError
+from exporter.sources.checks import (
+    MISSING_FIELD,
+    NON_FINITE,
+    OUT_OF_RANGE,
+    WRONG_TYPE,
+    BadRecord,
+    Tally,
+    dedupe,
+    nothing_left,
+)
 from exporter.sources.http import get_text, make_client
 from exporter.sources.kind import SourceKind, section
 
@@ -49,6 +63,8 @@ GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 # DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
 # integers; very old exporters printed them instead of skipping the series.
 _BLANK_FLOOR = 2.0**47
+# DCGM's blank string: a label it could not fill, e.g. the MIG profile of a vanished instance.
+_BLANK_TEXT = "<<<"
 _MIG_PROFILE = re.compile(r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:\+\w+)?$", re.IGNORECASE)
 
 # Labels that describe the device or the exporter; every other label on a series is a
@@ -117,6 +133,11 @@ class DcgmSnapshot:
     """Every GPU and MIG instance of one refresh, over all endpoints."""
 
     gpus: tuple[GpuRecord, ...]
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def check_after(self, previous: object | None) -> None:
+        """dcgm-exporter reports its whole current state; every endpoint must have answered."""
+        del previous
 
 
 def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -131,14 +152,20 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
     """
     del now
     cfg = section(config.sources.dcgm, SOURCE)
-    seen: dict[tuple[str, ...], GpuRecord] = {}
+    tally = Tally()
+    records: list[GpuRecord] = []
     for url in cfg.urls:
         text = get_text(client, SOURCE, url)
         node = urlsplit(url).hostname or url
-        for record in parse_metrics(text, default_node=node, where=url):
-            # The same GPU behind two listed URLs (e.g. a Service and a pod) counts once.
-            seen.setdefault(_identity(record), record)
-    return DcgmSnapshot(tuple(seen.values()))
+        records.extend(parse_metrics(text, default_node=node, where=url, tally=tally))
+    # The same GPU behind two listed URLs (e.g. a Service and a pod) counts once.
+    gpus = dedupe(SOURCE, records, _identity, tally, same=_same_gpu)
+    return DcgmSnapshot(tuple(gpus), tally.frozen())
+
+
+def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
+    # Two scrapes of one exporter are moments apart, so utilisation may differ; the first wins.
+    return replace(a, utilisation=None) == replace(b, utilisation=None)
 
 
 def mig_share(profile: str, model: str) -> float:
@@ -166,14 +193,18 @@ class _Entity:
     pod_labels: dict[str, str] = field(default_factory=dict)
 
 
-def parse_metrics(text: str, *, default_node: str = "", where: str = "") -> list[GpuRecord]:
+def parse_metrics(
+    text: str, *, default_node: str = "", where: str = "", tally: Tally | None = None
+) -> list[GpuRecord]:
     """Parse one endpoint's exposition into records; a bad payload raises UpstreamPayloadError.
 
     Args:
         text: the body of dcgm-exporter's /metrics.
         default_node: the node to use when the exporter runs with --no-hostname.
         where: the endpoint, named in error messages.
+        tally: where a GPU dropped for a corrupt sample is counted.
     """
+    tally = Tally() if tally is None else tally
     entities: dict[tuple[str, ...], _Entity] = {}
     try:
         for family in text_string_to_metric_families(text):
@@ -183,7 +214,15 @@ def parse_metrics(text: str, *, default_node: str = "", where: str = "") -> list
         raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
     if not entities:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: no DCGM_FI_* series with a gpu label")
-    records = [_record(entity, where) for entity in entities.values()]
+    records: list[GpuRecord] = []
+    local = Tally()
+    for entity in entities.values():
+        try:
+            records.append(_record(entity))
+        except BadRecord as exc:
+            local.drop(exc)
+    nothing_left(f"{SOURCE}: {where}", len(records), local, "GPU")
+    tally.update(local)
     return _apportion(_drop_mig_parents(records))
 
 
@@ -230,17 +269,19 @@ def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, 
     }
 
 
-def _record(entity: _Entity, where: str) -> GpuRecord:
+def _record(entity: _Entity) -> GpuRecord:
     # The profile is part of the series' identity but, once turned into a share, not kept.
     ident = dict(entity.labels)
     profile = ident.pop("mig_profile")
-    what = f"{SOURCE}: {where}: GPU {ident['gpu']} on {ident['node']!r}"
+    what = f"GPU {ident['gpu']} on {ident['node']!r}"
     share = 1.0
     if profile:
+        if profile.startswith(_BLANK_TEXT):
+            raise BadRecord(MISSING_FIELD, f"{what}: MIG profile is DCGM's blank {profile!r}")
         try:
             share = mig_share(profile, ident["model"])
         except ValueError as exc:
-            raise UpstreamPayloadError(f"{what}: {exc}") from None
+            raise BadRecord(WRONG_TYPE, f"{what}: {exc}") from None
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),
@@ -260,8 +301,11 @@ def _utilisation(values: Mapping[str, float], what: str) -> float | None:
 def _checked(value: float | None, low: float, high: float, what: str) -> float | None:
     if value is None:
         return None
-    if not low <= value <= high:  # also rejects NaN
-        raise UpstreamPayloadError(f"{what} is {value}, expected {low:g}..{high:g}")
+    if not math.isfinite(value):
+        raise BadRecord(NON_FINITE, f"{what} is {value}")
+    # 4294967295 (a uint32 -1) is one of DCGM's blank markers below _BLANK_FLOOR: refused here.
+    if not low <= value <= high:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {value}, expected {low:g}..{high:g}")
     return value
 
 

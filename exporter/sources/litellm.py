@@ -2,26 +2,41 @@
 
 Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is enough):
 
-- `/v2/team/list?page=N&page_size<=100`, paged until `page >= total_pages`: budget state.
+- `/v2/team/list?page=N&page_size<=100`, paged until `page >= total_pages`: budget state. The
+  pages are offset pages, so a team created or deleted while we read shifts them: a team seen
+  twice unchanged counts once, and a read that does not add up to `total` (or whose `total`
+  moved) fails the refresh rather than publish a doubled or missing budget.
 - `/team/daily/activity/aggregated?start_date&end_date[&model]` (1.108+, unpaged), or on 404
   `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through raw DB rows so one date
   can sit on two pages: pages are merged by date, summing, never overwriting.
+
+A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
+dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
+one, and never passes 2000 pages.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 import httpx
 
 from exporter.config import Config, LiteLLMConfig, read_secret
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
+from exporter.sources.checks import (
+    MISSING_FIELD,
+    WRONG_TYPE,
+    BadRecord,
+    Tally,
+    count,
+    dedupe,
+)
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm_wire import money, parse_timestamp, read_pages, shape
 
 __all__ = [
     "KIND",
@@ -41,8 +56,6 @@ UNASSIGNED = "Unassigned"  # LiteLLM's entity name for rows whose team_id is NUL
 TEAM_LIST = "/v2/team/list"
 DAILY = "/team/daily/activity"
 DAILY_AGGREGATED = "/team/daily/activity/aggregated"
-_MAX_PAGES = 10_000  # a proxy that keeps announcing more pages must not loop us forever
-_FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,11 @@ class LiteLLMSnapshot:
 
     teams: tuple[TeamBudget, ...]
     usage: tuple[ModelUsage, ...]
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def check_after(self, previous: object | None) -> None:
+        """The team list is checked against its own `total`; nothing else to compare."""
+        del previous
 
 
 def build_client(
@@ -122,53 +140,68 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapsho
     cfg = section(config.sources.litellm, SOURCE)
     today = now.astimezone(UTC).date()
     start = today.replace(day=1)
+    tally = Tally()
     try:
-        teams = tuple(_team_pages(client, cfg.page_size))
-        usage = tuple(_usage(client, cfg, start, today, teams))
+        teams = _team_list(client, cfg.page_size, tally)
+        usage = tuple(_usage(client, cfg, start, today, teams, tally))
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
-    return LiteLLMSnapshot(teams, usage)
-
-
-def parse_timestamp(value: object) -> datetime | None:
-    """Parse LiteLLM's timestamps leniently: `Z`, `+00:00` or naive (UTC), any fraction digits."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise UpstreamPayloadError(f"{SOURCE}: expected a timestamp string, got {value!r}"[:200])
-    text = _FRACTION.sub(r"\1", value.strip())
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UpstreamPayloadError(f"{SOURCE}: bad timestamp {value!r}"[:200]) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return LiteLLMSnapshot(teams, usage, tally.frozen())
 
 
 # --- team list -------------------------------------------------------------------------------
 
 
-def _team_pages(client: httpx.Client, page_size: int) -> Iterator[TeamBudget]:
-    for body in _pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
+def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[TeamBudget, ...]:
+    """Every team, once; fails when the pages do not add up to the `total` they announce."""
+    read, bad, totals = [], Tally(), set()
+    for body in read_pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
         teams = body.get("teams")
         if not isinstance(teams, list):
-            raise _shape(TEAM_LIST, "a list under 'teams'", teams)
+            raise shape(TEAM_LIST, "a list under 'teams'", teams)
+        total = body.get("total")
+        if total is not None:
+            if isinstance(total, bool) or not isinstance(total, int):
+                raise shape(TEAM_LIST, "an integer total", total)
+            totals.add(total)
         for item in teams:
-            yield _team(item)
+            try:
+                read.append(_team(item))
+            except BadRecord as exc:
+                bad.drop(exc)
+    unique = dedupe(SOURCE, read, lambda t: t.team_id, bad)
+    if len(totals) > 1:
+        raise UpstreamIncomplete(
+            f"{SOURCE}: {TEAM_LIST}: total changed while paging ({sorted(totals)}): "
+            "teams were created or deleted during the read"
+        )
+    if totals and len(unique) + bad.bad() != next(iter(totals)):
+        raise UpstreamIncomplete(
+            f"{SOURCE}: {TEAM_LIST}: read {len(unique)} teams (+{bad.bad()} dropped), "
+            f"but total is {next(iter(totals))}"
+        )
+    tally.update(bad)
+    return tuple(unique)
 
 
 def _team(item: object) -> TeamBudget:
-    if not isinstance(item, dict) or not isinstance(item.get("team_id"), str):
-        raise _shape(TEAM_LIST, "a team object with a string team_id", item)
+    if not isinstance(item, dict):
+        raise BadRecord(WRONG_TYPE, "a team is not an object")
+    team_id = item.get("team_id")
+    if not isinstance(team_id, str) or not team_id:
+        raise BadRecord(MISSING_FIELD if team_id is None else WRONG_TYPE, "team_id")
     alias = item.get("team_alias")
+    try:
+        reset_at = parse_timestamp(item.get("budget_reset_at"))
+    except UpstreamPayloadError as exc:
+        raise BadRecord(WRONG_TYPE, str(exc)) from None
     return TeamBudget(
-        team_id=item["team_id"],
+        team_id=team_id,
         alias=alias if isinstance(alias, str) else None,
-        spend=_number(item, "spend", TEAM_LIST),
-        max_budget=_number(item, "max_budget", TEAM_LIST),
-        soft_budget=_number(item, "soft_budget", TEAM_LIST),
-        budget_reset_at=parse_timestamp(item.get("budget_reset_at")),
+        spend=money(item, "spend"),
+        max_budget=money(item, "max_budget"),
+        soft_budget=money(item, "soft_budget"),
+        budget_reset_at=reset_at,
     )
 
 
@@ -190,10 +223,11 @@ def _usage(
     start: date,
     end: date,
     teams: tuple[TeamBudget, ...],
+    tally: Tally,
 ) -> Iterator[ModelUsage]:
     aliases = {t.team_id: t.alias for t in teams}
     base = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-    reader = _reader(client, cfg, base)
+    reader = _reader(client, cfg, base, tally)
     models = sorted({m for day in reader(None).values() for m in day.get("models", {})})
     for model in models:
         totals = _total_over_dates(reader(model), "entities")
@@ -217,7 +251,7 @@ _Merged = dict[str, dict[str, dict[str, tuple[UsageMetrics, str | None]]]]
 
 
 def _reader(
-    client: httpx.Client, cfg: LiteLLMConfig, base: Mapping[str, str]
+    client: httpx.Client, cfg: LiteLLMConfig, base: Mapping[str, str], tally: Tally
 ) -> Callable[[str | None], _Merged]:
     """A reader of one month of daily activity (optionally one model), whichever endpoint works."""
     aggregated = True
@@ -227,47 +261,56 @@ def _reader(
         params = dict(base) if model is None else {**base, "model": model}
         if aggregated:
             try:
-                return merge_daily_pages([get_json(client, SOURCE, DAILY_AGGREGATED, params)])
+                body = get_json(client, SOURCE, DAILY_AGGREGATED, params)
+                return merge_daily_pages([body], tally)
             except UpstreamStatusError as exc:
                 if exc.status != 404:
                     raise
                 aggregated = False  # before 1.108 only the row-paged endpoint exists
         paged = {**params, "page_size": str(cfg.daily_page_size)}
-        return merge_daily_pages(list(_pages(client, DAILY, paged, top=False)))
+        return merge_daily_pages(list(read_pages(client, DAILY, paged, top=False)), tally)
 
     return read
 
 
-def merge_daily_pages(pages: list[Any]) -> _Merged:
+def merge_daily_pages(pages: list[Any], tally: Tally | None = None) -> _Merged:
     """Merge daily-activity pages by date: date -> breakdown -> key -> (metrics, alias), summed.
 
     The paged endpoint cuts through raw rows, so one date can come back on two pages with part
-    of its rows on each; overwriting would lose the first part.
+    of its rows on each; overwriting would lose the first part. A breakdown entry with a bad
+    metric is dropped and counted in `tally`.
     """
+    tally = Tally() if tally is None else tally
     merged: _Merged = {}
     for body in pages:
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list):
-            raise _shape(DAILY, "a list under 'results'", results)
+            raise shape(DAILY, "a list under 'results'", results)
         for day in results:
             if not isinstance(day, dict) or not isinstance(day.get("date"), str):
-                raise _shape(DAILY, "a result with a string date", day)
+                raise shape(DAILY, "a result with a string date", day)
             breakdown = day.get("breakdown", {})
             if not isinstance(breakdown, dict):
-                raise _shape(DAILY, "an object under 'breakdown'", breakdown)
+                raise shape(DAILY, "an object under 'breakdown'", breakdown)
             into = merged.setdefault(day["date"], {})
             for kind in ("entities", "models"):
-                _merge_breakdown(into.setdefault(kind, {}), breakdown.get(kind, {}))
+                _merge_breakdown(into.setdefault(kind, {}), breakdown.get(kind, {}), tally)
     return merged
 
 
-def _merge_breakdown(into: dict[str, tuple[UsageMetrics, str | None]], part: object) -> None:
+def _merge_breakdown(
+    into: dict[str, tuple[UsageMetrics, str | None]], part: object, tally: Tally
+) -> None:
     if not isinstance(part, dict):
-        raise _shape(DAILY, "an object per breakdown", part)
+        raise shape(DAILY, "an object per breakdown", part)
     for key, entry in part.items():
-        if not isinstance(entry, dict):
-            raise _shape(DAILY, "an object per breakdown entry", entry)
-        metrics = _metrics(entry.get("metrics"))
+        try:
+            if not isinstance(entry, dict):
+                raise BadRecord(WRONG_TYPE, f"breakdown entry {key!r} is not an object")
+            metrics = _metrics(entry.get("metrics"))
+        except BadRecord as exc:
+            tally.drop(exc)
+            continue
         metadata = entry.get("metadata")
         alias = metadata.get("team_alias") if isinstance(metadata, dict) else None
         before, known = into.get(key, (ZERO, None))
@@ -285,66 +328,13 @@ def _total_over_dates(merged: _Merged, kind: str) -> dict[str, tuple[UsageMetric
 
 def _metrics(raw: object) -> UsageMetrics:
     if not isinstance(raw, dict):
-        raise _shape(DAILY, "a 'metrics' object", raw)
+        raise BadRecord(MISSING_FIELD if raw is None else WRONG_TYPE, "breakdown metrics")
     return UsageMetrics(
-        spend=_number(raw, "spend", DAILY),
-        prompt_tokens=_count(raw, "prompt_tokens"),
-        completion_tokens=_count(raw, "completion_tokens"),
-        requests=_count(raw, "api_requests"),
+        spend=money(raw, "spend"),
+        prompt_tokens=count(raw.get("prompt_tokens"), "prompt_tokens"),
+        completion_tokens=count(raw.get("completion_tokens"), "completion_tokens"),
+        requests=count(raw.get("api_requests"), "api_requests"),
     )
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-def _pages(
-    client: httpx.Client, path: str, params: Mapping[str, str], *, top: bool
-) -> Iterator[dict[str, Any]]:
-    """Yield pages until `page >= total_pages` (top level on the team list, in `metadata` else)."""
-    page = 1
-    while page <= _MAX_PAGES:
-        body = get_json(client, SOURCE, path, {**params, "page": str(page)})
-        if not isinstance(body, dict):
-            raise _shape(path, "a JSON object", body)
-        yield body
-        paging = body if top else body.get("metadata")
-        total = paging.get("total_pages") if isinstance(paging, dict) else None
-        if not isinstance(total, int) or isinstance(total, bool):
-            raise _shape(path, "an integer total_pages", total)
-        if page >= total:
-            return
-        page += 1
-    raise UpstreamPayloadError(f"{SOURCE}: {path} announced more than {_MAX_PAGES} pages")
-
-
-def _number(item: Mapping[str, Any], key: str, path: str) -> float | None:
-    value = item.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _shape(path, f"a number or null for {key!r}", value)
-    return float(value)
-
-
-def _count(item: Mapping[str, Any], key: str) -> int:
-    value = item.get(key, 0)
-    if value is None:
-        return 0
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or value != int(value)
-        or value < 0
-    ):
-        raise _shape(DAILY, f"a non-negative whole number for {key!r}", value)
-    return int(value)
-
-
-def _shape(path: str, expected: str, got: object) -> UpstreamPayloadError:
-    shown = repr(got)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return UpstreamPayloadError(f"{SOURCE}: {path}: expected {expected}, got {shown}")
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:

@@ -15,7 +15,6 @@ Why these query parameters:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -25,7 +24,17 @@ import httpx
 
 from exporter.calendar import month_start
 from exporter.config import Config, OpenCostConfig
-from exporter.errors import UpstreamPayloadError
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.sources.checks import (
+    MAX_COST,
+    MAX_GPUS,
+    MISSING_FIELD,
+    WRONG_TYPE,
+    BadRecord,
+    Tally,
+    nothing_left,
+    number,
+)
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
 
@@ -60,6 +69,13 @@ COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
     ),
 }
 IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
+# When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
+_YEAR_HOURS = 366 * 24.0
+# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
+# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
+# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
+# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
+_RESOLUTION = 1e-9
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,10 @@ class AllocationSet:
         spent = sum(sum(a.costs.values()) for a in self.allocations)
         return spent + sum(self.idle.values())
 
+    def empty(self) -> bool:
+        """True when OpenCost reported nothing at all: no allocation and no idle cost."""
+        return not self.allocations and not any(self.idle.values())
+
 
 @dataclass(frozen=True)
 class OpenCostSnapshot:
@@ -102,6 +122,21 @@ class OpenCostSnapshot:
 
     rate: AllocationSet
     month: AllocationSet
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def check_after(self, previous: object | None) -> None:
+        """An empty month-to-date after the same month had data is a lost read, not zero cost.
+
+        Month-to-date only grows within a month, so nothing confirms an empty reply; a new
+        month (another start) legitimately begins again from nothing.
+        """
+        if not isinstance(previous, OpenCostSnapshot) or previous.month.start != self.month.start:
+            return
+        if self.month.empty() and not previous.month.empty():
+            raise UpstreamIncomplete(
+                f"{SOURCE}: /allocation returned nothing for the month to date, "
+                "which had data in the last good read; keeping that read"
+            )
 
 
 def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -116,16 +151,25 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapsh
     only when idle is split by node, the one policy that needs them.
     """
     cfg = section(config.sources.opencost, SOURCE)
-    by_node = config.idle_by_node
-    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node)
-    month = fetch_window(client, month_start(now, config.zone), now, with_node_costs=by_node)
-    return OpenCostSnapshot(rate=rate, month=month)
+    by_node, tally = config.idle_by_node, Tally()
+    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node, tally=tally)
+    month_from = month_start(now, config.zone)
+    month = fetch_window(client, month_from, now, with_node_costs=by_node, tally=tally)
+    return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
 
 
 def fetch_window(
-    client: httpx.Client, start: datetime, end: datetime, *, with_node_costs: bool = False
+    client: httpx.Client,
+    start: datetime,
+    end: datetime,
+    *,
+    with_node_costs: bool = False,
+    tally: Tally | None = None,
 ) -> AllocationSet:
-    """Query one window of allocations (and node assets when idle is split by node)."""
+    """Query one window of allocations (and node assets when idle is split by node).
+
+    Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
+    """
     if end - start < timedelta(seconds=1):
         raise ValueError("window must be at least one second long")
     window = f"{int(start.timestamp())},{int(end.timestamp())}"
@@ -137,19 +181,31 @@ def fetch_window(
         "shareIdle": "false",
         "includeAggregatedMetadata": "true",
     }
-    allocations, idle = parse_allocation_response(get_json(client, SOURCE, "/allocation", params))
+    local = Tally()  # this window's drops, so "every one was bad" is judged per window
+    hours = (end - start).total_seconds() / 3600.0
+    body = get_json(client, SOURCE, "/allocation", params)
+    allocations, idle = parse_allocation_response(body, hours=hours, tally=local)
     node_costs: dict[str, dict[str, float]] = {}
     if with_node_costs:
         assets = get_json(client, SOURCE, "/assets", {"window": window, "accumulate": "true"})
-        node_costs = parse_node_assets(assets)
+        node_costs = parse_node_assets(assets, tally=local)
+    nothing_left(SOURCE, len(allocations) + len(idle), local, "allocation")
+    if tally is not None:
+        tally.update(local)
     return AllocationSet(start, end, allocations, idle, node_costs)
 
 
-def parse_allocation_response(body: Any) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+def parse_allocation_response(
+    body: Any, *, hours: float | None = None, tally: Tally | None = None
+) -> tuple[tuple[Allocation, ...], dict[str, float]]:
     """Parse an `/allocation` body (old or new envelope) into allocations and idle cost.
 
-    Several sets (steps) are summed, since the exporter asks for one accumulated window.
+    Several sets (steps) are summed, since the exporter asks for one accumulated window. An
+    allocation or idle entry with a bad field is dropped and counted in `tally`; `hours` (the
+    window) bounds GPU-hours.
     """
+    tally = Tally() if tally is None else tally
+    max_gpu_hours = MAX_GPUS * (_YEAR_HOURS if hours is None else hours)
     data = _envelope_data(body, "/allocation")
     if data is None:
         return (), {}
@@ -163,19 +219,29 @@ def parse_allocation_response(body: Any) -> tuple[tuple[Allocation, ...], dict[s
         if not isinstance(step, dict):
             raise UpstreamPayloadError(f"{SOURCE}: /allocation set: expected an object")
         for name, raw in step.items():
-            if not isinstance(raw, dict):
-                raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: expected an object")
-            if name == IDLE_KEY:
-                for resource, field_name in IDLE_FIELDS.items():
-                    idle[resource] = idle.get(resource, 0.0) + _number(raw, field_name, name)
+            try:
+                if not isinstance(raw, dict):
+                    raise BadRecord(WRONG_TYPE, f"allocation {name!r} is not an object")
+                if name == IDLE_KEY:
+                    part = {r: _number(raw, f, name) for r, f in IDLE_FIELDS.items()}
+                    for resource, amount in part.items():
+                        idle[resource] = idle.get(resource, 0.0) + amount
+                    continue
+                allocation = _allocation(name, raw, max_gpu_hours)
+            except BadRecord as exc:
+                tally.drop(exc)
                 continue
-            allocation = _allocation(name, raw)
+            # One key per set (a JSON object); the same key in another step is more of it.
             merged[name] = _merge(merged[name], allocation) if name in merged else allocation
     return tuple(merged[k] for k in sorted(merged)), idle
 
 
-def parse_node_assets(body: Any) -> dict[str, dict[str, float]]:
-    """Per-node cost of GPU, CPU and RAM from an `/assets` body (`data` is one object)."""
+def parse_node_assets(body: Any, *, tally: Tally | None = None) -> dict[str, dict[str, float]]:
+    """Per-node cost of GPU, CPU and RAM from an `/assets` body (`data` is one object).
+
+    A node asset without a name or with a bad cost is dropped and counted in `tally`.
+    """
+    tally = Tally() if tally is None else tally
     data = _envelope_data(body, "/assets")
     if data is None:
         return {}
@@ -189,11 +255,16 @@ def parse_node_assets(body: Any) -> dict[str, dict[str, float]]:
             continue
         props = asset.get("properties")
         name = props.get("name") if isinstance(props, dict) else None
-        if not isinstance(name, str) or not name:
-            raise UpstreamPayloadError(f"{SOURCE}: node asset {key!r} has no name")
+        try:
+            if not isinstance(name, str) or not name:
+                raise BadRecord(MISSING_FIELD, f"node asset {key!r} has no name")
+            part = {r: _number(asset, f, key) for r, f in IDLE_FIELDS.items()}
+        except BadRecord as exc:
+            tally.drop(exc)
+            continue
         costs = nodes.setdefault(name, {"gpu": 0.0, "cpu": 0.0, "ram": 0.0})
-        for resource, field_name in IDLE_FIELDS.items():
-            costs[resource] += _number(asset, field_name, key)
+        for resource, amount in part.items():
+            costs[resource] += amount
     return nodes
 
 
@@ -207,10 +278,10 @@ def _envelope_data(body: Any, path: str) -> Any:
     return body["data"]
 
 
-def _allocation(name: str, raw: Mapping[str, Any]) -> Allocation:
+def _allocation(name: str, raw: Mapping[str, Any], max_gpu_hours: float) -> Allocation:
     props = raw.get("properties") or {}
     if not isinstance(props, dict):
-        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties is not an object")
+        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
     costs = {
         c: sum(_number(raw, f, name) for f in fields) for c, fields in COMPONENT_FIELDS.items()
     }
@@ -221,8 +292,12 @@ def _allocation(name: str, raw: Mapping[str, Any]) -> Allocation:
         labels=_labels(props, "labels", name),
         namespace_labels=_labels(props, "namespaceLabels", name),
         costs=costs,
-        gpu_hours=_number(raw, "gpuHours", name),
+        gpu_hours=_gpu_hours(raw, name, max_gpu_hours),
     )
+
+
+def _gpu_hours(raw: Mapping[str, Any], name: str, high: float) -> float:
+    return _number(raw, "gpuHours", name, low=0.0, high=high)
 
 
 def _merge(a: Allocation, b: Allocation) -> Allocation:
@@ -238,30 +313,31 @@ def _merge(a: Allocation, b: Allocation) -> Allocation:
     )
 
 
-def _number(raw: Mapping[str, Any], key: str, name: str) -> float:
+def _number(
+    raw: Mapping[str, Any],
+    key: str,
+    name: str,
+    *,
+    low: float = -MAX_COST,
+    high: float = MAX_COST,
+) -> float:
     # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
-    value = raw.get(key)
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: {key} is not a number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: {key} is not finite")
-    return number
+    # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
+    what = f"allocation {name!r}: {key}"
+    return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=_RESOLUTION)
 
 
 def _text(props: Mapping[str, Any], key: str, name: str) -> str:
     value = props.get(key, "")
     if not isinstance(value, str):
-        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties.{key} is not text")
+        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not text")
     return value
 
 
 def _labels(props: Mapping[str, Any], key: str, name: str) -> dict[str, str]:
     value = props.get(key) or {}
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise UpstreamPayloadError(f"{SOURCE}: allocation {name!r}: properties.{key} is not a map")
+        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
     return {str(k): v for k, v in value.items()}
 
 

@@ -14,7 +14,12 @@ from chargeback_demo.cluster import CLUSTER, Cluster
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, gpu_uuid, make_handler
 from chargeback_demo.httpfake import FakeServer
 from exporter.config import Config, DcgmConfig, SourcesConfig
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
+from exporter.errors import (
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamStatusError,
+    UpstreamUnavailable,
+)
 from exporter.sources.dcgm import DcgmSnapshot, GpuRecord, build_client, mig_share, parse_metrics
 from exporter.sources.dcgm import fetch as fetch_dcgm
 from tests.conftest import FIXED_NOW
@@ -282,3 +287,59 @@ def test_fake_health_and_unknown_paths(serve: Callable[..., DcgmConfig]) -> None
     with httpx.Client() as client:
         assert client.get(f"{base}/health").status_code == 200
         assert client.get(f"{base}/nope").status_code == 404
+
+
+# --- one corrupt GPU is dropped and counted, not its node ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        # DCGM writes a uint32 -1 where it has no utilisation; it is below the 2**47 floor.
+        (series("DCGM_FI_DEV_GPU_UTIL", "4294967295", gpu=1), "out_of_range"),
+        (series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "NaN", gpu=1), "non_finite"),
+        (
+            series("DCGM_FI_DEV_GPU_UTIL", "5", ',GPU_I_PROFILE="<<<NULL>>>",GPU_I_ID="3"', gpu=1),
+            "missing_field",
+        ),
+    ],
+)
+def test_one_corrupt_gpu_is_dropped_and_the_others_kept(bad: str, reason: str) -> None:
+    cfg = DcgmConfig(urls=("http://n1:9400/metrics", "http://n2:9400/metrics"))
+    bodies = {
+        "n1": series("DCGM_FI_DEV_GPU_UTIL", "40", gpu=0) + bad + series("X_OTHER", "1"),
+        "n2": series("DCGM_FI_DEV_GPU_UTIL", "20", host="n2"),
+    }
+    with mock_client(cfg, lambda r: httpx.Response(200, text=bodies[r.url.host])) as client:
+        snapshot = fetch(client, cfg)
+    assert [(r.node, r.gpu, r.utilisation) for r in snapshot.gpus] == [
+        ("n1", "0", 0.4),
+        ("n2", "0", 0.2),
+    ]
+    assert snapshot.dropped == {reason: 1}
+
+
+def test_the_same_gpu_twice_is_counted_as_a_duplicate() -> None:
+    cfg = DcgmConfig(urls=("http://svc:9400/metrics", "http://pod:9400/metrics"))
+    bodies = {  # two scrapes of one exporter, moments apart: utilisation may differ
+        "svc": series("DCGM_FI_DEV_GPU_UTIL", "10"),
+        "pod": series("DCGM_FI_DEV_GPU_UTIL", "12"),
+    }
+    with mock_client(cfg, lambda r: httpx.Response(200, text=bodies[r.url.host])) as client:
+        snapshot = fetch(client, cfg)
+    assert [r.utilisation for r in snapshot.gpus] == [0.1]
+    assert snapshot.dropped == {"duplicate": 1}
+
+
+def test_the_same_gpu_described_two_ways_fails_the_refresh() -> None:
+    cfg = DcgmConfig(urls=("http://svc:9400/metrics", "http://pod:9400/metrics"))
+    other = 'modelName="NVIDIA A30"'
+    bodies = {
+        "svc": series("DCGM_FI_DEV_GPU_UTIL", "10"),
+        "pod": series("DCGM_FI_DEV_GPU_UTIL", "10").replace(H100, other),
+    }
+    with (
+        mock_client(cfg, lambda r: httpx.Response(200, text=bodies[r.url.host])) as client,
+        pytest.raises(UpstreamIncomplete, match="different values"),
+    ):
+        fetch(client, cfg)

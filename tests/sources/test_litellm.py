@@ -14,7 +14,13 @@ from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_litellm import make_handler
 from chargeback_demo.httpfake import FakeServer
 from exporter.config import Config, LiteLLMConfig, SourcesConfig
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
+from exporter.errors import (
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamStatusError,
+    UpstreamUnavailable,
+)
+from exporter.sources.checks import Tally
 from exporter.sources.litellm import (
     LiteLLMSnapshot,
     ModelUsage,
@@ -58,8 +64,12 @@ def _team(team_id: str, **fields: Any) -> dict[str, Any]:
     return {"team_id": team_id, "team_alias": None, "spend": 0.0, "max_budget": None, **fields}
 
 
-def _teams_page(teams: list[dict[str, Any]], page: int = 1, total_pages: int = 1) -> dict[str, Any]:
-    return {"teams": teams, "total": len(teams), "page": page, "total_pages": total_pages}
+def _teams_page(
+    teams: list[dict[str, Any]], page: int = 1, total_pages: int = 1, total: int | None = None
+) -> dict[str, Any]:
+    # `total` counts every team, not this page's (LiteLLM: total_pages = ceil(total/page_size)).
+    count = len(teams) if total is None else total
+    return {"teams": teams, "total": count, "page": page, "total_pages": total_pages}
 
 
 def _metrics(spend: float | None, prompt: int, completion: int, requests: int) -> dict[str, Any]:
@@ -94,7 +104,9 @@ def _activity(results: list[dict[str, Any]], page: int = 1, total_pages: int = 1
 
 
 def _json(status: int, body: Any) -> httpx.Response:
-    return httpx.Response(status, json=body)
+    # json.dumps, not httpx's json=: a Python proxy really can put NaN on the wire.
+    headers = {"content-type": "application/json"}
+    return httpx.Response(status, content=json.dumps(body).encode(), headers=headers)
 
 
 class Proxy:
@@ -184,11 +196,13 @@ TEAMS = [
         ],
         1,
         2,
+        total=2,
     ),
     _teams_page(
         [{"team_id": "c0a8d9e3-search", "team_alias": None, "max_budget": None, "spend": 3.0}],
         2,
         2,
+        total=2,
     ),
 ]
 
@@ -419,16 +433,35 @@ def test_merge_sums_never_overwrites() -> None:
         {"results": None},
         {"results": [{"date": 20261102}]},
         {"results": [{"date": "2026-11-02", "breakdown": []}]},
-        {"results": [{"date": "2026-11-02", "breakdown": {"entities": {"t": 1}}}]},
-        {"results": [{"date": "2026-11-02", "breakdown": {"entities": {"t": {}}}}]},
-        {"results": [_day("2026-11-02", {"t": _entry({"prompt_tokens": "10"})}, {})]},
-        {"results": [_day("2026-11-02", {"t": _entry({"prompt_tokens": 1.5})}, {})]},
-        {"results": [_day("2026-11-02", {"t": _entry({"prompt_tokens": -1})}, {})]},
     ],
 )
 def test_bad_daily_payloads_raise_payload_error(body: Any) -> None:
     with pytest.raises(UpstreamPayloadError):
         merge_daily_pages([body])
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        (1, "wrong_type"),
+        ({}, "missing_field"),
+        (_entry({"prompt_tokens": "10"}), "wrong_type"),
+        (_entry({"prompt_tokens": 1.5}), "wrong_type"),
+        (_entry({"prompt_tokens": -1}), "out_of_range"),
+        (_entry({"prompt_tokens": 10**15}), "out_of_range"),
+        (_entry({"spend": float("nan")}), "non_finite"),
+        (_entry({"spend": -0.5}), "out_of_range"),
+        (_entry({"spend": 1e308}), "out_of_range"),
+    ],
+)
+def test_one_bad_daily_row_is_dropped_and_counted(entry: Any, reason: str) -> None:
+    good = _entry({"prompt_tokens": 7})
+    body = {"results": [_day("2026-11-02", {"bad": entry, "good": good}, {})]}
+    tally = Tally()
+    merged = merge_daily_pages([json.loads(json.dumps(body))], tally)
+    assert set(merged["2026-11-02"]["entities"]) == {"good"}
+    assert merged["2026-11-02"]["entities"]["good"][0].prompt_tokens == 7
+    assert tally.frozen() == {reason: 1}
 
 
 def test_paged_daily_without_total_pages_is_a_payload_error() -> None:
@@ -593,3 +626,96 @@ def test_fake_pages_cut_a_date_in_two(fake: Callable[..., str]) -> None:
     assert meta["total_prompt_tokens"] == sum(
         r["metrics"]["prompt_tokens"] for r in pages[0].json()["results"]
     )
+
+
+# --- team-list truth: overlapping, short, changing and endless pages --------------------------
+
+
+def _t(team_id: str, spend: float = 1.0) -> dict[str, Any]:
+    # Keys in another order than our fakes write them, and a field we do not know.
+    return {"spend": spend, "team_id": team_id, "max_budget": 50, "blocked": False}
+
+
+def test_overlapping_identical_pages_count_a_team_once() -> None:
+    teams = [
+        _teams_page([_t("b"), _t("a")], 1, 2, total=3),
+        _teams_page([_t("a"), _t("c")], 2, 2, total=3),  # "a" again, unchanged
+    ]
+    snap = _fetch(Proxy(teams, {}))
+    assert [t.team_id for t in snap.teams] == ["b", "a", "c"]
+    assert sum(t.spend or 0.0 for t in snap.teams) == 3.0  # not 4: "a" is not doubled
+    assert snap.dropped == {"duplicate": 1}
+
+
+@pytest.mark.parametrize(
+    ("pages", "needle"),
+    [
+        # A team created between the two requests: total moves from 3 to 4.
+        (
+            [
+                _teams_page([_t("b"), _t("a")], 1, 2, total=3),
+                _teams_page([_t("a"), _t("c")], 2, 2, total=4),
+            ],
+            "total changed",
+        ),
+        # One page of a set that claims five teams.
+        ([_teams_page([_t("a"), _t("b"), _t("c")], 1, 1, total=5)], "but total is 5"),
+        # The same team twice with different spend: either could be the wrong one.
+        (
+            [
+                _teams_page([_t("a", 1.0), _t("b")], 1, 2, total=3),
+                _teams_page([_t("a", 2.0), _t("c")], 2, 2, total=3),
+            ],
+            "different values",
+        ),
+    ],
+)
+def test_team_pages_that_do_not_add_up_fail_the_refresh(
+    pages: list[dict[str, Any]], needle: str
+) -> None:
+    with pytest.raises(UpstreamIncomplete, match=needle) as caught:
+        _fetch(Proxy(pages, {}))
+    assert caught.value.reason == "incomplete"
+
+
+def test_a_paginator_that_never_ends_is_cut_off_after_one_extra_page() -> None:
+    seen: list[httpx.Request] = []
+
+    def endless(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        page = int(request.url.params["page"])
+        # Every page announces one more page than the last, forever.
+        body = {"teams": [_t(f"t{page}")], "page": page, "total_pages": page + 1}
+        return _json(200, body)
+
+    transport = httpx.MockTransport(endless)
+    with (
+        httpx.Client(base_url="http://proxy", transport=transport) as client,
+        pytest.raises(UpstreamIncomplete, match="kept announcing more pages"),
+    ):
+        fetch(client, _cfg(), NOW)
+    assert len(seen) == 3  # the first page said 2; one extra page is allowed, no more
+
+
+def test_last_page_with_has_more_is_a_short_read() -> None:
+    body = _activity([], 1, 1)
+    body["metadata"]["has_more"] = True
+    with pytest.raises(UpstreamIncomplete, match="has_more"):
+        _fetch(Proxy([_teams_page([])], {None: [body]}, aggregated=False))
+
+
+@pytest.mark.parametrize(
+    ("team", "reason"),
+    [
+        ({"team_id": "x", "spend": float("nan")}, "non_finite"),
+        ({"team_id": "x", "spend": -1}, "out_of_range"),
+        ({"team_id": "x", "max_budget": 1e308}, "out_of_range"),
+        ({"team_id": "x", "soft_budget": "80"}, "wrong_type"),
+        ({"team_alias": "no id"}, "missing_field"),
+        ({"team_id": "x", "budget_reset_at": "soon"}, "wrong_type"),
+    ],
+)
+def test_one_bad_team_is_dropped_and_counted(team: dict[str, Any], reason: str) -> None:
+    snap = _fetch(Proxy([_teams_page([team, _t("good")], total=2)], {}))
+    assert [t.team_id for t in snap.teams] == ["good"]
+    assert snap.dropped == {reason: 1}

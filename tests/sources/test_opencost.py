@@ -11,8 +11,14 @@ import httpx
 import pytest
 
 from exporter.config import Config, OpenCostConfig, SourcesConfig
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
+from exporter.errors import (
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamStatusError,
+    UpstreamUnavailable,
+)
 from exporter.sources import opencost
+from exporter.sources.checks import Tally
 
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 MONTH = datetime(2026, 11, 1, tzinfo=UTC)  # the 1st in UTC, the default time zone
@@ -209,5 +215,68 @@ def test_node_assets() -> None:
         },
     }
     assert opencost.parse_node_assets(body) == {"n1": {"gpu": 4.0, "cpu": 1.0, "ram": 0.5}}
-    with pytest.raises(UpstreamPayloadError):
-        opencost.parse_node_assets({"code": 200, "data": {"k": {"type": "Node"}}})
+    # A node asset without a name is one bad record: dropped and counted, not the whole body.
+    tally = Tally()
+    nameless = {"code": 200, "data": {"k": {"type": "Node"}, **body["data"]}}  # type: ignore[dict-item]
+    assert opencost.parse_node_assets(nameless, tally=tally) == {
+        "n1": {"gpu": 4.0, "cpu": 1.0, "ram": 0.5}
+    }
+    assert tally.frozen() == {"missing_field": 1}
+
+
+# --- per-record truth ----------------------------------------------------------------------
+
+
+def _alloc(ns: str, **costs: Any) -> dict[str, Any]:
+    return {"properties": {"namespace": ns, "node": "n1"}, "gpuHours": 1, **costs}
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"gpuCost": 1e308}, "out_of_range"),
+        ({"cpuCost": -2e12}, "out_of_range"),
+        ({"ramCost": 5e-324}, "out_of_range"),  # below OpenCost's resolution: not its output
+        ({"gpuHours": 1e7}, "out_of_range"),  # more than a million GPUs for the 1 h window
+        ({"gpuCost": "4.0"}, "wrong_type"),
+        ({"properties": {"namespace": 3}}, "wrong_type"),
+    ],
+)
+def test_one_bad_allocation_is_dropped_and_counted(fields: dict[str, Any], reason: str) -> None:
+    body = {
+        "code": 200,
+        "data": [
+            {
+                "n1/ns-bad/x": {**_alloc("ns-bad"), **fields},
+                "n1/ns-ok/y": _alloc("ns-ok", gpuCost=4.0, cpuCostAdjustment=-0.5),
+                "__idle__": {"gpuCost": 1.0, "cpuCost": None},
+            }
+        ],
+    }
+    tally = Tally()
+    allocations, idle = opencost.parse_allocation_response(body, hours=1.0, tally=tally)
+    assert [a.namespace for a in allocations] == ["ns-ok"]
+    assert allocations[0].costs["gpu"] == 4.0 and allocations[0].costs["cpu"] == -0.5
+    assert idle == {"gpu": 1.0, "cpu": 0.0, "ram": 0.0}
+    assert tally.frozen() == {reason: 1}
+
+
+def _window(start: datetime, allocations: int) -> opencost.AllocationSet:
+    end = datetime(2026, 11, 15, 12, tzinfo=UTC)
+    rows = tuple(
+        opencost.Allocation(f"a{i}", "ns", "n1", {}, {}, {"gpu": 1.0}, 1.0)
+        for i in range(allocations)
+    )
+    return opencost.AllocationSet(start, end, rows, {})
+
+
+def test_an_empty_month_contradicts_the_same_month_with_data_but_not_a_new_month() -> None:
+    november, december = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC)
+    had = opencost.OpenCostSnapshot(_window(november, 0), _window(november, 2))
+    empty = opencost.OpenCostSnapshot(_window(november, 0), _window(november, 0))
+    with pytest.raises(UpstreamIncomplete, match="month to date"):
+        empty.check_after(had)
+    empty.check_after(None)  # the first read has nothing to contradict
+    empty.check_after(empty)  # an empty month after an empty month is no news
+    new_month = opencost.OpenCostSnapshot(_window(december, 0), _window(december, 0))
+    new_month.check_after(had)  # month-to-date legitimately starts again

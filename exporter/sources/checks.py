@@ -1,0 +1,148 @@
+"""Per-record checks shared by the sources: bounds, drop reasons, tallies and de-duplication.
+
+A record is one allocation, one GPU, one ClusterQueue resource or one LiteLLM row. A record
+with a bad field is dropped and counted by reason; the source fails only when what is left
+would be a wrong total (a short read, conflicting duplicates, nothing usable at all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
+
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+
+__all__ = [
+    "DROP_REASONS",
+    "DUPLICATE",
+    "MAX_COST",
+    "MAX_GPUS",
+    "MAX_TOKENS",
+    "MISSING_FIELD",
+    "NON_FINITE",
+    "OUT_OF_RANGE",
+    "WRONG_TYPE",
+    "BadRecord",
+    "Tally",
+    "count",
+    "dedupe",
+    "nothing_left",
+    "number",
+]
+
+NON_FINITE = "non_finite"
+OUT_OF_RANGE = "out_of_range"
+WRONG_TYPE = "wrong_type"
+DUPLICATE = "duplicate"
+MISSING_FIELD = "missing_field"
+# The fixed label set of chargeback_source_records_dropped_total, pre-initialised to 0.
+DROP_REASONS = (DUPLICATE, MISSING_FIELD, NON_FINITE, OUT_OF_RANGE, WRONG_TYPE)
+
+# Money per record and window: a trillion is more than any cluster or proxy spends in a month,
+# so anything at or above it is a corrupt value, and sums of many such records stay far from
+# float overflow (1e12 x 1e6 records is still 1e18).
+MAX_COST = 1e12
+# GPUs (or cores) one record can stand for: a million GPUs is beyond any cluster built, so a
+# record's GPU-hours stay under MAX_GPUS x its window's hours, and quota under 1e9 units.
+MAX_GPUS = 1e6
+# Token and request counts: a quadrillion tokens a month is ~4e8 tokens a second; more is junk.
+MAX_TOKENS = 10**15
+
+_T = TypeVar("_T")
+
+
+class BadRecord(ValueError):
+    """One record cannot be used; `reason` is one of DROP_REASONS."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class Tally(Counter[str]):
+    """Drop counts of one refresh, by reason."""
+
+    def drop(self, exc: BadRecord) -> None:
+        """Count one dropped record."""
+        self[exc.reason] += 1
+
+    def frozen(self) -> dict[str, int]:
+        """The counts as a plain mapping for a snapshot."""
+        return {reason: n for reason, n in sorted(self.items()) if n}
+
+    def bad(self) -> int:
+        """Records dropped for a bad field (duplicates kept once are not bad)."""
+        return sum(n for reason, n in self.items() if reason != DUPLICATE)
+
+
+def number(
+    value: Any,
+    what: str,
+    *,
+    low: float,
+    high: float,
+    null: float | None = None,
+    tiny: float = 0.0,
+) -> float:
+    """A finite JSON number in [low, high), zero or at least `tiny` in magnitude.
+
+    `null` (if given) stands in for a JSON null.
+    """
+    if value is None:
+        if null is None:
+            raise BadRecord(MISSING_FIELD, f"{what} is missing")
+        return null
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRecord(WRONG_TYPE, f"{what} is not a number")
+    result = float(value)  # an int beyond float range raises OverflowError
+    if not math.isfinite(result):
+        raise BadRecord(NON_FINITE, f"{what} is not finite")
+    if not low <= result < high:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {result:g}, expected {low:g}..{high:g}")
+    if result and abs(result) < tiny:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {result:g}, below the resolution {tiny:g}")
+    return result
+
+
+def count(value: Any, what: str) -> int:
+    """A non-negative whole number below MAX_TOKENS (JSON may spell it 3.0); null is 0."""
+    if value is None:
+        return 0
+    whole = number(value, what, low=0.0, high=float(MAX_TOKENS))
+    if whole != int(whole):
+        raise BadRecord(WRONG_TYPE, f"{what} is not a whole number")
+    return int(whole)
+
+
+def dedupe(
+    source: str,
+    items: Iterable[_T],
+    key: Callable[[_T], Hashable],
+    tally: Tally,
+    *,
+    same: Callable[[_T, _T], bool] | None = None,
+) -> list[_T]:
+    """Keep the first of identical duplicates (counted); conflicting ones fail the refresh.
+
+    Overlapping pages repeat an entity unchanged; two different versions of one id mean the
+    upstream changed under the read, and either version could be the wrong one.
+    """
+    equal = same or (lambda a, b: a == b)
+    kept: dict[Hashable, _T] = {}
+    for item in items:
+        ident = key(item)
+        if ident not in kept:
+            kept[ident] = item
+        elif equal(kept[ident], item):
+            tally[DUPLICATE] += 1
+        else:
+            raise UpstreamIncomplete(f"{source}: {ident!r} was read twice with different values")
+    return list(kept.values())
+
+
+def nothing_left(source: str, kept: int, tally: Tally, what: str) -> None:
+    """Fail when bad records were dropped and none were kept: the whole reply is malformed."""
+    if kept == 0 and tally.bad():
+        raise UpstreamPayloadError(f"{source}: every {what} was dropped ({dict(tally.frozen())})")

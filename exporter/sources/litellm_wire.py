@@ -1,0 +1,82 @@
+"""LiteLLM's wire conventions: page-numbered lists, money, timestamps and shape errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.sources.checks import MAX_COST, number
+from exporter.sources.http import get_json
+
+__all__ = ["SOURCE", "money", "parse_timestamp", "read_pages", "shape"]
+
+SOURCE = "litellm"
+# A proxy that keeps announcing more pages must not loop us forever: 2000 pages is 200k teams,
+# or two million raw daily rows at the default page size.
+_MAX_PAGES = 2000
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    """Parse LiteLLM's timestamps leniently: `Z`, `+00:00` or naive (UTC), any fraction digits."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UpstreamPayloadError(f"{SOURCE}: expected a timestamp string, got {value!r}"[:200])
+    text = _FRACTION.sub(r"\1", value.strip())
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise UpstreamPayloadError(f"{SOURCE}: bad timestamp {value!r}"[:200]) from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def read_pages(
+    client: httpx.Client, path: str, params: Mapping[str, str], *, top: bool
+) -> Iterator[dict[str, Any]]:
+    """Yield pages until `page >= total_pages` (top level on the team list, in `metadata` else).
+
+    A proxy may announce one page more while we read (a row was added), never more than that:
+    the first page's count plus one bounds the read, and so does _MAX_PAGES.
+    """
+    page, budget = 1, _MAX_PAGES
+    while True:
+        body = get_json(client, SOURCE, path, {**params, "page": str(page)})
+        if not isinstance(body, dict):
+            raise shape(path, "a JSON object", body)
+        yield body
+        paging = body if top else body.get("metadata")
+        total = paging.get("total_pages") if isinstance(paging, dict) else None
+        if not isinstance(total, int) or isinstance(total, bool):
+            raise shape(path, "an integer total_pages", total)
+        if page == 1:
+            budget = min(_MAX_PAGES, max(total, 1) + 1)
+        if page >= total:
+            if isinstance(paging, dict) and paging.get("has_more") is True:
+                raise UpstreamIncomplete(f"{SOURCE}: {path}: last page {page} says has_more")
+            return
+        if page >= budget:
+            raise UpstreamIncomplete(
+                f"{SOURCE}: {path} kept announcing more pages (now {total}) after {page}"
+            )
+        page += 1
+
+
+def money(item: Mapping[str, Any], key: str) -> float | None:
+    # Spend and budgets are never negative; None (null) is "not set", never 0.
+    value = item.get(key)
+    return None if value is None else number(value, key, low=0.0, high=MAX_COST)
+
+
+def shape(path: str, expected: str, got: object) -> UpstreamPayloadError:
+    shown = repr(got)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return UpstreamPayloadError(f"{SOURCE}: {path}: expected {expected}, got {shown}")
