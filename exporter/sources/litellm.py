@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 
-from exporter.config import Config, LiteLLMConfig, read_secret
+from exporter.config import Config, LiteLLMConfig
+from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
