@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
+import math
 import re
 import zoneinfo
+from collections import Counter
+from collections.abc import Callable
 from datetime import timedelta
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -15,13 +16,17 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
 
-from exporter.config_yaml import issues_from_validation, load_yaml_with_lines
+from exporter.config_yaml import (
+    KeyedErrors,
+    issues_from_validation,
+    load_yaml_with_lines,
+    read_config_text,
+)
 from exporter.errors import ConfigError, ConfigIssue
 
 __all__ = [
@@ -36,32 +41,79 @@ __all__ = [
     "SourceConfig",
     "SourcesConfig",
     "TeamConfig",
+    "format_duration",
     "load_config",
     "parse_duration",
-    "read_secret",
 ]
 
 RESERVED_TEAMS = frozenset({"__idle__", "__unallocated__", "__other__"})
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)$")
+_DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Far beyond any bound below, and well inside what timedelta can hold.
+_LONGEST = 366 * 86400.0
 
 
 def parse_duration(value: object) -> timedelta:
     """Parse a Prometheus-style duration ("30s", "5m", "1h") or a number of seconds."""
     if isinstance(value, timedelta):
         return value
+    duration = timedelta(seconds=_seconds(value))
+    if not duration:
+        raise ValueError("a duration must be at least a microsecond")
+    return duration
+
+
+def _seconds(value: object) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
     elif isinstance(value, str) and (m := _DURATION.match(value.strip())):
         seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
     else:
         raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
+    if not math.isfinite(seconds):
+        raise ValueError("a duration must be a finite number")
     if seconds <= 0:
         raise ValueError("a duration must be positive")
-    return timedelta(seconds=seconds)
+    if seconds > _LONGEST:
+        raise ValueError("a duration must be at most a year")
+    return seconds
 
 
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+def format_duration(value: timedelta) -> str:
+    """The shortest exact Prometheus-style spelling of a duration ("90s", "1h", "250ms")."""
+    seconds = value.total_seconds()
+    ms = round(seconds * 1000)
+    if ms == 0 or abs(seconds * 1000 - ms) > 1e-6:
+        return f"{seconds:g}s"
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def _within(low: str, high: str) -> Callable[[object], timedelta]:
+    """A duration parser that also refuses values outside [low, high]."""
+    lowest, highest = _seconds(low), _seconds(high)
+
+    def parse(value: object) -> timedelta:
+        if isinstance(value, timedelta):
+            value = value.total_seconds()
+        seconds = _seconds(value)
+        # Echo what the file says: 0.0001ms is below timedelta's microsecond resolution.
+        shown = value.strip() if isinstance(value, str) else f"{seconds:g}s"
+        if seconds < lowest:
+            raise ValueError(f"must be at least {low}, got {shown}")
+        if seconds > highest:
+            raise ValueError(f"must be at most {high}, got {shown}")
+        return timedelta(seconds=seconds)
+
+    return parse
+
+
+Interval = Annotated[timedelta, BeforeValidator(_within("1s", "1d"))]
+Timeout = Annotated[timedelta, BeforeValidator(_within("100ms", "5m"))]
+Staleness = Annotated[timedelta, BeforeValidator(_within("1s", "7d"))]
+RateWindow = Annotated[timedelta, BeforeValidator(_within("1m", "7d"))]
 Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$")]
 Price = Annotated[float, Field(ge=0)]
 
@@ -75,31 +127,46 @@ class IdlePolicy(StrEnum):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: `.inf` and `.nan` are YAML floats, and no setting means either.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class SourceConfig(_Model):
     """What every source shares: its refresh schedule, timeout and staleness limit."""
 
-    interval: Duration = timedelta(minutes=1)
-    timeout: Duration = timedelta(seconds=30)
-    max_staleness: Duration = timedelta(minutes=15)
+    interval: Interval = timedelta(minutes=1)
+    timeout: Timeout = timedelta(seconds=30)
+    max_staleness: Staleness = timedelta(minutes=15)
+
+    @model_validator(mode="after")
+    def _staleness_outlives_a_refresh(self) -> SourceConfig:
+        # Data is dropped once older than max_staleness: if that came before the next refresh
+        # (one interval plus up to one timeout later), good data would vanish every cycle.
+        needed = self.interval + self.timeout
+        if self.max_staleness < needed:
+            given = "" if "max_staleness" in self.model_fields_set else " (the default)"
+            message = (
+                f"{format_duration(self.max_staleness)}{given} is shorter than interval + "
+                f"timeout = {format_duration(needed)}; data would expire between refreshes"
+            )
+            raise KeyedErrors([(("max_staleness",), message, None)])
+        return self
 
 
 class OpenCostConfig(SourceConfig):
     """Where OpenCost's API listens and how often to ask it."""
 
     url: Url
-    interval: Duration = timedelta(minutes=5)
-    max_staleness: Duration = timedelta(minutes=30)
-    rate_window: Duration = timedelta(hours=1)
+    interval: Interval = timedelta(minutes=5)
+    max_staleness: Staleness = timedelta(minutes=30)
+    rate_window: RateWindow = timedelta(hours=1)
 
 
 class DcgmConfig(SourceConfig):
     """The dcgm-exporter endpoints to scrape."""
 
     urls: Annotated[tuple[Url, ...], Field(min_length=1)]
-    interval: Duration = timedelta(seconds=30)
+    interval: Interval = timedelta(seconds=30)
     idle_threshold: Annotated[float, Field(ge=0, le=1)] = 0.05
 
 
@@ -129,9 +196,10 @@ class LiteLLMConfig(SourceConfig):
     url: Url
     api_key_env: str | None = None
     api_key_file: str | None = None
-    interval: Duration = timedelta(minutes=5)
+    interval: Interval = timedelta(minutes=5)
     page_size: Annotated[int, Field(ge=1, le=100)] = 100
-    daily_page_size: Annotated[int, Field(ge=1)] = 1000
+    # LiteLLM refuses more than 1000 rows a page (100 before 1.108; the client then pages).
+    daily_page_size: Annotated[int, Field(ge=1, le=1000)] = 1000
 
     @model_validator(mode="after")
     def _one_key(self) -> LiteLLMConfig:
@@ -174,7 +242,7 @@ class AttributionConfig(_Model):
     namespace_label_keys: tuple[str, ...] = ("team",)
     fallback_label_keys: tuple[str, ...] = ()
     strict_teams: bool = False
-    max_teams: Annotated[int, Field(ge=1)] = 100
+    max_teams: Annotated[int, Field(ge=1, le=10_000)] = 100
 
 
 class SelfHosted(_Model):
@@ -216,21 +284,39 @@ class Config(_Model):
     def _known_zone(cls, value: str) -> str:
         try:
             zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {value!r}") from exc
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ValueError(f"unknown time zone {_short(value)}") from exc
         return value
 
     @field_validator("teams")
     @classmethod
     def _unique_teams(cls, teams: tuple[TeamConfig, ...]) -> tuple[TeamConfig, ...]:
         names = [t.name for t in teams]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, count in Counter(names).items() if count > 1)
         if dupes:
             raise ValueError(f"team names must be unique, repeated: {', '.join(dupes)}")
         reserved = sorted(set(names) & RESERVED_TEAMS)
         if reserved:
             raise ValueError(f"reserved team names: {', '.join(reserved)}")
         return teams
+
+    @model_validator(mode="after")
+    def _one_owner_each(self) -> Config:
+        # Attribution looks identities up in one map each: a second claim would silently win.
+        entries = [
+            *_claimed_twice(self.teams, "namespaces", "namespace"),
+            *_claimed_twice(self.teams, "cluster_queues", "ClusterQueue"),
+            *_claimed_twice(self.teams, "litellm_teams", "LiteLLM team"),
+        ]
+        first: dict[str, int] = {}
+        for index, decl in enumerate(self.llm_models):
+            seen = first.setdefault(decl.model, index)
+            if seen != index:
+                message = f"model {_short(decl.model)} is already declared at llm_models[{seen}]"
+                entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
+        if entries:
+            raise KeyedErrors(entries)
+        return self
 
     @model_validator(mode="after")
     def _reservation_needs_quota(self) -> Config:
@@ -246,35 +332,41 @@ class Config(_Model):
         return zoneinfo.ZoneInfo(self.timezone)
 
 
-def read_secret(env: str | None, file: str | None) -> SecretStr:
-    """Read a secret from an environment variable or a file; the value is never logged."""
-    if env is not None:
-        value = os.environ.get(env)
-        if not value:
-            raise ValueError(f"environment variable {env} is not set")
-        return SecretStr(value.strip())
-    if file is not None:
-        try:
-            return SecretStr(Path(file).read_text(encoding="utf-8").strip())
-        except OSError as exc:
-            raise ValueError(f"cannot read secret file {file}: {exc.strerror}") from exc
-    raise ValueError("no secret configured")
+def _short(value: str, limit: int = 60) -> str:
+    """A value from the file, quoted and cut short enough for one error line."""
+    return repr(value if len(value) <= limit else value[:limit] + "...")
+
+
+def _claimed_twice(
+    teams: tuple[TeamConfig, ...], field: str, what: str
+) -> list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]]:
+    owners: dict[str, tuple[int, int]] = {}
+    entries: list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]] = []
+    for t, team in enumerate(teams):
+        for v, value in enumerate(getattr(team, field)):
+            owner = owners.setdefault(value, (t, v))
+            if owner[0] != t:
+                other = ("teams", owner[0], field, owner[1])
+                message = (
+                    f"{what} {_short(value)} is already claimed by team {teams[owner[0]].name!r} "
+                    f"at teams[{owner[0]}].{field}[{owner[1]}]"
+                )
+                entries.append((("teams", t, field, v), message, other))
+    return entries
 
 
 def load_config(path: str) -> Config:
     """Read, parse and validate a config file, or raise ConfigError naming file, line and key."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, [ConfigIssue(None, "", f"cannot read: {exc.strerror}")]) from exc
-    data, lines = load_yaml_with_lines(path, text)
+    data, lines = load_yaml_with_lines(path, read_config_text(path))
     return validate_config(path, data, lines)
 
 
 def validate_config(path: str, data: Any, lines: dict[tuple[str | int, ...], int]) -> Config:
     """Validate parsed YAML into a Config; `lines` maps key paths to their line numbers."""
     if data is None:
-        data = {}
+        # Most likely the wrong file, or a ConfigMap key that did not render: not "all defaults".
+        message = "the file has no settings (it is empty or only comments)"
+        raise ConfigError(path, [ConfigIssue(None, "", message)])
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

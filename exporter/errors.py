@@ -12,6 +12,7 @@ ExporterError
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -52,9 +53,17 @@ class ConfigError(ExporterError):
         out = []
         for issue in self.issues:
             where = f"{self.path}:{issue.line}" if issue.line is not None else self.path
-            key = issue.key or "(top level)"
-            out.append(f"{where}: {key}: {issue.message}")
+            key = _one_line(issue.key) or "(top level)"
+            out.append(f"{where}: {key}: {_one_line(issue.message)}")
         return out
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    # Keys and values come from the file: a newline in one must not forge another error line.
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class UpstreamError(ExporterError):

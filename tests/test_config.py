@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 
+from chargeback_demo.stack import demo_config_dict
 from exporter.cli import main
-from exporter.config import load_config, parse_duration, read_secret
+from exporter.config import format_duration, load_config, parse_duration
+from exporter.credentials import read_secret
 from exporter.errors import ConfigError
 
 VALID = """\
@@ -163,3 +167,151 @@ def test_check_config_reads_secrets(
     monkeypatch.setenv("TEST_LITELLM_KEY", "sk-test")
     assert main(["--config.file", path, "--check-config"]) == 0
     assert "sk-test" not in capsys.readouterr().err
+
+
+def _source(extra: str) -> str:
+    return f'sources:\n  opencost: {{url: "http://opencost:9003", {extra}}}\n'
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "message"),
+    [
+        ("interval: 0.0001ms", "interval", "must be at least 1s, got 0.0001ms"),
+        ("interval: 500ms", "interval", "must be at least 1s, got 500ms"),
+        ("interval: 2d", "interval", "must be at most 1d, got 2d"),
+        ("interval: .inf", "interval", "a duration must be a finite number"),
+        ("interval: .nan", "interval", "a duration must be a finite number"),
+        ("interval: 1.0e+999", "interval", "a duration must be a finite number"),
+        ("interval: 99999999999d", "interval", "a duration must be at most a year"),
+        ("timeout: 50ms", "timeout", "must be at least 100ms, got 50ms"),
+        ("timeout: 10m", "timeout", "must be at most 5m, got 10m"),
+        ("rate_window: 30s", "rate_window", "must be at least 1m, got 30s"),
+        ("max_staleness: 8d", "max_staleness", "must be at most 7d, got 8d"),
+        (
+            "interval: 10m, max_staleness: 10m",
+            "max_staleness",
+            "10m is shorter than interval + timeout = 630s; data would expire between refreshes",
+        ),
+        (
+            "interval: 1h",
+            "max_staleness",
+            "30m (the default) is shorter than interval + timeout = 3630s",
+        ),
+    ],
+)
+def test_durations_have_bounds_per_field(
+    write_config: Callable[[str], str], extra: str, key: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(_source(extra)))
+    issue = caught.value.issues[0]
+    assert (issue.line, issue.key) == (2, f"sources.opencost.{key}")
+    assert message in issue.message
+
+
+def test_durations_at_their_bounds_load(write_config: Callable[[str], str]) -> None:
+    text = _source("interval: 1s, timeout: 100ms, max_staleness: 1100ms, rate_window: 7d")
+    opencost = load_config(write_config(text)).sources.opencost
+    assert opencost is not None and opencost.max_staleness.total_seconds() == 1.1
+    text = _source("interval: 1d, timeout: 5m, max_staleness: 7d")
+    assert load_config(write_config(text)).sources.opencost is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("gpu_prices: {a100: .inf}\n", "gpu_prices.a100"),
+        ("llm_completion_weight: .nan\n", "llm_completion_weight"),
+        ("teams: [{name: a, budget: {gpu: .inf}}]\n", "teams[0].budget.gpu"),
+        (
+            "sources: {dcgm: {urls: ['http://g:9400'], idle_threshold: .nan}}\n",
+            "sources.dcgm.idle_threshold",
+        ),
+        ("attribution: {max_teams: .inf}\n", "attribution.max_teams"),
+    ],
+)
+def test_non_finite_numbers_are_refused(
+    write_config: Callable[[str], str], text: str, key: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(text))
+    assert caught.value.issues[0].key == key
+    assert "finite number" in caught.value.issues[0].message
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n", "~\n", "null\n"])
+def test_an_empty_file_is_an_error(
+    write_config: Callable[[str], str], capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    path = write_config(text)
+    assert main(["--config.file", path, "--check-config"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: (top level): the file has no settings (it is empty or only comments)\n"
+    )
+
+
+def test_each_identity_belongs_to_one_team(write_config: Callable[[str], str]) -> None:
+    text = """\
+teams:
+  - name: a
+    namespaces: [ns-a, ns-shared]
+    cluster_queues: [cq-shared]
+    litellm_teams: [lt-shared, lt-shared]
+  - name: b
+    namespaces: [ns-shared]
+    cluster_queues: [cq-b, cq-shared]
+    litellm_teams: [lt-shared]
+"""
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(text))
+    assert [(i.line, i.key, i.message) for i in caught.value.issues] == [
+        (
+            7,
+            "teams[1].namespaces[0]",
+            "namespace 'ns-shared' is already claimed by team 'a' at teams[0].namespaces[1] "
+            "(line 3)",
+        ),
+        (
+            8,
+            "teams[1].cluster_queues[1]",
+            "ClusterQueue 'cq-shared' is already claimed by team 'a' at "
+            "teams[0].cluster_queues[0] (line 4)",
+        ),
+        (
+            9,
+            "teams[1].litellm_teams[0]",
+            "LiteLLM team 'lt-shared' is already claimed by team 'a' at "
+            "teams[0].litellm_teams[0] (line 5)",
+        ),
+    ]
+
+
+def test_a_model_is_declared_once(write_config: Callable[[str], str]) -> None:
+    text = (
+        "llm_models:\n  - {model: m, external: true}\n  - {model: m, self_hosted: {namespace: x}}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(text))
+    assert caught.value.lines()[0].endswith(
+        ":3: llm_models[1].model: model 'm' is already declared at llm_models[0] (line 2)"
+    )
+
+
+def test_the_demo_config_loads(tmp_path: Path) -> None:
+    urls = {
+        name: f"http://127.0.0.1:{port}"
+        for name, port in [("opencost", 9003), ("dcgm", 9400), ("kueue", 6443), ("litellm", 4000)]
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(demo_config_dict(urls, str(tmp_path)), sort_keys=False))
+    config = load_config(str(path))
+    assert config.sources.kueue is not None and config.sources.litellm is not None
+
+
+def test_format_duration() -> None:
+    assert [format_duration(parse_duration(v)) for v in ("90s", "2h", "1.5s", "0.0004s")] == [
+        "90s",
+        "2h",
+        "1500ms",
+        "0.0004s",
+    ]

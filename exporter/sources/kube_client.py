@@ -15,6 +15,7 @@ import httpx
 import yaml
 
 from exporter.config import KueueConfig
+from exporter.credentials import check_secret, read_secret_file
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
 from exporter.sources.http import make_client
 
@@ -34,18 +35,20 @@ class _Bearer(httpx.Auth):
     def __repr__(self) -> str:
         return "_Bearer(<redacted>)"
 
+    def current(self) -> str:
+        """The token now: checked, so a newline or NUL in it never reaches httpx's errors."""
+        if self._file is not None:
+            return read_secret_file(self._file)
+        return check_secret(self._token or "", "the token")
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         """Attach the token to the request."""
-        token = self._token
-        if self._file is not None:
-            try:
-                token = Path(self._file).read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise UpstreamUnavailable(
-                    f"{SOURCE}: cannot read token file {self._file}: {exc.strerror}"
-                ) from None
-        if token:
-            request.headers["Authorization"] = f"Bearer {token}"
+        try:
+            token = self.current()
+        except ValueError as exc:
+            # A rotated token that is unreadable or malformed fails this refresh, not the process.
+            raise UpstreamUnavailable(f"{SOURCE}: {exc}") from None
+        request.headers["Authorization"] = f"Bearer {token}"
         yield request
 
 
@@ -79,6 +82,8 @@ def build_client(
             _Bearer(token_file=cfg.token_file) if cfg.token_file else None,
             ca_file=cfg.ca_file,
         )
+    if endpoint.auth is not None:
+        endpoint.auth.current()  # a bad token is a config error at start, not a failed refresh
     if transport is None and endpoint.server.startswith("https://"):
         transport = httpx.HTTPTransport(verify=_tls(endpoint, cfg.insecure_skip_tls_verify))
     client = make_client(endpoint.server, cfg.timeout, transport=transport)
@@ -159,7 +164,7 @@ def _named(
 
 def _user_auth(user: Mapping[str, Any], rel: Callable[[Any], str | None]) -> _Bearer | None:
     if user.get("token"):
-        return _Bearer(token=str(user["token"]))
+        return _Bearer(token=check_secret(str(user["token"]), "the kubeconfig user's token"))
     if user.get("tokenFile"):
         return _Bearer(token_file=rel(user["tokenFile"]))
     return None

@@ -24,7 +24,8 @@ from typing import Any
 
 import httpx
 
-from exporter.config import Config, LiteLLMConfig, read_secret
+from exporter.config import Config, LiteLLMConfig
+from exporter.credentials import read_secret
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.checks import (
     MISSING_FIELD,
