@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from exporter.redact import redact
+
 __all__ = [
     "ConfigError",
     "ConfigIssue",
@@ -58,6 +60,10 @@ class UpstreamError(ExporterError):
     """A refresh of a source failed. `reason` is the label value counted in the error metric."""
 
     reason = "error"
+
+    def __init__(self, message: str) -> None:
+        # Messages quote upstream bodies and library errors: every one passes the redaction.
+        super().__init__(redact(message))
 
 
 class UpstreamUnavailable(UpstreamError):
