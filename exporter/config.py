@@ -79,11 +79,29 @@ class _Model(BaseModel):
 
 
 class SourceConfig(_Model):
-    """What every source shares: its refresh schedule, timeout and staleness limit."""
+    """What every source shares: its refresh schedule, deadlines and staleness limit.
+
+    `timeout` bounds one call (connect, headers and body together); `refresh_timeout` bounds a
+    whole refresh (every page and retry), by default three calls' worth but within `interval`.
+    """
 
     interval: Duration = timedelta(minutes=1)
     timeout: Duration = timedelta(seconds=30)
+    refresh_timeout: Duration | None = None
     max_staleness: Duration = timedelta(minutes=15)
+
+    @model_validator(mode="after")
+    def _refresh_fits_a_call(self) -> SourceConfig:
+        if self.refresh_timeout is not None and self.refresh_timeout < self.timeout:
+            raise ValueError("refresh_timeout must be at least timeout, which bounds one call")
+        return self
+
+    @property
+    def refresh_deadline(self) -> timedelta:
+        """How long one refresh may take, retries included."""
+        if self.refresh_timeout is not None:
+            return self.refresh_timeout
+        return max(self.timeout, min(3 * self.timeout, self.interval))
 
 
 class OpenCostConfig(SourceConfig):

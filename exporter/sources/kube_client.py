@@ -16,6 +16,7 @@ import yaml
 
 from exporter.config import KueueConfig
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
+from exporter.redact import register
 from exporter.sources.http import make_client
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "build_client"]
@@ -30,6 +31,8 @@ class _Bearer(httpx.Auth):
     def __init__(self, *, token: str | None = None, token_file: str | None = None) -> None:
         self._token = token
         self._file = token_file
+        if token:
+            register(f"{SOURCE} bearer token", token)
 
     def __repr__(self) -> str:
         return "_Bearer(<redacted>)"
@@ -45,6 +48,8 @@ class _Bearer(httpx.Auth):
                     f"{SOURCE}: cannot read token file {self._file}: {exc.strerror}"
                 ) from None
         if token:
+            # Registered on every read: a projected token rotates, and any of them may be echoed.
+            register(f"{SOURCE} bearer token", token)
             request.headers["Authorization"] = f"Bearer {token}"
         yield request
 
@@ -79,9 +84,10 @@ def build_client(
             _Bearer(token_file=cfg.token_file) if cfg.token_file else None,
             ca_file=cfg.ca_file,
         )
+    verify: ssl.SSLContext | bool = True
     if transport is None and endpoint.server.startswith("https://"):
-        transport = httpx.HTTPTransport(verify=_tls(endpoint, cfg.insecure_skip_tls_verify))
-    client = make_client(endpoint.server, cfg.timeout, transport=transport)
+        verify = _tls(endpoint, cfg.insecure_skip_tls_verify)
+    client = make_client(endpoint.server, cfg.timeout, verify=verify, transport=transport)
     if endpoint.auth is not None:
         client.auth = endpoint.auth
     return client
