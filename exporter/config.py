@@ -79,7 +79,7 @@ class _Model(BaseModel):
 
 
 class SourceConfig(_Model):
-    """What every source shares: its refresh schedule, deadlines and staleness limit.
+    """What every source shares: its refresh schedule, deadlines, staleness limit and TLS trust.
 
     `timeout` bounds one call (connect, headers and body together); `refresh_timeout` bounds a
     whole refresh (every page and retry), by default three calls' worth but within `interval`.
@@ -89,6 +89,7 @@ class SourceConfig(_Model):
     timeout: Duration = timedelta(seconds=30)
     refresh_timeout: Duration | None = None
     max_staleness: Duration = timedelta(minutes=15)
+    ca_file: str | None = None
 
     @model_validator(mode="after")
     def _refresh_fits_a_call(self) -> SourceConfig:
@@ -126,7 +127,6 @@ class KueueConfig(SourceConfig):
 
     url: Url | None = None
     token_file: str | None = None
-    ca_file: str | None = None
     kubeconfig: str | None = None
     in_cluster: bool = False
     insecure_skip_tls_verify: bool = False
