@@ -51,7 +51,8 @@ class _Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[str, deque[str]] = {}
-        self._pattern: re.Pattern[str] | None = None
+        # The pattern and its forms, swapped as one so a reader never mixes two generations.
+        self._compiled: tuple[re.Pattern[str] | None, tuple[str, ...]] = (None, ())
 
     def register(self, name: str, secret: str) -> None:
         """Redact `secret` (and its encodings) from now on; `name` groups a rotating secret."""
@@ -74,12 +75,17 @@ class _Registry:
         forms = {form for kept in self._values.values() for s in kept for form in _forms(s)}
         # Longest first, so a secret's base64 is not cut by a shorter secret inside it.
         alternatives = sorted(forms, key=lambda form: (-len(form), form))
-        self._pattern = re.compile("|".join(map(re.escape, alternatives))) if forms else None
+        pattern = re.compile("|".join(map(re.escape, alternatives))) if forms else None
+        self._compiled = (pattern, tuple(alternatives))
 
     def redact(self, text: str) -> str:
         """`text` with every form of every registered secret replaced by MASK."""
-        pattern = self._pattern
-        return pattern.sub(MASK, text) if pattern is not None else text
+        pattern, forms = self._compiled
+        # Substring search is about ten times faster than the alternation over a clean body,
+        # which is nearly every body.
+        if pattern is None or not any(form in text for form in forms):
+            return text
+        return pattern.sub(MASK, text)
 
 
 _REGISTRY = _Registry()
