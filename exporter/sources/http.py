@@ -179,7 +179,10 @@ def get_json(
 
 
 def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None) -> _Reply:
-    """GET with retries of transient failures, each try within its deadline."""
+    """GET with retries of transient failures, each try within its deadline.
+
+    Only GET is ever sent from here, and GET is idempotent: a retry cannot repeat an effect.
+    """
     budget = current()
     backoff = budget.policy.backoff
     retry = 0
