@@ -6,6 +6,7 @@ import base64
 import contextlib
 import random
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -41,12 +42,15 @@ def _forget_secrets() -> Iterator[None]:
 class Dripper:
     """Answers every request one byte at a time, `every` seconds apart, in headers or body."""
 
-    def __init__(self, phase: str, every: float = 0.05, size: int = 400) -> None:
-        self.phase, self.every, self.size = phase, every, size
+    def __init__(
+        self, phase: str, every: float = 0.05, size: int = 400, tls: ssl.SSLContext | None = None
+    ) -> None:
+        self.phase, self.every, self.size, self._tls = phase, every, size, tls
         self._sock = socket.create_server(("127.0.0.1", 0))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        scheme, host = ("https", "localhost") if tls else ("http", "127.0.0.1")
+        self.url = f"{scheme}://{host}:{self._sock.getsockname()[1]}"
         self.head = (
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             f"X-Padding: {'p' * 200}\r\nContent-Length: {size}\r\n\r\n"
@@ -72,21 +76,29 @@ class Dripper:
                 return
             threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
 
-    def _answer(self, conn: socket.socket) -> None:
+    def _answer(self, raw: socket.socket) -> None:
+        with raw:
+            try:
+                conn = self._tls.wrap_socket(raw, server_side=True) if self._tls else raw
+            except OSError:
+                return
+            with conn:
+                self._drip(conn)
+
+    def _drip(self, conn: socket.socket) -> None:
         body = b"[" + b" " * (self.size - 2) + b"]"
         dripped = self.head if self.phase == "headers" else body
-        with conn:
+        try:
             conn.recv(65536)
-            try:
-                if self.phase == "body":
-                    conn.sendall(self.head)
-                for byte in dripped:
-                    if self._stop.wait(self.every):
-                        return
-                    conn.sendall(bytes([byte]))
-                    self.sent += 1
-            except OSError:
-                return  # the client hung up at its deadline
+            if self.phase == "body":
+                conn.sendall(self.head)
+            for byte in dripped:
+                if self._stop.wait(self.every):
+                    return
+                conn.sendall(bytes([byte]))
+                self.sent += 1
+        except OSError:
+            return  # the client hung up at its deadline
 
 
 @pytest.mark.parametrize("phase", ["headers", "body"])

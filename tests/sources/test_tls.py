@@ -19,17 +19,24 @@ from exporter.sources.budget import refresh_budget
 from exporter.sources.http import get_text, make_client, tls_context
 from exporter.sources.table import SOURCES
 from exporter.wiring import build_sources
-from tests.sources.test_http import DCGM_TEXT, Stopwatch, policy
+from tests.sources.test_http import DCGM_TEXT, Dripper, Stopwatch, policy
 
 
 @pytest.fixture(scope="module")
-def tls_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """An HTTPS loopback server whose certificate only a private CA vouches for."""
+def private_ca(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, str]:
+    """A server TLS context for localhost, and the file of the private CA that signed it."""
     ca = trustme.CA()
     ca_file = tmp_path_factory.mktemp("tls") / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_file))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("localhost").configure_cert(context)
+    return context, str(ca_file)
+
+
+@pytest.fixture(scope="module")
+def tls_upstream(private_ca: tuple[ssl.SSLContext, str]) -> Iterator[tuple[str, str]]:
+    """An HTTPS loopback server whose certificate only a private CA vouches for."""
+    context, ca_file = private_ca
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -46,7 +53,7 @@ def tls_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
-    yield f"https://localhost:{httpd.server_address[1]}", str(ca_file)
+    yield f"https://localhost:{httpd.server_address[1]}", ca_file
     httpd.shutdown()
     httpd.server_close()
 
@@ -96,3 +103,17 @@ def test_a_certificate_that_fails_to_verify_is_not_retried(tls_upstream: tuple[s
 def test_an_unreadable_ca_file_is_a_value_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="ca_file"):
         tls_context(str(tmp_path / "missing.pem"))
+
+
+def test_a_dripping_https_upstream_is_cut_at_the_call_deadline(
+    private_ca: tuple[ssl.SSLContext, str],
+) -> None:
+    context, ca_file = private_ca
+    with (
+        Dripper("headers", tls=context) as server,
+        make_client(server.url, timedelta(seconds=0.5), ca_file=ca_file) as client,
+        pytest.raises(UpstreamError) as caught,
+    ):
+        get_text(client, "litellm", "/v2/team/list")
+    assert str(caught.value) == "litellm: GET /v2/team/list passed its call deadline of 0.5s"
+    assert server.sent < len(server.head) // 2
