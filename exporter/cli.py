@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from exporter import __version__
+from exporter import __version__, redact
 from exporter.calendar import month_start
 from exporter.clock import Clock, system_clock
 from exporter.config import Config, load_config
@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     )
     # httpx logs every request at INFO; one line per failed refresh is ours to write.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # Whatever logs it (we, httpx, httpcore), no record leaves with a known secret in it.
+    redact.install()
     if not args.config_file:
         print("error: give --config.file FILE", file=sys.stderr)
         return 2

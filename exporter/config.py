@@ -132,11 +132,17 @@ class _Model(BaseModel):
 
 
 class SourceConfig(_Model):
-    """What every source shares: its refresh schedule, timeout and staleness limit."""
+    """What every source shares: its refresh schedule, deadlines, staleness limit and TLS trust.
+
+    `timeout` bounds one call (connect, headers and body together); `refresh_timeout` bounds a
+    whole refresh (every page and retry), by default three calls' worth but within `interval`.
+    """
 
     interval: Interval = timedelta(minutes=1)
     timeout: Timeout = timedelta(seconds=30)
+    refresh_timeout: Interval | None = None
     max_staleness: Staleness = timedelta(minutes=15)
+    ca_file: str | None = None
 
     @model_validator(mode="after")
     def _staleness_outlives_a_refresh(self) -> SourceConfig:
@@ -151,6 +157,20 @@ class SourceConfig(_Model):
             )
             raise KeyedErrors([(("max_staleness",), message, None)])
         return self
+
+    @model_validator(mode="after")
+    def _refresh_fits_a_call(self) -> SourceConfig:
+        if self.refresh_timeout is not None and self.refresh_timeout < self.timeout:
+            message = "must be at least timeout, which bounds one call"
+            raise KeyedErrors([(("refresh_timeout",), message, None)])
+        return self
+
+    @property
+    def refresh_deadline(self) -> timedelta:
+        """How long one refresh may take, retries included."""
+        if self.refresh_timeout is not None:
+            return self.refresh_timeout
+        return max(self.timeout, min(3 * self.timeout, self.interval))
 
 
 class OpenCostConfig(SourceConfig):
@@ -175,7 +195,6 @@ class KueueConfig(SourceConfig):
 
     url: Url | None = None
     token_file: str | None = None
-    ca_file: str | None = None
     kubeconfig: str | None = None
     in_cluster: bool = False
     insecure_skip_tls_verify: bool = False

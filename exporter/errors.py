@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from exporter.redact import redact
+
 __all__ = [
     "ConfigError",
     "ConfigIssue",
@@ -70,6 +72,10 @@ class UpstreamError(ExporterError):
     """A refresh of a source failed. `reason` is the label value counted in the error metric."""
 
     reason = "error"
+
+    def __init__(self, message: str) -> None:
+        # Messages quote upstream bodies and library errors: every one passes the redaction.
+        super().__init__(redact(message))
 
 
 class UpstreamUnavailable(UpstreamError):

@@ -13,11 +13,12 @@ from exporter import __version__
 from exporter.attribution import Attributor
 from exporter.clock import Clock, system_clock
 from exporter.config import Config
-from exporter.errors import ConfigError, ConfigIssue
+from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
 from exporter.join import Chargeback, join
 from exporter.metrics import BUILD, CONFIG
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
+from exporter.sources.budget import RetryPolicy, refresh_budget
 from exporter.sources.kind import SourceKind
 from exporter.sources.table import SOURCES, Records
 
@@ -26,24 +27,39 @@ __all__ = ["Joiner", "build_sources", "make_refresher", "static_samples"]
 log = logging.getLogger("exporter")
 
 
-def build_sources(config: Config, config_path: str = "config") -> list[Source]:
+def build_sources(
+    config: Config, config_path: str = "config", policy: RetryPolicy | None = None
+) -> list[Source]:
     """One scheduled Source per configured upstream, in table order, each with its own client.
 
     Clients are built here, once, so a missing secret or an unreadable kubeconfig is a config
-    error at start (exit 2), not a failing refresh later.
+    error at start (exit 2), not a failing refresh later. Each refresh runs under a budget of
+    its source's `refresh_deadline`, retrying transient failures as `policy` says.
     """
+    retries = policy or RetryPolicy()
     return [
-        _scheduled(kind, cfg, config, config_path)
+        _scheduled(kind, cfg, config, config_path, retries)
         for kind in SOURCES.values()
         if (cfg := kind.section(config)) is not None
     ]
 
 
-def _scheduled(kind: SourceKind[Any, Any], cfg: Any, config: Config, path: str) -> Source:
+def _scheduled(
+    kind: SourceKind[Any, Any], cfg: Any, config: Config, path: str, policy: RetryPolicy
+) -> Source:
     client = _client(kind, cfg, path)
+    seconds = cfg.refresh_deadline.total_seconds()
 
     def fetch(now: datetime) -> object:
-        return kind.fetch(client, config, now)
+        with refresh_budget(policy.start(seconds)) as budget:
+            records = kind.fetch(client, config, now)
+        # Time spent between calls (parsing, paging logic) counts too.
+        if budget.remaining() < 0:
+            raise UpstreamUnavailable(
+                f"{kind.name}: refresh took longer than its deadline of {seconds:g}s",
+                timeout=True,
+            )
+        return records
 
     interval, staleness = cfg.interval.total_seconds(), cfg.max_staleness.total_seconds()
     return Source(kind.name, interval, staleness, fetch, client.close)
@@ -96,7 +112,9 @@ def make_refresher(
     config_path: str = "config",
     clock: Clock = system_clock,
     joiner: Joiner | None = None,
+    policy: RetryPolicy | None = None,
 ) -> Refresher:
     """A refresher over every configured source, joining them with the config's policy."""
     build = joiner or Joiner(config)
-    return Refresher(build_sources(config, config_path), build, static_samples(config), clock)
+    sources = build_sources(config, config_path, policy or RetryPolicy(clock=clock))
+    return Refresher(sources, build, static_samples(config), clock)

@@ -15,6 +15,7 @@ from exporter.calendar import month_start
 from exporter.config import Config
 from exporter.join import join
 from exporter.sources import opencost
+from exporter.sources.budget import Backoff, RetryPolicy
 from exporter.sources.table import Records
 from exporter.wiring import build_sources
 from tests.conftest import CLOCK, FIXED_NOW, read_all
@@ -106,7 +107,9 @@ def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: s
     from exporter.wiring import make_refresher
 
     config = _config(stack)
-    refresher = make_refresher(config, clock=CLOCK)
+    sleeps: list[float] = []  # a 502 is retried: record the waits instead of sleeping them
+    policy = RetryPolicy(backoff=Backoff(sleep=sleeps.append), clock=CLOCK)
+    refresher = make_refresher(config, clock=CLOCK, policy=policy)
     assert refresher.refresh_all()
     good = _families(refresher.exposition.text.decode())
     stack.opencost.fault = "nulls" if fault == "nulls_ok" else fault
@@ -121,6 +124,7 @@ def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: s
     reason = {"500": "http_5xx", "garbage": "malformed", "html": "http_5xx"}[fault]
     errors = after["chargeback_source_errors_total"]
     assert errors[(("reason", reason), ("source", "opencost"))] == 1.0
+    assert len(sleeps) == (2 if fault == "html" else 0)
     # The last good values keep serving, unchanged, until they are stale.
     assert after["chargeback_team_cost_month_to_date"] == good["chargeback_team_cost_month_to_date"]
 

@@ -142,7 +142,7 @@ class DcgmSnapshot:
 
 def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """A client without a base URL, because every configured endpoint is a full URL."""
-    return make_client("", cfg.timeout, transport=transport)
+    return make_client("", cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
 def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:

@@ -1,10 +1,22 @@
-"""The one boundary where httpx errors become the exporter's upstream errors."""
+"""The one boundary where upstream HTTP becomes the exporter's data and errors.
+
+Every call has an overall deadline (connect, headers and body together): the configured
+`timeout`, cut to what is left of the refresh's budget. Transient failures are retried within
+that budget. Every body is redacted of known secrets before anything reads it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator, Mapping
+import logging
+import math
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -16,11 +28,28 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
+from exporter.redact import redact, register
+from exporter.sources.budget import Budget, current, retry_after
 
-__all__ = ["error_message", "get_json", "get_text", "make_client", "upstream_errors"]
+__all__ = [
+    "TRANSIENT_STATUSES",
+    "error_message",
+    "get_json",
+    "get_text",
+    "make_client",
+    "tls_context",
+    "upstream_errors",
+]
 
 USER_AGENT = f"gpu-chargeback-exporter/{__version__}"
+# Rate limited, or a gateway in front of the upstream that could not reach it: worth a retry.
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
+_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-litellm-api-key")
 _MAX_ERROR_TEXT = 200
+_MAX_EXCERPT = 60
+_MAX_CONNECT = 5.0
+
+log = logging.getLogger(__name__)
 
 
 def make_client(
@@ -28,19 +57,38 @@ def make_client(
     timeout: timedelta,
     *,
     headers: Mapping[str, str] | None = None,
-    verify: bool | str = True,
+    ca_file: str | None = None,
+    verify: ssl.SSLContext | bool | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> httpx.Client:
-    """One client per upstream, with an explicit timeout and our User-Agent."""
+    """One client per upstream: `timeout` bounds each call, TLS is verified (by `verify`, or
+    against `ca_file` when given), and credentials in `headers` are registered for redaction."""
+    for name, value in (headers or {}).items():
+        if name.lower() in _CREDENTIAL_HEADERS:
+            register(f"{base_url} {name.lower()}", value)
+            register(f"{base_url} {name.lower()} credential", value.partition(" ")[2].strip())
+    if verify is None:
+        verify = tls_context(ca_file) if ca_file else True
     seconds = timeout.total_seconds()
     return httpx.Client(
         base_url=base_url,
-        timeout=httpx.Timeout(seconds, connect=min(seconds, 5.0)),
+        timeout=httpx.Timeout(seconds, connect=min(seconds, _MAX_CONNECT)),
         headers={"User-Agent": USER_AGENT, **(headers or {})},
         verify=verify,
+        # Each call on a connection of its own, so the call's deadline can shut that one down.
+        limits=httpx.Limits(max_keepalive_connections=0),
         transport=transport,
         follow_redirects=True,
     )
+
+
+def tls_context(ca_file: str) -> ssl.SSLContext:
+    """A verifying TLS context that trusts `ca_file`; ValueError (a config error) if unusable."""
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except OSError as exc:  # ssl.SSLError included
+        message = f"ca_file {ca_file}: cannot load: {exc.strerror or exc}"
+        raise ValueError(message) from None
 
 
 @contextmanager
@@ -56,9 +104,25 @@ def upstream_errors(source: str) -> Iterator[None]:
         raise UpstreamUnavailable(f"{source}: unreachable ({type(exc).__name__}: {exc})") from None
 
 
-def error_message(response: httpx.Response) -> str:
+@dataclass(frozen=True)
+class _Reply:
+    """A response read whole within its deadline."""
+
+    status: int
+    path: str
+    reason_phrase: str
+    headers: httpx.Headers
+    content: bytes
+    charset: str
+
+    def text(self) -> str:
+        """The body as text, redacted of every known secret."""
+        return redact(self.content.decode(self.charset, errors="replace"))
+
+
+def error_message(text: str, fallback: str) -> str:
     """The human part of an error body: JSON `message`/`error.message`/`detail`, or plain text."""
-    text = response.text.strip()
+    text = text.strip()
     try:
         body = json.loads(text.splitlines()[0]) if text else None
     except (json.JSONDecodeError, IndexError):
@@ -76,39 +140,228 @@ def error_message(response: httpx.Response) -> str:
         if message is None:
             message = body.get("message")
     if message is None:
-        message = text.splitlines()[0] if text else response.reason_phrase
-    return str(message)[:_MAX_ERROR_TEXT]
+        message = text.splitlines()[0] if text else fallback
+    return redact(str(message))[:_MAX_ERROR_TEXT]
 
 
-def _checked(source: str, response: httpx.Response) -> httpx.Response:
-    if response.status_code != 200:
+def _checked(source: str, reply: _Reply) -> _Reply:
+    if reply.status != 200:
         raise UpstreamStatusError(
-            f"{source}: HTTP {response.status_code} from {response.request.url.path}: "
-            f"{error_message(response)}",
-            response.status_code,
+            f"{source}: HTTP {reply.status} from {reply.path}: "
+            f"{error_message(reply.text(), reply.reason_phrase)}",
+            reply.status,
         )
-    return response
+    return reply
 
 
 def get_text(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> str:
-    """GET a path and return the body; any status but 200 is an error."""
-    with upstream_errors(source):
-        response = client.get(path, params=params)
-    return _checked(source, response).text
+    """GET a path and return the (redacted) body; any status but 200 is an error."""
+    return _checked(source, _get(client, source, path, params)).text()
 
 
 def get_json(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> Any:
     """GET a path and decode its JSON body; any status but 200, or a non-JSON body, is an error."""
-    with upstream_errors(source):
-        response = client.get(path, params=params)
-    _checked(source, response)
+    reply = _checked(source, _get(client, source, path, params))
     try:
-        return response.json()
+        # JSON is UTF-8 (RFC 8259); decoding strictly keeps a corrupt body a payload error.
+        return json.loads(redact(reply.content.decode("utf-8")))
     except (json.JSONDecodeError, UnicodeDecodeError):
+        excerpt = " ".join(reply.text().split())
+        if len(excerpt) > _MAX_EXCERPT:
+            excerpt = excerpt[: _MAX_EXCERPT - 3] + "..."
         raise UpstreamPayloadError(
-            f"{source}: {response.request.url.path} did not return JSON"
+            f"{source}: {reply.path} did not return JSON: {excerpt!r}"
         ) from None
+
+
+def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None) -> _Reply:
+    """GET with retries of transient failures, each try within its deadline.
+
+    Only GET is ever sent from here, and GET is idempotent: a retry cannot repeat an effect.
+    """
+    budget = current()
+    backoff = budget.policy.backoff
+    retry = 0
+    with upstream_errors(source):
+        while True:
+            last = retry + 1 >= backoff.attempts
+            try:
+                reply = _attempt(client, source, path, params, budget)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # Nothing reached the upstream, so trying again cannot repeat any effect; a
+                # certificate that failed to verify will fail the same way again.
+                wait = backoff.delay(retry + 1)
+                if last or wait >= budget.remaining() or _tls_failure(exc):
+                    raise
+                what = type(exc).__name__
+            else:
+                if reply.status not in TRANSIENT_STATUSES or last:
+                    return reply
+                asked = retry_after(reply.headers, budget.policy.clock) or 0.0
+                wait = max(backoff.delay(retry + 1), asked)
+                if wait >= budget.remaining():
+                    log.debug(
+                        "%s: HTTP %d: a retry in %.2fs would pass the deadline",
+                        source,
+                        reply.status,
+                        wait,
+                    )
+                    return reply
+                what = f"HTTP {reply.status}"
+            retry += 1
+            log.debug(
+                "%s: GET %s: %s, retry %d of %d in %.2fs",
+                source,
+                path,
+                what,
+                retry,
+                backoff.attempts - 1,
+                wait,
+            )
+            backoff.sleep(wait)
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _attempt(
+    client: httpx.Client,
+    source: str,
+    path: str,
+    params: Mapping[str, str] | None,
+    budget: Budget,
+) -> _Reply:
+    """One GET, streamed, that ends when its deadline passes, in whatever phase it is.
+
+    httpx's timeouts bound each socket operation, so an upstream that drips a byte at a time
+    never trips them: a watchdog shuts the socket down at the deadline, and the body is also
+    checked against it after every chunk (for transports without a socket).
+    """
+    monotonic = budget.policy.monotonic
+    per_call = client.timeout.read
+    left = budget.remaining()
+    call_bound = per_call is not None and per_call < left
+    seconds = per_call if per_call is not None and call_bound else left
+    if seconds <= 0:
+        raise UpstreamUnavailable(
+            f"{source}: refresh deadline of {budget.seconds:g}s passed before GET {path}",
+            timeout=True,
+        )
+    if call_bound:
+        which = f"call deadline of {seconds:g}s"
+    else:
+        which = f"refresh deadline of {budget.seconds:g}s"
+    expired = UpstreamUnavailable(f"{source}: GET {path} passed its {which}", timeout=True)
+    deadline = monotonic() + seconds
+    # No per-call timeout and no refresh deadline (a bare client outside a refresh): unbounded.
+    bound = None if math.isinf(seconds) else seconds
+    timeout = httpx.Timeout(bound, connect=min(seconds, _MAX_CONNECT))
+    with _Watchdog(bound) as watchdog:
+        try:
+            return _read(client, path, params, timeout, watchdog, lambda: monotonic() > deadline)
+        except _Expired:
+            raise expired from None
+        except httpx.TransportError:
+            if watchdog.fired:
+                raise expired from None
+            raise
+
+
+class _Expired(Exception):
+    """The deadline passed between two chunks of the body."""
+
+
+def _read(
+    client: httpx.Client,
+    path: str,
+    params: Mapping[str, str] | None,
+    timeout: httpx.Timeout,
+    watchdog: _Watchdog,
+    expired: Callable[[], bool],
+) -> _Reply:
+    extensions = {"trace": watchdog.trace}
+    with client.stream(
+        "GET", path, params=params, timeout=timeout, extensions=extensions
+    ) as response:
+        chunks: list[bytes] = []
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if expired():
+                raise _Expired
+        return _Reply(
+            response.status_code,
+            response.request.url.path,
+            response.reason_phrase,
+            response.headers,
+            b"".join(chunks),
+            _charset(response),
+        )
+
+
+class _Watchdog:
+    """Shuts a call's socket down when its time is up, waking a read blocked on a slow peer.
+
+    httpcore reports each new connection's stream through the request's trace extension; the
+    socket of a TLS stream is the wrapped one, which a plain shutdown still reaches.
+    """
+
+    _STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
+
+    def __init__(self, seconds: float | None) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.fired = False
+        self._timer = threading.Timer(seconds, self._fire) if seconds is not None else None
+
+    def __enter__(self) -> _Watchdog:
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's trace hook: remember the socket of the call's connection."""
+        if event not in self._STREAM_EVENTS or info.get("return_value") is None:
+            return
+        sock = info["return_value"].get_extra_info("socket")
+        with self._lock:
+            self._sock = sock
+            fired = self.fired
+        if fired:  # the deadline passed while connecting
+            self._shutdown(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired, sock = True, self._sock
+        if sock is not None:
+            self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
+        # socket.socket's own shutdown: SSLSocket.shutdown would tear down TLS state under the
+        # thread still reading it.
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _charset(response: httpx.Response) -> str:
+    charset = response.charset_encoding or "utf-8"
+    try:
+        "".encode(charset)
+    except LookupError:
+        return "utf-8"
+    return charset

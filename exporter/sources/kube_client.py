@@ -17,6 +17,7 @@ import yaml
 from exporter.config import KueueConfig
 from exporter.credentials import check_secret, read_secret_file
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
+from exporter.redact import register
 from exporter.sources.http import make_client
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "build_client"]
@@ -31,6 +32,8 @@ class _Bearer(httpx.Auth):
     def __init__(self, *, token: str | None = None, token_file: str | None = None) -> None:
         self._token = token
         self._file = token_file
+        if token:
+            register(f"{SOURCE} bearer token", token)
 
     def __repr__(self) -> str:
         return "_Bearer(<redacted>)"
@@ -48,6 +51,8 @@ class _Bearer(httpx.Auth):
         except ValueError as exc:
             # A rotated token that is unreadable or malformed fails this refresh, not the process.
             raise UpstreamUnavailable(f"{SOURCE}: {exc}") from None
+        # Registered on every read: a projected token rotates, and any of them may be echoed.
+        register(f"{SOURCE} bearer token", token)
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
 
@@ -84,9 +89,10 @@ def build_client(
         )
     if endpoint.auth is not None:
         endpoint.auth.current()  # a bad token is a config error at start, not a failed refresh
+    verify: ssl.SSLContext | bool = True
     if transport is None and endpoint.server.startswith("https://"):
-        transport = httpx.HTTPTransport(verify=_tls(endpoint, cfg.insecure_skip_tls_verify))
-    client = make_client(endpoint.server, cfg.timeout, transport=transport)
+        verify = _tls(endpoint, cfg.insecure_skip_tls_verify)
+    client = make_client(endpoint.server, cfg.timeout, verify=verify, transport=transport)
     if endpoint.auth is not None:
         client.auth = endpoint.auth
     return client

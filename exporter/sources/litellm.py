@@ -129,6 +129,7 @@ def build_client(
         cfg.url,
         cfg.timeout,
         headers={"Authorization": f"Bearer {key.get_secret_value()}"},
+        ca_file=cfg.ca_file,
         transport=transport,
     )
 

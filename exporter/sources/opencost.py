@@ -141,7 +141,7 @@ class OpenCostSnapshot:
 
 def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """The OpenCost client: no auth on the read API, an explicit timeout."""
-    return make_client(cfg.url, cfg.timeout, transport=transport)
+    return make_client(cfg.url, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
 def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapshot:
