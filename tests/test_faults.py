@@ -8,6 +8,7 @@ sources are untouched, what is served still conserves money, the last good value
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chargeback_demo.faultproxy import FaultProxy
-from chargeback_demo.stack import DemoStack, demo_config_dict
+from chargeback_demo.stack import KUBE_TOKEN, LITELLM_KEY, DemoStack, demo_config_dict
+from exporter import redact
 from exporter.config import Config
 from exporter.refresher import Refresher
 from exporter.wiring import make_refresher
@@ -30,14 +32,26 @@ OUTCOMES: dict[str, str | None] = {
     "refused": "unreachable",
     "reset": "unreachable",
     "slow": "timeout",
+    "drip": "timeout",  # each byte in time for the socket, the whole call past its deadline
     "500": "http_5xx",
     "502": "http_5xx",
     "401": "auth",
     "403": "auth",
+    "429": "http_4xx",  # retried after Retry-After until the refresh deadline, then down
     "truncated": "unreachable",
     "types": "malformed",
+    "nonfinite": "malformed",  # every record dropped: nothing true is left to serve
+    "empty": "incomplete",  # an empty answer after data is not zero cost
     "bloat": None,
 }
+EXCEPTIONS: dict[tuple[str, str], str | None] = {
+    ("dcgm", "empty"): "malformed",  # an exposition without a single GPU series
+}
+# Paging faults: LiteLLM's team list pages by number (Kubernetes pages by continue token).
+PAGED: dict[str, str | None] = {"overlap": "incomplete", "short": "incomplete"}
+CASES = [(source, fault) for source in SOURCES for fault in sorted(OUTCOMES)]
+CASES += [("litellm", fault) for fault in sorted(PAGED)]
+SECRETS = (LITELLM_KEY, KUBE_TOKEN)
 # Families each source feeds, whose values must stay the last good ones while it is down.
 OWN = {
     "opencost": ("chargeback_team_cost_month_to_date", "chargeback_cluster_cost_per_hour"),
@@ -74,6 +88,7 @@ def rig(stack: DemoStack) -> Iterator[Rig]:
     )
     for name in SOURCES:
         data["sources"][name]["timeout"] = "1s"
+    data["sources"]["litellm"]["page_size"] = 2  # three teams: two pages
     now = [FIXED_NOW]
     refresher = make_refresher(Config.model_validate(data), clock=lambda: now[0])
     try:
@@ -98,9 +113,18 @@ def _conserved(series: Series) -> None:
     assert money and all(math.isfinite(v) for v in money)
 
 
-@pytest.mark.parametrize("fault", sorted(OUTCOMES))
-@pytest.mark.parametrize("source", SOURCES)
-def test_a_fault_marks_only_its_source_down_and_heals(rig: Rig, source: str, fault: str) -> None:
+def _reason(source: str, fault: str) -> str | None:
+    if fault in PAGED:
+        return PAGED[fault]
+    return EXCEPTIONS.get((source, fault), OUTCOMES[fault])
+
+
+@pytest.mark.parametrize(("source", "fault"), CASES)
+def test_a_fault_marks_only_its_source_down_and_heals(
+    rig: Rig, source: str, fault: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    redact.install()
     assert rig.refresher.refresh_all()
     good = rig.served()
     rig.proxies[source].delay = 2.0 if fault == "slow" else 0.05
@@ -108,7 +132,7 @@ def test_a_fault_marks_only_its_source_down_and_heals(rig: Rig, source: str, fau
     ok = rig.refresher.refresh(source)
     rig.refresher.rebuild()
     during = rig.served()
-    reason = OUTCOMES[fault]
+    reason = _reason(source, fault)
     assert ok is (reason is None)
     assert _up(during, source) == (0.0 if reason else 1.0)
     if reason is not None:
@@ -127,6 +151,18 @@ def test_a_fault_marks_only_its_source_down_and_heals(rig: Rig, source: str, fau
     assert _up(healed, source) == 1.0
     for family in OWN[source]:
         assert healed[family] == good[family]
+    text = caplog.text + rig.refresher.exposition.text.decode()
+    assert not [secret for secret in SECRETS if secret in text]
+
+
+def test_a_429_that_clears_is_retried_within_the_same_refresh(rig: Rig) -> None:
+    assert rig.refresher.refresh_all()
+    proxy = rig.proxies["litellm"]
+    proxy.limit = 1  # one Too Many Requests, then the proxy lets requests through
+    proxy.set("429")
+    before = proxy.requests
+    assert rig.refresher.refresh("litellm")
+    assert proxy.requests > before + 1  # the refused request was made again
 
 
 @pytest.mark.parametrize("source", SOURCES)
