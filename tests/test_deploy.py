@@ -42,3 +42,11 @@ def test_ports_agree_with_the_default_listen_address() -> None:
     assert container["ports"][0]["containerPort"] == port
     service = _documents()["Service/service.yaml"]
     assert service["spec"]["ports"][0]["port"] == port  # type: ignore[index]
+
+
+def test_the_cluster_role_grants_exactly_what_the_code_reads() -> None:
+    docs = list(yaml.safe_load_all((DEPLOY / "rbac.yaml").read_text(encoding="utf-8")))
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert role["rules"] == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get", "list"]}
+    ]
