@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -23,6 +26,7 @@ from chargeback_demo.stack import KUBE_TOKEN, LITELLM_KEY, DemoStack, demo_confi
 from exporter import redact
 from exporter.config import Config
 from exporter.refresher import Refresher
+from exporter.server import MetricsServer
 from exporter.wiring import make_refresher
 from tests.conftest import FIXED_NOW
 
@@ -179,3 +183,24 @@ def test_last_good_values_are_dropped_at_max_staleness(rig: Rig, source: str) ->
             assert family not in served
         elif source != "opencost":
             assert family not in served, f"{family} served after {source} went stale"
+
+
+def test_scrapes_are_answered_while_a_refresh_hangs_on_a_dripping_upstream(rig: Rig) -> None:
+    """A scrape sends cached bytes: it never waits for a refresh in flight (no timing asserted)."""
+    assert rig.refresher.refresh_all()
+    server = MetricsServer(("127.0.0.1", 0), "/metrics", lambda: rig.refresher.exposition)
+    server.start()
+    rig.proxies["opencost"].delay = 0.2
+    rig.proxies["opencost"].set("drip")
+    before = rig.proxies["opencost"].requests
+    refresh = threading.Thread(target=rig.refresher.refresh, args=("opencost",))
+    refresh.start()
+    try:
+        while rig.proxies["opencost"].requests == before:  # the dripping call is under way
+            time.sleep(0.01)
+        body = httpx.get(f"http://127.0.0.1:{server.port}/metrics", timeout=10).text
+        assert refresh.is_alive(), "the scrape waited for the refresh"
+        assert 'chargeback_source_up{source="opencost"} 1.0' in body
+    finally:
+        refresh.join()
+        server.stop()
