@@ -14,6 +14,7 @@ import math
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -308,6 +309,9 @@ def _read(
         )
 
 
+_WATCH_TICK = 0.02  # seconds between a watchdog's looks at the clock
+
+
 class _Watchdog:
     """Shuts a call's socket down when its time is up, waking a read blocked on a slow peer.
 
@@ -321,17 +325,26 @@ class _Watchdog:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self.fired = False
-        self._timer = threading.Timer(seconds, self._fire) if seconds is not None else None
+        self._done = threading.Event()
+        self._deadline = None if seconds is None else time.monotonic() + seconds
 
     def __enter__(self) -> _Watchdog:
-        if self._timer is not None:
-            self._timer.daemon = True
-            self._timer.start()
+        if self._deadline is not None:
+            threading.Thread(target=self._watch, args=(self._deadline,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        self._done.set()
+
+    def _watch(self, deadline: float) -> None:
+        # Short sleeps, not threading.Timer: a timed lock wait never times out under libfaketime
+        # (it does not intercept sem_clockwait), and CI runs the suite under it.
+        while not self._done.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fire()
+                return
+            time.sleep(min(_WATCH_TICK, left))
 
     def trace(self, event: str, info: Mapping[str, Any]) -> None:
         """httpcore's trace hook: remember the socket of the call's connection."""
