@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.attribution import UNALLOCATED, Attributor
-from exporter.chargeback import Ledger
-from exporter.config import BudgetConfig, Config, ModelDecl, SelfHosted, TeamConfig
+from exporter.chargeback import Ledger, cap_teams
+from exporter.config import (
+    AttributionConfig,
+    BudgetConfig,
+    Config,
+    ModelDecl,
+    SelfHosted,
+    TeamConfig,
+)
 from exporter.join import budget_samples, config_budgets
 from exporter.llm import (
     LlmReport,
@@ -276,3 +283,32 @@ def test_config_llm_budgets() -> None:
     assert list(budget_samples(budgets)) == [
         Sample.of(TEAM_BUDGET, 400.0, team="research", kind="llm")
     ]
+
+
+def test_undeclared_alias_is_its_own_team_and_the_cap_folds_it() -> None:
+    usage = [
+        _use(("5d2e-uuid", "Growth Team"), "gpt-4o", 10, 10, 3.0),
+        _use(("6e3f-uuid", "Ads"), "gpt-4o", 10, 10, 1.0),
+        _use(("7f40-uuid", "__idle__"), "gpt-4o", 10, 10, 0.5),
+        _use(NOBODY, "gpt-4o", 10, 10, 0.25),
+    ]
+    after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
+    # Aliases normalised into teams; a reserved-looking alias and a null team own nothing.
+    assert after.costs == {
+        ("growth-team", "llm_external"): 3.0,
+        ("ads", "llm_external"): 1.0,
+        (UNALLOCATED, "llm_external"): 0.75,
+    }
+    # max_teams = 4 leaves room for one undeclared team next to the 3 declared: the larger
+    # spender stays, the other folds into __other__ with its money.
+    capped, folded = cap_teams(after, [t.name for t in TEAMS], 4)
+    assert folded == ["ads"]
+    assert capped.costs[("__other__", "llm_external")] == 1.0
+    assert capped.total() == after.total() == report.external_spend == 4.75
+
+
+def test_strict_teams_keeps_undeclared_aliases_unallocated() -> None:
+    strict = Attributor(Config(teams=TEAMS, attribution=AttributionConfig(strict_teams=True)))
+    usage = [_use(("5d2e-uuid", "Growth Team"), "gpt-4o", 10, 10, 3.0)]
+    after, _ = apply_llm(Ledger(), usage, MODELS, strict, {}, 1.0, 1.0)
+    assert after.costs == {(UNALLOCATED, "llm_external"): 3.0}
