@@ -3,6 +3,10 @@
 Usage comes from the cluster model: one DB-like row per team x UTC date x API key x model, with
 the day's tokens rounded to whole tokens (LiteLLM stores bigints) and spend priced at the
 traffic's declared per-token prices. History starts on the 1st of the previous month.
+
+As in a real proxy, a row's `model` is the provider model of the deployment that served it and
+its `model_group` the public name teams call (the cluster's model names): the `model` filter and
+the `models` breakdown use the first, the `model_groups` breakdown the second.
 """
 
 from __future__ import annotations
@@ -19,12 +23,22 @@ from chargeback_demo.cluster import Cluster, LlmTraffic
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
 
-__all__ = ["FakeRow", "history_start", "make_handler", "rows_between"]
+__all__ = ["FakeRow", "deployment", "history_start", "make_handler", "rows_between"]
 
 Handler = Callable[[FakeRequest], FakeResponse]
 DAY = timedelta(days=1)
 _MAX_TEAM_PAGE = 100
 _NS = uuid.UUID("6f1d7c3e-2b8a-4c55-9d0e-1a2b3c4d5e6f")
+# The deployments behind the cluster's public model names, as a proxy's model_list maps them.
+_DEPLOYMENTS = {
+    "gpt-4o": ("openai", "gpt-4o-2024-08-06"),
+    "llama-3-70b": ("hosted_vllm", "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"),
+}
+
+
+def deployment(model_group: str) -> tuple[str, str]:
+    """The provider and provider model serving a public model name."""
+    return _DEPLOYMENTS.get(model_group, ("hosted_vllm", f"hosted_vllm/{model_group}"))
 
 
 @dataclass(frozen=True)
@@ -35,7 +49,8 @@ class FakeRow:
     team_id: str | None
     date: str
     api_key: str
-    model: str
+    model: str  # the provider model, e.g. "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"
+    model_group: str  # the public name, e.g. "llama-3-70b"
     provider: str
     prompt_tokens: int
     completion_tokens: int
@@ -75,13 +90,15 @@ def _day_rows(cluster: Cluster, day: date, start: datetime, end: datetime) -> It
             continue
         spend = prompt * traffic.input_cost_per_token + completion * traffic.output_cost_per_token
         name = f"{day.isoformat()}/{traffic.team_id}/{traffic.model}"
+        provider, model = deployment(traffic.model)
         yield FakeRow(
             id=str(uuid.uuid5(_NS, name)),
             team_id=traffic.team_id,
             date=day.isoformat(),
             api_key=_key_hash(traffic.team_id),
-            model=traffic.model,
-            provider="openai" if traffic.model.startswith("gpt") else "hosted_vllm",
+            model=model,
+            model_group=traffic.model,
+            provider=provider,
             prompt_tokens=prompt,
             completion_tokens=completion,
             spend=spend,
@@ -326,7 +343,7 @@ def _breakdown(rows: list[FakeRow], aliases: Mapping[str, str | None]) -> dict[s
     return {
         "entities": group(lambda r: r.team_id or "Unassigned", entity_meta),
         "models": group(lambda r: r.model, lambda _: {}),
-        "model_groups": group(lambda r: r.model, lambda _: {}),
+        "model_groups": group(lambda r: r.model_group, lambda _: {}),
         "providers": group(lambda r: r.provider, lambda _: {}),
         "api_keys": {r.api_key: {"metrics": _metrics([r]), "metadata": {}} for r in rows},
         "endpoints": {},

@@ -10,7 +10,9 @@ Precedence, first match wins:
 5. `__unallocated__`.
 
 A label value that names no declared team becomes its own team, normalised, unless
-`strict_teams` is set: then it does not match and the next rule is tried.
+`strict_teams` is set: then it does not match and the next rule is tried. Undeclared
+ClusterQueues and LiteLLM teams (by alias) follow the same rule, falling to `__unallocated__`;
+`max_teams` caps all of them alike, in the ledger (chargeback.cap_teams).
 """
 
 from __future__ import annotations
@@ -114,16 +116,31 @@ class Attributor:
         return Placement(UNALLOCATED, "none", "")
 
     def team_for_queue(self, cluster_queue: str) -> str:
-        """The team of a Kueue ClusterQueue, or `__unallocated__` when no team declares it."""
-        return self._by_queue.get(cluster_queue, UNALLOCATED)
+        """The team of a Kueue ClusterQueue: the team declaring it, else one named after it.
+
+        An undeclared queue has an owner with a name, so it is treated like a label value:
+        normalised, matched against team names and label values, its own team unless
+        `strict_teams`, and never a reserved name (then `__unallocated__`).
+        """
+        if cluster_queue in self._by_queue:
+            return self._by_queue[cluster_queue]
+        return self._team_from_value(cluster_queue) or UNALLOCATED
 
     def team_for_litellm(self, team_id: str, alias: str | None) -> str:
-        """The team of a LiteLLM team, matched by id first, then by alias."""
+        """The team of a LiteLLM team: by declared id, then declared alias, then by its alias.
+
+        An undeclared alias is treated like a label value, as for queues. A team without an
+        alias has only an opaque id (a uuid by default), which is no team name: it stays
+        `__unallocated__` until config declares it. A usage row with no team at all never gets
+        here: it is `__unallocated__` too.
+        """
         if team_id in self._by_litellm:
             return self._by_litellm[team_id]
-        if alias is not None and alias in self._by_litellm:
+        if alias is None:
+            return UNALLOCATED
+        if alias in self._by_litellm:
             return self._by_litellm[alias]
-        return UNALLOCATED
+        return self._team_from_value(alias) or UNALLOCATED
 
     def _first(self, labels: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, str] | None:
         for key in keys:

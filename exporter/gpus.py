@@ -3,7 +3,9 @@
 Rules:
 
 - a GPU (or MIG slice, weighted by its share) with no pod is `unallocated`; it has no team, so
-  it is reported on team `__unallocated__`;
+  it is reported on team `__unallocated__`; a MIG slice counts its compute slices over the GPU's
+  (3g.40gb = 3/7 of an H100, 2g.12gb = 2/4 of an A30), and the slices no instance holds come as
+  an unallocated record (sources.dcgm), so the states of a carved GPU add up to one GPU;
 - an allocated GPU is `idle` when its utilisation is below the idle threshold, else `busy`; a
   GPU whose exporter reports no utilisation at all counts as busy, so waste is never overstated,
   and is left out of the utilisation mean;

@@ -10,6 +10,11 @@ Two kinds of model, so that no token is paid twice:
   tokens `prompt + w * completion` (decode costs more than prefill): `-X` on the serving team,
   `+x_i` on the consumers, summing to zero. LiteLLM's own spend for it is an internal price and
   never enters the ledger; it is only compared with the measured cost (pricing drift).
+
+Models are named as teams call them: LiteLLM's `model_group` (the public `model_name`), which
+every series carries. A declaration `llm_models[].model` matches that name, or the provider
+model of one deployment behind it (LiteLLM's `model`), which wins: one public name can be
+served by a self-hosted deployment and an external one.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ __all__ = [
     "TeamModelUsage",
     "apply_llm",
     "apply_llm_to",
+    "declaration",
     "llm_budget_state_samples",
     "llm_pricing_samples",
     "llm_report_samples",
@@ -206,7 +212,7 @@ def apply_llm(
     external = 0.0
     tokens: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for record in sorted(usage, key=_order):
-        decl = declared.get(record.model)
+        decl = declaration(record, declared)
         if decl is None:
             unknown.add(record.model)
         team = _team(record, attributor)
@@ -225,9 +231,16 @@ def apply_llm(
     return out, report
 
 
-def _order(record: ModelUsage) -> tuple[str, str, str]:
+def _order(record: ModelUsage) -> tuple[str, str, str, str]:
     # Sorted so that float sums never depend on the order the proxy listed things in.
-    return (record.model, record.team_id or "", record.alias or "")
+    return (record.model, record.deployment, record.team_id or "", record.alias or "")
+
+
+def declaration(record: ModelUsage, declared: Mapping[str, ModelDecl]) -> ModelDecl | None:
+    """The declaration of a record's model: by its deployment's provider model, else its name."""
+    if record.deployment and record.deployment in declared:
+        return declared[record.deployment]
+    return declared.get(record.model)
 
 
 def _reattribute(
@@ -283,12 +296,15 @@ def model_pricing(
     `input x (prompt + w x completion) = input x W`, so the price that recovers the measured cost
     is `input = serving cost / W` and `output = w x input`. Pass the month-to-date serving cost.
     """
-    hosted = {m.model: m.self_hosted.namespace for m in models if m.self_hosted is not None}
+    decls = {m.model: m for m in models}
+    hosted: dict[str, str] = {}  # public name -> serving namespace
     per_model: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     unknown_spend: set[str] = set()
     for record in sorted(usage, key=_order):
-        if record.model not in hosted:
+        decl = declaration(record, decls)
+        if decl is None or decl.self_hosted is None:
             continue
+        hosted.setdefault(record.model, decl.self_hosted.namespace)
         acc = per_model[record.model]
         acc[0] += weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
         if record.spend is None:

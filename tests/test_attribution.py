@@ -82,10 +82,51 @@ def test_queue_and_litellm_mapping() -> None:
         )
     )
     assert a.team_for_queue("cq-datos") == "datos"
-    assert a.team_for_queue("cq-other") == "__unallocated__"
     assert a.team_for_litellm("id-1", None) == "datos"
     assert a.team_for_litellm("id-9", "Datos") == "datos"
     assert a.team_for_litellm("id-9", None) == "__unallocated__"
+
+
+def _owners(*, strict: bool = False) -> Attributor:
+    return Attributor(
+        Config.model_validate(
+            {
+                "teams": [
+                    {"name": "datos", "cluster_queues": ["cq-datos"], "label_values": ["data"]},
+                    {"name": "vision", "litellm_teams": ["4b1f-vision"]},
+                ],
+                "attribution": {"strict_teams": strict},
+            }
+        )
+    )
+
+
+def test_undeclared_queues_and_litellm_aliases_are_their_own_teams() -> None:
+    a = _owners()
+    # Normalised like a label value: lower case, runs of other characters become one dash.
+    assert a.team_for_queue("CQ Growth/Batch") == "cq-growth-batch"
+    assert a.team_for_litellm("77aa-uuid", "Growth Team") == "growth-team"
+    # A name that normalises to a declared team name or label value is that team.
+    assert a.team_for_queue("Vision") == "vision"
+    assert a.team_for_litellm("77aa-uuid", " DATA ") == "datos"
+    # The declared id wins over whatever alias the proxy shows.
+    assert a.team_for_litellm("4b1f-vision", "Growth Team") == "vision"
+
+
+def test_undeclared_owners_never_take_reserved_or_empty_names() -> None:
+    a = _owners()
+    for name in ("__idle__", "__other__", "__Unallocated__", "--", "  "):
+        assert a.team_for_queue(name) == "__unallocated__"
+        assert a.team_for_litellm("77aa-uuid", name) == "__unallocated__"
+
+
+def test_strict_teams_sends_undeclared_owners_to_unallocated() -> None:
+    a = _owners(strict=True)
+    assert a.team_for_queue("cq-growth") == "__unallocated__"
+    assert a.team_for_litellm("77aa-uuid", "Growth Team") == "__unallocated__"
+    # Declared identities, names and label values still match under strict_teams.
+    assert a.team_for_queue("cq-datos") == "datos"
+    assert a.team_for_litellm("77aa-uuid", "data") == "datos"
 
 
 labels_strategy = st.dictionaries(

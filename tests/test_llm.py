@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.attribution import UNALLOCATED, Attributor
-from exporter.chargeback import Ledger
-from exporter.config import BudgetConfig, Config, ModelDecl, SelfHosted, TeamConfig
+from exporter.chargeback import Ledger, cap_teams
+from exporter.config import (
+    AttributionConfig,
+    BudgetConfig,
+    Config,
+    ModelDecl,
+    SelfHosted,
+    TeamConfig,
+)
 from exporter.join import budget_samples, config_budgets
 from exporter.llm import (
     LlmReport,
@@ -276,3 +283,100 @@ def test_config_llm_budgets() -> None:
     assert list(budget_samples(budgets)) == [
         Sample.of(TEAM_BUDGET, 400.0, team="research", kind="llm")
     ]
+
+
+def test_undeclared_alias_is_its_own_team_and_the_cap_folds_it() -> None:
+    usage = [
+        _use(("5d2e-uuid", "Growth Team"), "gpt-4o", 10, 10, 3.0),
+        _use(("6e3f-uuid", "Ads"), "gpt-4o", 10, 10, 1.0),
+        _use(("7f40-uuid", "__idle__"), "gpt-4o", 10, 10, 0.5),
+        _use(NOBODY, "gpt-4o", 10, 10, 0.25),
+    ]
+    after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
+    # Aliases normalised into teams; a reserved-looking alias and a null team own nothing.
+    assert after.costs == {
+        ("growth-team", "llm_external"): 3.0,
+        ("ads", "llm_external"): 1.0,
+        (UNALLOCATED, "llm_external"): 0.75,
+    }
+    # max_teams = 4 leaves room for one undeclared team next to the 3 declared: the larger
+    # spender stays, the other folds into __other__ with its money.
+    capped, folded = cap_teams(after, [t.name for t in TEAMS], 4)
+    assert folded == ["ads"]
+    assert capped.costs[("__other__", "llm_external")] == 1.0
+    assert capped.total() == after.total() == report.external_spend == 4.75
+
+
+def test_strict_teams_keeps_undeclared_aliases_unallocated() -> None:
+    strict = Attributor(Config(teams=TEAMS, attribution=AttributionConfig(strict_teams=True)))
+    usage = [_use(("5d2e-uuid", "Growth Team"), "gpt-4o", 10, 10, 3.0)]
+    after, _ = apply_llm(Ledger(), usage, MODELS, strict, {}, 1.0, 1.0)
+    assert after.costs == {(UNALLOCATED, "llm_external"): 3.0}
+
+
+# --- public names and deployments ------------------------------------------------------------
+
+LLAMA_DEPLOYMENT = "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"
+
+
+def _named(
+    team: tuple[str | None, str | None], group: str, deployment: str, **kw: float
+) -> ModelUsage:
+    return ModelUsage(
+        team[0], team[1], group, kw.get("spend", 1.0), int(kw.get("prompt", 100)), 0, 1, deployment
+    )
+
+
+def test_a_model_declared_by_public_name_is_matched_through_model_group() -> None:
+    # LiteLLM reports the provider model beside the public name: the declaration by public
+    # name still makes it self-hosted, so its internal price of 5.0 is never billed.
+    usage = [_named(RESEARCH, "llama-3-70b", LLAMA_DEPLOYMENT, spend=5.0, prompt=300)]
+    after, report = apply_llm(
+        Ledger({("search", "gpu"): 12.0}),
+        usage,
+        MODELS,
+        ATTRIBUTOR,
+        {"ns-search": {"search": 12.0}},
+        1.0,
+        1.0,
+    )
+    assert after.costs == {
+        ("search", "gpu"): 12.0,
+        ("search", "llm_serving"): -12.0,
+        ("research", "llm_serving"): 12.0,
+    }
+    assert report == LlmReport((), 0.0, {"ns-search": 12.0}, ())
+    got = _values(llm_usage_samples(team_model_usage(usage, ATTRIBUTOR)))
+    assert got[("llm_spend_month_to_date", (("team", "research"), ("model", "llama-3-70b")))] == 5.0
+
+
+def test_a_deployment_declaration_wins_over_its_public_name() -> None:
+    # "gpt-4o" is declared external, but one deployment behind it is our own vLLM.
+    models = (
+        *MODELS,
+        ModelDecl(model="hosted_vllm/gpt-4o-distill", self_hosted=SelfHosted(namespace="ns-other")),
+    )
+    usage = [
+        _named(VISION, "gpt-4o", "azure/gpt-4o-2024-08-06", spend=2.0, prompt=10),
+        _named(VISION, "gpt-4o", "hosted_vllm/gpt-4o-distill", spend=0.5, prompt=40),
+    ]
+    after, report = apply_llm(
+        Ledger(), usage, models, ATTRIBUTOR, {"ns-other": {"search": 4.0}}, 1.0, 1.0
+    )
+    # Only the Azure deployment is new money; the self-hosted one moves ns-other's 4.0.
+    assert after.costs == {
+        ("vision", "llm_external"): 2.0,
+        ("search", "llm_serving"): -4.0,
+        ("vision", "llm_serving"): 4.0,
+    }
+    assert report.unknown_models == ()
+    # Pricing drift is labelled by the public name: 4.0 over 40 weighted tokens.
+    pricing = model_pricing(usage, models, {"ns-other": {"search": 4.0}}, 1.0)
+    assert [(p.model, p.declared, p.measured) for p in pricing] == [("gpt-4o", 0.5 / 40, 0.1)]
+
+
+def test_an_undeclared_model_is_reported_by_its_public_name() -> None:
+    usage = [_named(VISION, "claude-sonnet", "bedrock/anthropic.claude-sonnet-v2", spend=0.75)]
+    after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
+    assert report.unknown_models == ("claude-sonnet",)
+    assert after.costs == {("vision", "llm_external"): 0.75}

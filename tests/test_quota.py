@@ -248,17 +248,26 @@ def test_quota_samples_carry_team_and_every_family() -> None:
     assert got[("quota_usage", "cq-a", "cpu")].value == 30.5
     assert got[("quota_lending_limit", "cq-a", GPU)].value == INF
     assert got[("quota_borrowing_limit", "cq-a", GPU)].value == 2.0
-    assert dict(got[("quota_nominal", "cq-x", GPU)].labels)["team"] == UNALLOCATED
+    # A queue no team declares is its own team, named after it (design section 3).
+    assert dict(got[("quota_nominal", "cq-x", GPU)].labels)["team"] == "cq-x"
 
 
 def test_gpu_quota_by_team_sums_gpu_rows_only() -> None:
     quota = gpu_quota_by_team(snapshot(), attributor())
-    assert quota.nominal == {"a": 2.0, "b": 1.0, UNALLOCATED: 1.0}
-    assert quota.usage == {"a": 3.0, "b": 0.0, UNALLOCATED: 1.0}
-    assert quota.borrowed == {"a": 1.0, "b": 0.0, UNALLOCATED: 0.0}
-    assert quota.lent == {"a": 0.0, "b": 1.0, UNALLOCATED: 0.0}
-    assert quota.lending_limit == {"a": 2.0, "b": 1.0, UNALLOCATED: 1.0}
+    assert quota.nominal == {"a": 2.0, "b": 1.0, "cq-x": 1.0}
+    assert quota.usage == {"a": 3.0, "b": 0.0, "cq-x": 1.0}
+    assert quota.borrowed == {"a": 1.0, "b": 0.0, "cq-x": 0.0}
+    assert quota.lent == {"a": 0.0, "b": 1.0, "cq-x": 0.0}
+    assert quota.lending_limit == {"a": 2.0, "b": 1.0, "cq-x": 1.0}
     assert gpu_quota_by_team(snapshot(), attributor(), flavors=("a100",)).nominal == {}
+
+
+def test_undeclared_queue_quota_goes_to_unallocated_under_strict_teams() -> None:
+    teams = [{"name": "a", "cluster_queues": ["cq-a"]}, {"name": "b", "cluster_queues": ["cq-b"]}]
+    strict = Attributor(
+        Config.model_validate({"teams": teams, "attribution": {"strict_teams": True}})
+    )
+    assert gpu_quota_by_team(snapshot(), strict).nominal == {"a": 2.0, "b": 1.0, UNALLOCATED: 1.0}
 
 
 # --- month to date and budgets ---------------------------------------------------------------

@@ -9,8 +9,10 @@ Rules (see docs/sources-dcgm-kueue.md):
 - utilisation is `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0..1 ratio, also reported per MIG instance)
   when present, else `DCGM_FI_DEV_GPU_UTIL / 100` (a percent, never reported for MIG); it is
   dcgm-exporter's own average over its collect interval (30 s by default);
-- a MIG instance weighs `<n>g / slices` of its GPU (7 slices, 4 on an A30); a GPU in MIG mode is
-  represented by its instances only;
+- a MIG instance weighs `<n>g / slices` of its GPU (7 compute slices; 4 on an A30 or an RTX PRO
+  6000 Blackwell); a GPU in MIG mode is represented by its instances only, plus one unallocated
+  record for the slices no instance holds, so its records always add up to exactly one GPU; a GPU
+  whose instances claim more slices than it has is dropped and counted;
 - a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
   GPU count never exceeds the hardware;
 - if any endpoint fails, the whole refresh fails: partial GPU data would give wrong numbers;
@@ -48,11 +50,13 @@ from exporter.sources.kind import SourceKind, section
 
 __all__ = [
     "KIND",
+    "UNSLICED",
     "DcgmSnapshot",
     "GpuRecord",
     "build_client",
     "fetch",
     "mig_share",
+    "mig_slices",
     "parse_metrics",
 ]
 
@@ -65,7 +69,15 @@ GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 _BLANK_FLOOR = 2.0**47
 # DCGM's blank string: a label it could not fill, e.g. the MIG profile of a vanished instance.
 _BLANK_TEXT = "<<<"
-_MIG_PROFILE = re.compile(r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:\+\w+)?$", re.IGNORECASE)
+_MIG_PROFILE = re.compile(
+    r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:[+-][a-z]+(?:\.[a-z]+)?)?$", re.IGNORECASE
+)
+# Compute slices per GPU and the instance sizes that exist (NVIDIA MIG user guide, "Supported
+# MIG Profiles"): A100, H100, H200, B200 and GB200 have 7 (profiles 1g, 2g, 3g, 4g, 7g); the
+# A30 and the RTX PRO 6000 Blackwell have 4 (1g, 2g, 4g; there is no 3g).
+_FOUR_SLICE_MODELS = ("A30", "RTX PRO 6000")
+_SIZES = {7: frozenset({1, 2, 3, 4, 7}), 4: frozenset({1, 2, 4})}
+UNSLICED = "unsliced"  # the mig_instance of a MIG GPU's slices that no instance holds
 
 # Labels that describe the device or the exporter; every other label on a series is a
 # (sanitised) pod label exported with --kubernetes-enable-pod-labels.
@@ -168,20 +180,56 @@ def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
     return replace(a, utilisation=None) == replace(b, utilisation=None)
 
 
-def mig_share(profile: str, model: str) -> float:
-    """A MIG instance's share of its GPU: the profile's `<n>g` over the GPU's slices.
+def mig_slices(model: str) -> int:
+    """The compute slices of a GPU model in MIG mode: 4 on an A30 or RTX PRO 6000, else 7."""
+    upper = model.upper()
+    return 4 if any(name in upper for name in _FOUR_SLICE_MODELS) else 7
 
-    An A100/H100/H200/B200 has 7 compute slices ("1g.10gb" = 1/7, "3g.40gb" = 3/7); an A30
-    has 4. Raises ValueError for a profile that is not `[<c>c.]<n>g.<mem>gb[+<ext>]`.
+
+def mig_share(profile: str, model: str) -> float:
+    """A MIG instance's share of its GPU: the profile's `<n>g` over the GPU's compute slices.
+
+    An A100/H100/H200/B200 has 7 ("1g.10gb" = 1/7, "3g.40gb" = 3/7); an A30 has 4 ("2g.12gb" =
+    2/4). Raises ValueError for a profile that is not `[<c>c.]<n>g.<mem>gb[+<ext>]`, or whose
+    size does not exist on that GPU (5g anywhere, 3g on an A30).
     """
     match = _MIG_PROFILE.match(profile.strip())
     if match is None:
         raise ValueError(f"unknown MIG profile {profile!r}")
-    slices = 4 if "A30" in model.upper() else 7
+    slices = mig_slices(model)
     used = int(match["slices"])
-    if not 0 < used <= slices:
+    if used not in _SIZES[slices]:
         raise ValueError(f"MIG profile {profile!r} does not fit a {slices}-slice {model!r}")
     return used / slices
+
+
+def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
+    """Add, per GPU in MIG mode, an unallocated record for the compute slices no instance holds.
+
+    Without it a GPU carved into 3g + 3g would count 6/7 and its states would not add up to the
+    GPUs there are. The rest is counted in whole slices, so the shares add up to exactly one.
+    """
+    instances: dict[tuple[str, str], dict[str, GpuRecord]] = {}
+    for r in records:
+        if r.mig_instance:
+            instances.setdefault((r.node, r.gpu), {}).setdefault(r.mig_instance, r)
+    overfull: set[tuple[str, str]] = set()
+    rests: list[GpuRecord] = []
+    for (node, gpu), by_id in sorted(instances.items()):
+        first = by_id[min(by_id)]
+        slices = mig_slices(first.model)
+        # Shares are still n / slices here (time-sliced pods are split later): back to slices.
+        used = sum(round(r.share * slices) for r in by_id.values())
+        if used > slices:
+            overfull.add((node, gpu))
+            what = f"GPU {gpu} on {node!r}"
+            tally.drop(
+                BadRecord(OUT_OF_RANGE, f"{what}: MIG instances hold {used}/{slices} slices")
+            )
+        elif used < slices:
+            rest = GpuRecord(node, gpu, first.uuid, first.model, UNSLICED)
+            rests.append(replace(rest, share=(slices - used) / slices))
+    return [r for r in records if (r.node, r.gpu) not in overfull] + rests
 
 
 @dataclass
@@ -221,9 +269,10 @@ def parse_metrics(
             records.append(_record(entity))
         except BadRecord as exc:
             local.drop(exc)
+    records = _with_unsliced(_drop_mig_parents(records), local)
     nothing_left(f"{SOURCE}: {where}", len(records), local, "GPU")
     tally.update(local)
-    return _apportion(_drop_mig_parents(records))
+    return _apportion(records)
 
 
 def _collect(

@@ -8,7 +8,8 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
   moved) fails the refresh rather than publish a doubled or missing budget.
 - `/team/daily/activity/aggregated?start_date&end_date[&model]` (1.108+, unpaged), or on 404
   `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through raw DB rows so one date
-  can sit on two pages: pages are merged by date, summing, never overwriting.
+  can sit on two pages: pages are merged by date, summing, never overwriting. Usage is read
+  per provider model (`model`) and named by its public `model_group` (litellm_daily.by_group).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
 dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
@@ -20,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
 
 import httpx
 
@@ -32,11 +32,19 @@ from exporter.sources.checks import (
     WRONG_TYPE,
     BadRecord,
     Tally,
-    count,
     dedupe,
 )
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm_daily import (
+    DAILY,
+    UNASSIGNED,
+    Merged,
+    UsageMetrics,
+    by_group,
+    merge_daily_pages,
+    total_over_dates,
+)
 from exporter.sources.litellm_wire import money, parse_timestamp, read_pages, shape
 
 __all__ = [
@@ -53,9 +61,7 @@ __all__ = [
 ]
 
 SOURCE = "litellm"
-UNASSIGNED = "Unassigned"  # LiteLLM's entity name for rows whose team_id is NULL
 TEAM_LIST = "/v2/team/list"
-DAILY = "/team/daily/activity"
 DAILY_AGGREGATED = "/team/daily/activity/aggregated"
 
 
@@ -72,31 +78,13 @@ class TeamBudget:
 
 
 @dataclass(frozen=True)
-class UsageMetrics:
-    """Summed daily metrics; `spend` is None when the proxy did not report it."""
-
-    spend: float | None
-    prompt_tokens: int
-    completion_tokens: int
-    requests: int
-
-    def plus(self, other: UsageMetrics) -> UsageMetrics:
-        """The sum of two metric sets; an unknown spend stays unknown."""
-        spend = None if self.spend is None or other.spend is None else self.spend + other.spend
-        return UsageMetrics(
-            spend,
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.requests + other.requests,
-        )
-
-
-ZERO = UsageMetrics(0.0, 0, 0, 0)
-
-
-@dataclass(frozen=True)
 class ModelUsage:
-    """Month-to-date use of one model by one LiteLLM team (`team_id` None: no team)."""
+    """Month-to-date use of one model by one LiteLLM team (`team_id` None: no team).
+
+    `model` is the public name teams call (LiteLLM's `model_group`, the `model_name` of its
+    config); `deployment` is the provider model behind it (LiteLLM's `model`), "" when unknown.
+    A proxy that reports no model group gives the provider model as the public name too.
+    """
 
     team_id: str | None
     alias: str | None
@@ -105,6 +93,7 @@ class ModelUsage:
     prompt_tokens: int
     completion_tokens: int
     requests: int
+    deployment: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,7 +196,7 @@ def _team(item: object) -> TeamBudget:
     )
 
 
-# --- daily activity --------------------------------------------------------------------------
+# --- daily activity ---------------------------------------------------------------------------
 
 # Per (team, model) figures: the daily breakdowns are one-dimensional. `entities` is per team and
 # `models` per model; the `api_key_breakdown` under each could be crossed through the key, but a
@@ -217,6 +206,12 @@ def _team(item: object) -> TeamBudget:
 # `model` can: the same row-level query, restricted to one model, whose `entities` breakdown is
 # then exactly team x model, Unassigned included. So we ask once unfiltered to learn which models
 # were used this month, then once per model (still paged on older proxies).
+#
+# The `model` filter and the `models` breakdown are the provider model (the DB column `model`);
+# teams and operators know the public name, the `model_group`. A provider model's filtered read
+# names its groups in `model_groups`: with one group (the usual case) every team's use of the
+# provider model is that group's. A provider model behind several groups is split per named
+# team by one more read filtered on that team too; Unassigned takes what the groups have left.
 
 
 def _usage(
@@ -230,37 +225,40 @@ def _usage(
     aliases = {t.team_id: t.alias for t in teams}
     base = {"start_date": start.isoformat(), "end_date": end.isoformat()}
     reader = _reader(client, cfg, base, tally)
-    models = sorted({m for day in reader(None).values() for m in day.get("models", {})})
+    models = sorted({m for day in reader(None, None).values() for m in day.get("models", {})})
     for model in models:
-        totals = _total_over_dates(reader(model), "entities")
-        for entity in sorted(totals):
-            metrics, alias = totals[entity]
+        merged = reader(model, None)
+        entities = total_over_dates(merged, "entities")
+        groups = total_over_dates(merged, "model_groups")
+        for entity, group, metrics in by_group(reader, model, entities, groups):
+            alias = entities[entity][1]
             team_id = None if entity == UNASSIGNED else entity
             if alias is None and team_id is not None:
                 alias = aliases.get(team_id)
             yield ModelUsage(
                 team_id,
                 alias,
-                model,
+                group,
                 metrics.spend,
                 metrics.prompt_tokens,
                 metrics.completion_tokens,
                 metrics.requests,
+                deployment=model,
             )
-
-
-_Merged = dict[str, dict[str, dict[str, tuple[UsageMetrics, str | None]]]]
 
 
 def _reader(
     client: httpx.Client, cfg: LiteLLMConfig, base: Mapping[str, str], tally: Tally
-) -> Callable[[str | None], _Merged]:
-    """A reader of one month of daily activity (optionally one model), whichever endpoint works."""
+) -> Callable[[str | None, str | None], Merged]:
+    """A reader of one month of daily activity (optionally of one model, one team), whichever
+    endpoint works."""
     aggregated = True
 
-    def read(model: str | None) -> _Merged:
+    def read(model: str | None, team_id: str | None) -> Merged:
         nonlocal aggregated
         params = dict(base) if model is None else {**base, "model": model}
+        if team_id is not None:
+            params["team_ids"] = team_id
         if aggregated:
             try:
                 body = get_json(client, SOURCE, DAILY_AGGREGATED, params)
@@ -273,70 +271,6 @@ def _reader(
         return merge_daily_pages(list(read_pages(client, DAILY, paged, top=False)), tally)
 
     return read
-
-
-def merge_daily_pages(pages: list[Any], tally: Tally | None = None) -> _Merged:
-    """Merge daily-activity pages by date: date -> breakdown -> key -> (metrics, alias), summed.
-
-    The paged endpoint cuts through raw rows, so one date can come back on two pages with part
-    of its rows on each; overwriting would lose the first part. A breakdown entry with a bad
-    metric is dropped and counted in `tally`.
-    """
-    tally = Tally() if tally is None else tally
-    merged: _Merged = {}
-    for body in pages:
-        results = body.get("results") if isinstance(body, dict) else None
-        if not isinstance(results, list):
-            raise shape(DAILY, "a list under 'results'", results)
-        for day in results:
-            if not isinstance(day, dict) or not isinstance(day.get("date"), str):
-                raise shape(DAILY, "a result with a string date", day)
-            breakdown = day.get("breakdown", {})
-            if not isinstance(breakdown, dict):
-                raise shape(DAILY, "an object under 'breakdown'", breakdown)
-            into = merged.setdefault(day["date"], {})
-            for kind in ("entities", "models"):
-                _merge_breakdown(into.setdefault(kind, {}), breakdown.get(kind, {}), tally)
-    return merged
-
-
-def _merge_breakdown(
-    into: dict[str, tuple[UsageMetrics, str | None]], part: object, tally: Tally
-) -> None:
-    if not isinstance(part, dict):
-        raise shape(DAILY, "an object per breakdown", part)
-    for key, entry in part.items():
-        try:
-            if not isinstance(entry, dict):
-                raise BadRecord(WRONG_TYPE, f"breakdown entry {key!r} is not an object")
-            metrics = _metrics(entry.get("metrics"))
-        except BadRecord as exc:
-            tally.drop(exc)
-            continue
-        metadata = entry.get("metadata")
-        alias = metadata.get("team_alias") if isinstance(metadata, dict) else None
-        before, known = into.get(key, (ZERO, None))
-        into[key] = (before.plus(metrics), known or (alias if isinstance(alias, str) else None))
-
-
-def _total_over_dates(merged: _Merged, kind: str) -> dict[str, tuple[UsageMetrics, str | None]]:
-    totals: dict[str, tuple[UsageMetrics, str | None]] = {}
-    for day in sorted(merged):
-        for key, (metrics, alias) in merged[day].get(kind, {}).items():
-            before, known = totals.get(key, (ZERO, None))
-            totals[key] = (before.plus(metrics), known or alias)
-    return totals
-
-
-def _metrics(raw: object) -> UsageMetrics:
-    if not isinstance(raw, dict):
-        raise BadRecord(MISSING_FIELD if raw is None else WRONG_TYPE, "breakdown metrics")
-    return UsageMetrics(
-        spend=money(raw, "spend"),
-        prompt_tokens=count(raw.get("prompt_tokens"), "prompt_tokens"),
-        completion_tokens=count(raw.get("completion_tokens"), "completion_tokens"),
-        requests=count(raw.get("api_requests"), "api_requests"),
-    )
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:

@@ -536,6 +536,11 @@ def test_month_to_date_usage_from_the_fake_is_exact(
         assert u.spend == pytest.approx(spend, rel=1e-12)
     assert got[("b71e44d2-vision", "gpt-4o")].alias == "vision"
     assert got[(None, "gpt-4o")].alias is None
+    # The fake, like LiteLLM, serves public names from provider models with other names.
+    assert got[("c0a8d9e3-search", "llama-3-70b")].deployment == (
+        "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"
+    )
+    assert got[(None, "gpt-4o")].deployment == "gpt-4o-2024-08-06"
 
 
 def test_budgets_from_the_fake(fake: Callable[..., str]) -> None:
