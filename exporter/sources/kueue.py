@@ -63,7 +63,7 @@ _MAX_PAGES = 1000
 _MAX_UNITS = 1e9
 _MAX_BYTES = 2.0**70
 _T = TypeVar("_T", dict[str, Any], list[Any], str)
-_RBAC = f"get/list on clusterqueues in API group {GROUP}"
+_RBAC = f"list on clusterqueues in API group {GROUP}"
 
 
 @dataclass(frozen=True)

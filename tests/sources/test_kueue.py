@@ -233,7 +233,7 @@ def test_expired_continue_token_restarts_the_list_once(token_file: str) -> None:
         (
             403,
             "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service "
-            "account needs get/list on clusterqueues in API group kueue.x-k8s.io",
+            "account needs list on clusterqueues in API group kueue.x-k8s.io",
         ),
         (401, "kueue: HTTP 401 listing clusterqueues.kueue.x-k8s.io: the API server rejected"),
     ],
@@ -492,7 +492,7 @@ def test_fake_forbidden_gives_the_rbac_line(
         fetch(client, cfg)
     assert str(err.value) == (
         "kueue: HTTP 403 listing clusterqueues.kueue.x-k8s.io: the exporter's service account "
-        "needs get/list on clusterqueues in API group kueue.x-k8s.io"
+        "needs list on clusterqueues in API group kueue.x-k8s.io"
     )
 
 

@@ -1,0 +1,1 @@
+"""Kubernetes manifests generated from the repository's rules/ and dashboards/ files."""

@@ -1,0 +1,121 @@
+"""The RBAC the manifests grant is exactly what the code's Kubernetes API requests need."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from exporter.config import Config
+from exporter.sources import kueue
+from tests.conftest import FIXED_NOW
+
+RBAC = Path(__file__).parent.parent / "deploy" / "kubernetes" / "rbac.yaml"
+# /apis/<group>/<version>/<resource>[/<name>[/<subresource>]] or /api/v1/... (the core group).
+_PATH = re.compile(
+    r"^/(?:api/v1|apis/(?P<group>[^/]+)/[^/]+)/(?P<resource>[^/]+)(?P<named>/[^/]+)?"
+)
+
+Permission = tuple[str, str, str]  # (apiGroup, resource, verb)
+
+
+def _queue(name: str) -> dict[str, Any]:
+    # Key order and fields unlike our fakes': status first, a v1beta1 `cohort`.
+    return {
+        "status": {
+            "flavorsUsage": [{"resources": [{"total": "1", "name": "nvidia.com/gpu"}], "name": "f"}]
+        },
+        "spec": {
+            "cohort": "c",
+            "resourceGroups": [
+                {
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [
+                        {"resources": [{"nominalQuota": 2, "name": "nvidia.com/gpu"}], "name": "f"}
+                    ],
+                }
+            ],
+        },
+        "metadata": {"name": name},
+    }
+
+
+def _verb(request: httpx.Request) -> Permission:
+    """The RBAC verb the API server's authorizer checks for this request."""
+    found = _PATH.match(request.url.path)
+    assert found is not None, request.url.path
+    if request.method == "GET":
+        if request.url.params.get("watch") in ("1", "true"):
+            verb = "watch"
+        else:
+            verb = "get" if found["named"] else "list"
+    else:
+        verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[
+            request.method
+        ]
+    return (found["group"] or "", found["resource"], verb)
+
+
+def _kueue_needs() -> set[Permission]:
+    """Run the Kueue source through every path it can take: the v1beta1 fallback and paging."""
+    needed: set[Permission] = set()
+
+    calls = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        needed.add(_verb(request))
+        if "/v1beta2/" in request.url.path:
+            return httpx.Response(404, json={"kind": "Status", "code": 404})
+        if request.url.params.get("continue"):
+            return httpx.Response(200, json={"metadata": {}, "items": [_queue("b")]})
+        page = {"metadata": {"continue": "t", "remainingItemCount": 1}, "items": [_queue("a")]}
+        return httpx.Response(200, json=page)
+
+    config = Config.model_validate({"sources": {"kueue": {"url": "https://api.invalid:6443"}}})
+    transport = httpx.MockTransport(answer)
+    with httpx.Client(base_url="https://api.invalid:6443", transport=transport) as client:
+        snapshot = kueue.fetch(client, config, FIXED_NOW)
+    # Both pages were read, after the fallback: every request the source makes was seen.
+    assert {q.cluster_queue for q in snapshot.queues} == {"a", "b"}
+    assert calls == 3
+    return needed
+
+
+def _granted(kind: str) -> set[Permission]:
+    docs = [d for d in yaml.safe_load_all(RBAC.read_text(encoding="utf-8")) if d]
+    return {
+        (group, resource, verb)
+        for doc in docs
+        if doc["kind"] == kind
+        for rule in doc["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_the_kueue_source_only_lists_cluster_queues() -> None:
+    assert _kueue_needs() == {("kueue.x-k8s.io", "clusterqueues", "list")}
+
+
+def test_the_cluster_role_grants_exactly_what_the_sources_request() -> None:
+    # ClusterQueues are cluster-scoped, so their permission lives in the ClusterRole.
+    assert _granted("ClusterRole") == _kueue_needs()
+
+
+def test_the_verb_mapping_follows_the_api_server() -> None:
+    def verb(method: str, url: str) -> Permission:
+        return _verb(httpx.Request(method, f"https://k{url}"))
+
+    assert verb("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq") == (
+        "kueue.x-k8s.io",
+        "clusterqueues",
+        "get",
+    )
+    assert verb("GET", "/api/v1/pods?watch=true") == ("", "pods", "watch")
+    assert verb("GET", "/api/v1/pods") == ("", "pods", "list")
