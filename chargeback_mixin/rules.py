@@ -192,7 +192,7 @@ def _llm_rules(c: MixinConfig) -> list[Rule]:
             f"sum {team} ({spend})"
             f" + clamp_min(sum {team} ({growth}), 0)"
             f" * clamp_min(max {team} "
-            f"(chargeback_llm_budget_reset_timestamp_seconds{c.sel()}) - time(), 0)",
+            f"({c.dedup('chargeback_llm_budget_reset_timestamp_seconds')}) - time(), 0)",
         ),
         _record(
             "team:chargeback_llm_budget_forecast:ratio",
