@@ -13,7 +13,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -78,17 +78,31 @@ def write_prometheus_config(
     job: str = DEFAULT_JOB,
     scrape_interval: str = "15s",
     evaluation_interval: str = "15s",
+    external_labels: Mapping[str, str] | None = None,
+    remote_write: Sequence[str] = (),
 ) -> Path:
-    """A Prometheus config scraping `targets` (host:port) as `job`, with rules and alerting."""
-    cfg: dict[str, object] = {
-        "global": {
-            "scrape_interval": scrape_interval,
-            "scrape_timeout": scrape_interval,
-            "evaluation_interval": evaluation_interval,
-        },
-        "rule_files": [str(p) for p in rule_files],
-        "scrape_configs": [{"job_name": job, "static_configs": [{"targets": list(targets)}]}],
+    """A Prometheus config scraping `targets` (host:port) as `job`, with rules and alerting.
+
+    `external_labels` (such as `cluster`) go on every series sent through `remote_write`
+    (receiver URLs, e.g. `http://host:port/api/v1/write`).
+    """
+    global_cfg: dict[str, object] = {
+        "scrape_interval": scrape_interval,
+        "scrape_timeout": scrape_interval,
+        "evaluation_interval": evaluation_interval,
     }
+    if external_labels:
+        global_cfg["external_labels"] = dict(external_labels)
+    scrape = [{"job_name": job, "static_configs": [{"targets": list(targets)}]}] if targets else []
+    cfg: dict[str, object] = {
+        "global": global_cfg,
+        "rule_files": [str(p) for p in rule_files],
+        "scrape_configs": scrape,
+    }
+    if remote_write:
+        # A short batch deadline so a test sees samples within a second or two, not 5s.
+        queue = {"batch_send_deadline": "1s", "min_backoff": "100ms", "max_backoff": "1s"}
+        cfg["remote_write"] = [{"url": url, "queue_config": queue} for url in remote_write]
     if alertmanager:
         cfg["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]}
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
@@ -130,8 +144,15 @@ def start_prometheus(
     job: str = DEFAULT_JOB,
     interval: str = "15s",
     port: int | None = None,
+    external_labels: Mapping[str, str] | None = None,
+    remote_write: Sequence[str] = (),
+    remote_write_receiver: bool = False,
 ) -> tuple[Process, str]:
-    """Prometheus on 127.0.0.1 scraping `targets`, evaluating `rule_files` every `interval`."""
+    """Prometheus on 127.0.0.1 scraping `targets`, evaluating `rule_files` every `interval`.
+
+    With `remote_write_receiver` it also accepts samples on `/api/v1/write` (Prometheus >=
+    2.33), the protocol Thanos Receive and Mimir speak too.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     config = write_prometheus_config(
         workdir / "prometheus.yml",
@@ -141,6 +162,8 @@ def start_prometheus(
         job=job,
         scrape_interval=interval,
         evaluation_interval=interval,
+        external_labels=external_labels,
+        remote_write=remote_write,
     )
     port = port or free_port()
     argv = [
@@ -149,6 +172,8 @@ def start_prometheus(
         f"--storage.tsdb.path={workdir / 'data'}",
         f"--web.listen-address=127.0.0.1:{port}",
     ]
+    if remote_write_receiver:
+        argv.append("--web.enable-remote-write-receiver")
     return _spawn(argv, workdir / "prometheus.log"), f"http://127.0.0.1:{port}"
 
 

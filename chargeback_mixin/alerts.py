@@ -15,6 +15,9 @@ from chargeback_mixin.rules import Rule
 __all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
 
 GROUP = "chargeback"
+# Where a description names the alert's cluster; empty when the series have no cluster label,
+# so single-cluster texts read as before.
+IN_CLUSTER = "<in-cluster>"
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,14 @@ class Alert:
             "labels": {"severity": self.severity},
             "annotations": {
                 "summary": self.summary,
-                "description": self.description,
+                "description": self.description.replace(IN_CLUSTER, _in_cluster(c)),
                 "runbook_url": c.runbook(self.name),
             },
         }
+
+
+def _in_cluster(c: MixinConfig) -> str:
+    return "{{ with $labels." + c.cluster_label + " }} in cluster {{ . }}{{ end }}"
 
 
 def _pct(ratio: float) -> str:
@@ -55,18 +62,19 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
             c.idle_cost_for,
             "warning",
             "Idle GPU capacity costs a large share of the cluster.",
-            "Idle capacity (the __idle__ team plus every idle_share) costs "
+            "Idle capacity<in-cluster> (the __idle__ team plus every idle_share) costs "
             "{{ $value | humanizePercentage }} of the cluster's hardware cost per hour, above "
             f"{_pct(c.idle_cost_share)} for {c.idle_cost_for}.",
         ),
         Alert(
             "ChargebackTeamGpusIdle",
             f"team:chargeback_team_gpu_utilization_ratio:avg < {c.idle_utilization:g}"
-            " and on (team) team:chargeback_gpus_allocated:sum > 0",
+            f" and on ({c.cluster_label}, team) team:chargeback_gpus_allocated:sum > 0",
             c.team_gpus_idle_for,
             "warning",
             "A team holds GPUs it does not use.",
-            "Team {{ $labels.team }} holds GPUs at {{ $value | humanizePercentage }} mean "
+            "Team {{ $labels.team }}<in-cluster> holds GPUs at "
+            "{{ $value | humanizePercentage }} mean "
             f"utilisation, below {_pct(c.idle_utilization)} for {c.team_gpus_idle_for}.",
         ),
         Alert(
@@ -75,7 +83,8 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
             c.unallocated_for,
             "warning",
             "A large share of the cost belongs to no team.",
-            "{{ $value | humanizePercentage }} of the cost per hour is on __unallocated__, "
+            "{{ $value | humanizePercentage }} of the cost per hour<in-cluster> is on "
+            "__unallocated__, "
             f"above {_pct(c.unallocated_share)} for {c.unallocated_for}.",
         ),
         Alert(
@@ -84,7 +93,8 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
             c.borrowing_for,
             "info",
             "A team keeps borrowing GPU quota from its cohort.",
-            "Team {{ $labels.team }} has borrowed {{ $value | humanize }} GPUs from its cohort "
+            "Team {{ $labels.team }}<in-cluster> has borrowed {{ $value | humanize }} GPUs "
+            "from its cohort "
             f"for {c.borrowing_for}; it pays for them as the borrowed component.",
         ),
     ]
@@ -100,16 +110,17 @@ def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.gpu_budget_for,
             "warning",
             "A team has spent more than its monthly GPU budget.",
-            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} of its monthly "
+            "Team {{ $labels.team }}<in-cluster> has spent {{ $value | humanizePercentage }} "
+            "of its monthly "
             "GPU budget this month.",
         ),
         Alert(
             "ChargebackTeamGpuBudgetForecastExceeded",
-            f"{forecast} > 1 and on (team, kind) {used} <= 1",
+            f"{forecast} > 1 and on ({c.cluster_label}, team, kind) {used} <= 1",
             c.gpu_budget_forecast_for,
             "info",
             "A team will exceed its monthly GPU budget before the month ends.",
-            "At its current rate team {{ $labels.team }} will spend "
+            "At its current rate team {{ $labels.team }}<in-cluster> will spend "
             "{{ $value | humanizePercentage }} of its monthly GPU budget by the end of the "
             "month (UTC).",
         ),
@@ -126,7 +137,8 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.llm_budget_for,
             "info",
             f"A team has used {_pct(c.llm_budget_warning)} of its LLM budget.",
-            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + ".",
+            "Team {{ $labels.team }}<in-cluster> has spent "
+            "{{ $value | humanizePercentage }} " + window + ".",
         ),
         Alert(
             "ChargebackLlmBudgetAt95Percent",
@@ -134,7 +146,8 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.llm_budget_for,
             "warning",
             f"A team has used {_pct(c.llm_budget_critical)} of its LLM budget.",
-            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + "; "
+            "Team {{ $labels.team }}<in-cluster> has spent "
+            "{{ $value | humanizePercentage }} " + window + "; "
             "LiteLLM rejects its requests at 100%.",
         ),
         Alert(
@@ -143,16 +156,17 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.llm_budget_for,
             "critical",
             "A team has exhausted its LLM budget; LiteLLM rejects its requests.",
-            "Team {{ $labels.team }} has spent {{ $value | humanizePercentage }} " + window + ".",
+            "Team {{ $labels.team }}<in-cluster> has spent "
+            "{{ $value | humanizePercentage }} " + window + ".",
         ),
         Alert(
             "ChargebackLlmBudgetForecastExceeded",
             "team:chargeback_llm_budget_forecast:ratio > 1"
-            f" and on (team) {ratio} < {c.llm_budget_critical:g}",
+            f" and on ({c.cluster_label}, team) {ratio} < {c.llm_budget_critical:g}",
             c.llm_budget_forecast_for,
             "info",
             "A team will exhaust its LLM budget before LiteLLM resets it.",
-            "At its current rate team {{ $labels.team }} will spend "
+            "At its current rate team {{ $labels.team }}<in-cluster> will spend "
             "{{ $value | humanizePercentage }} of its LiteLLM max_budget before the next reset.",
         ),
         Alert(
@@ -162,7 +176,7 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.pricing_drift_for,
             "info",
             "LiteLLM's price for a self-hosted model is far from its measured cost.",
-            "LiteLLM prices self-hosted model {{ $labels.model }} at "
+            "LiteLLM prices self-hosted model {{ $labels.model }}<in-cluster> at "
             "{{ $value | humanizePercentage }} of its measured serving cost per token; "
             "see chargeback_llm_recommended_cost_per_token for the prices to declare.",
         ),
@@ -177,7 +191,8 @@ def _health_alerts(c: MixinConfig) -> list[Alert]:
             c.source_down_for,
             "warning",
             "The exporter cannot refresh one of its sources.",
-            "Source {{ $labels.source }} of {{ $labels.instance }} has failed every refresh for "
+            "Source {{ $labels.source }} of {{ $labels.instance }}<in-cluster> has failed "
+            "every refresh for "
             f"{c.source_down_for}; its families keep their last good values until they go stale.",
         ),
         Alert(
@@ -187,16 +202,17 @@ def _health_alerts(c: MixinConfig) -> list[Alert]:
             c.source_stale_for,
             "warning",
             "A source's data is old.",
-            "Source {{ $labels.source }} of {{ $labels.instance }} last refreshed "
+            "Source {{ $labels.source }} of {{ $labels.instance }}<in-cluster> last refreshed "
             "{{ $value | humanizeDuration }} ago.",
         ),
         Alert(
             "ChargebackExporterAbsent",
-            f"absent(up{c.sel()} == 1)",
+            # Per cluster when its targets are all down; absent() when none is scraped at all.
+            f"max {c.by()} (up{c.sel()}) == 0 or absent(up{c.sel()})",
             c.exporter_absent_for,
             "critical",
             "The chargeback exporter has disappeared from Prometheus.",
-            f"No target matching up{c.sel()} has been up for {c.exporter_absent_for}; "
+            f"No target matching up{c.sel()}<in-cluster> has been up for {c.exporter_absent_for}; "
             "chargeback metrics, rules and alerts are blind.",
         ),
     ]

@@ -13,6 +13,7 @@ import yaml
 __all__ = ["DEFAULT", "SHORT_FOR", "MixinConfig", "load_config"]
 
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 # The `for` of every alert in the short variant the end-to-end test loads.
 SHORT_FOR = "1s"
@@ -31,6 +32,15 @@ class MixinConfig:
     # The currency the exporter is configured with (`currency:` in its config); used in alert
     # text and dashboard units. Keep it equal to chargeback_config_info{currency}.
     currency: str = "EUR"
+    # The label that names a cluster. Each cluster's Prometheus sets it as an external label
+    # (or a relabeling adds it); every recorded series, alert and dashboard keeps it. Series
+    # without it still work: they form one cluster whose label is empty.
+    cluster_label: str = "cluster"
+    # Labels in which two replicas of one exporter (an HA pair, or the same target scraped by
+    # two Prometheus replicas) differ. Rules take the max over them before any sum, so a
+    # second replica never doubles a cost. Add a label here if your scrape or remote write
+    # sets another per-replica label; never add one that tells two clusters apart.
+    replica_labels: tuple[str, ...] = ("instance", "pod", "prometheus_replica")
 
     # --- Thresholds ------------------------------------------------------------------------
     # ChargebackIdleGpuCostHigh: idle cost over cluster hardware cost. Raise it while a new
@@ -102,6 +112,13 @@ class MixinConfig:
             if is_duration and not _DURATION.match(value):
                 msg = f"{f.name}: {value!r} is not a Prometheus duration"
                 raise ValueError(msg)
+        for name in (self.cluster_label, *self.replica_labels):
+            if not _LABEL.match(name):
+                msg = f"{name!r} is not a Prometheus label name"
+                raise ValueError(msg)
+        if self.cluster_label in self.replica_labels:
+            msg = f"replica_labels: {self.cluster_label!r} is the cluster label"
+            raise ValueError(msg)
         if len(self.dashboard_uid_prefix) > 24:
             msg = "dashboard_uid_prefix: at most 24 characters, so uids stay <= 40"
             raise ValueError(msg)
@@ -109,6 +126,14 @@ class MixinConfig:
     def sel(self, *matchers: str) -> str:
         """`{<selector>, <matchers>...}`: the exporter's series, narrowed by extra matchers."""
         return "{" + ", ".join(m for m in (self.selector, *matchers) if m) + "}"
+
+    def dedup(self, metric: str, *matchers: str) -> str:
+        """One copy of each series of `metric` however many replicas export it."""
+        return f"max without ({', '.join(self.replica_labels)}) ({metric}{self.sel(*matchers)})"
+
+    def by(self, *labels: str) -> str:
+        """`by (<cluster label>, <labels>...)`: an aggregation that never merges clusters."""
+        return f"by ({', '.join((self.cluster_label, *labels))})"
 
     def runbook(self, alert: str) -> str:
         """The runbook URL of one alert."""

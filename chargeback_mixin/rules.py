@@ -11,6 +11,12 @@ labels as chargeback_team_budget, so budget ratios are plain one-to-one division
   Hours left are computed in PromQL from days_in_month(), day_of_month(), hour() and minute(),
   which Prometheus evaluates in UTC; the exporter's month follows its configured time zone, so
   near the month boundary the forecast can be off by the zone's offset in hours.
+
+Replica-safe and cluster-aware: every raw series is first reduced to one copy with
+`max without (<replica labels>)` (two replicas of one exporter differ only in those labels and
+export the same figures), and every aggregation groups by the cluster label. The same rules
+then serve one exporter, an HA pair, and a central Prometheus, Thanos or Mimir holding many
+clusters; where no series has a cluster label, the cluster is simply the empty one.
 """
 
 from __future__ import annotations
@@ -61,18 +67,18 @@ def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> Rule:
 def _cost_rules(c: MixinConfig) -> list[Rule]:
     """Cost rates per team and component, in total, idle and unallocated."""
     return [
-        _record(f"team_component:{COST}:sum", f"sum by (team, component) ({COST}{c.sel()})"),
-        _record(f"team:{COST}:sum", f"sum by (team) ({COST}{c.sel()})"),
-        _record(f"cluster:{COST}:sum", f"sum({COST}{c.sel()})"),
+        _record(f"team_component:{COST}:sum", f"sum {c.by('team', 'component')} ({c.dedup(COST)})"),
+        _record(f"team:{COST}:sum", f"sum {c.by('team')} ({c.dedup(COST)})"),
+        _record(f"cluster:{COST}:sum", f"sum {c.by()} ({c.dedup(COST)})"),
         _record(
             "cluster:chargeback_hardware_cost_per_hour:sum",
-            f"sum({COST}{c.sel(HARDWARE_MATCHER)})",
+            f"sum {c.by()} ({c.dedup(COST, HARDWARE_MATCHER)})",
         ),
         # `or` keeps one copy of a series matching both sides (an __idle__ idle_share), and the
-        # fallback turns "no idle series" into 0 while the exporter is there.
+        # fallback turns "no idle series" into 0 for every cluster whose exporter is there.
         _record(
             "cluster:chargeback_idle_cost_per_hour:sum",
-            f"sum({COST}{c.sel(IDLE_TEAM)} or {COST}{c.sel(IDLE_SHARE)})"
+            f"sum {c.by()} ({c.dedup(COST, IDLE_TEAM)} or {c.dedup(COST, IDLE_SHARE)})"
             " or 0 * cluster:chargeback_hardware_cost_per_hour:sum",
         ),
         _record(
@@ -82,7 +88,7 @@ def _cost_rules(c: MixinConfig) -> list[Rule]:
         ),
         _record(
             "cluster:chargeback_unallocated_cost_per_hour:ratio",
-            f"(sum({COST}{c.sel(UNALLOCATED_TEAM)}) or 0 * cluster:{COST}:sum)"
+            f"(sum {c.by()} ({c.dedup(COST, UNALLOCATED_TEAM)}) or 0 * cluster:{COST}:sum)"
             f" / (cluster:{COST}:sum > 0)",
         ),
     ]
@@ -91,8 +97,8 @@ def _cost_rules(c: MixinConfig) -> list[Rule]:
 def _budget_rules(c: MixinConfig) -> list[Rule]:
     """Month to date against budget, and the end-of-month forecast, per team and kind."""
     rules: list[Rule] = [
-        _record(f"team_component:{MTD}:sum", f"sum by (team, component) ({MTD}{c.sel()})"),
-        _record(f"team:{MTD}:sum", f"sum by (team) ({MTD}{c.sel()})"),
+        _record(f"team_component:{MTD}:sum", f"sum {c.by('team', 'component')} ({c.dedup(MTD)})"),
+        _record(f"team:{MTD}:sum", f"sum {c.by('team')} ({c.dedup(MTD)})"),
     ]
     kinds = {"gpu": GPU_BUDGET_MATCHER, "llm": 'component="llm_external"'}
     for metric in (COST, MTD):
@@ -100,7 +106,7 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
             rules.append(
                 _record(
                     f"team_kind:{metric}:sum",
-                    f"sum by (team) ({metric}{c.sel(matcher)})",
+                    f"sum {c.by('team')} ({c.dedup(metric, matcher)})",
                     {"kind": kind},
                 )
             )
@@ -111,7 +117,7 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
         ),
         _record(
             "team_kind:chargeback_team_budget:sum",
-            f"sum by (team, kind) (chargeback_team_budget{c.sel()})",
+            f"sum {c.by('team', 'kind')} ({c.dedup('chargeback_team_budget')})",
         ),
         _record(
             "team_kind:chargeback_team_budget_used:ratio",
@@ -131,32 +137,33 @@ def _gpu_rules(c: MixinConfig) -> list[Rule]:
     gpu = f'resource="{c.gpu_resource}"'
     return [
         _record(
-            "team_state:chargeback_gpus:sum", f"sum by (team, state) (chargeback_gpus{c.sel()})"
+            "team_state:chargeback_gpus:sum",
+            f"sum {c.by('team', 'state')} ({c.dedup('chargeback_gpus')})",
         ),
         _record(
             "team:chargeback_gpus_allocated:sum",
-            f"sum by (team) (chargeback_gpus{c.sel(ALLOCATED)})",
+            f"sum {c.by('team')} ({c.dedup('chargeback_gpus', ALLOCATED)})",
         ),
         _record(
             "team:chargeback_team_gpu_utilization_ratio:avg",
-            f"avg by (team) (chargeback_team_gpu_utilization_ratio{c.sel()})",
+            f"avg {c.by('team')} ({c.dedup('chargeback_team_gpu_utilization_ratio')})",
         ),
         _record(
             "team:chargeback_team_gpu_waste_cost_per_hour:sum",
-            f"sum by (team) (chargeback_team_gpu_waste_cost_per_hour{c.sel()})",
+            f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_waste_cost_per_hour')})",
         ),
         _record(
             "team:chargeback_quota_borrowed_gpus:sum",
-            f"sum by (team) (chargeback_quota_borrowed{c.sel(gpu)})",
+            f"sum {c.by('team')} ({c.dedup('chargeback_quota_borrowed', gpu)})",
         ),
         _record(
             "team:chargeback_quota_lent_gpus:sum",
-            f"sum by (team) (chargeback_quota_lent{c.sel(gpu)})",
+            f"sum {c.by('team')} ({c.dedup('chargeback_quota_lent', gpu)})",
         ),
         _record(
             "team:chargeback_team_borrowed_cost_per_hour:sum",
             # Teams with GPU quota but no borrowed component yet read 0, not nothing.
-            f"sum by (team) ({COST}{c.sel(BORROWED)})"
+            f"sum {c.by('team')} ({c.dedup(COST, BORROWED)})"
             " or 0 * team:chargeback_quota_borrowed_gpus:sum",
         ),
     ]
@@ -164,22 +171,28 @@ def _gpu_rules(c: MixinConfig) -> list[Rule]:
 
 def _llm_rules(c: MixinConfig) -> list[Rule]:
     """LiteLLM budget window use and forecast, and self-hosted pricing drift."""
-    spend = f"chargeback_llm_budget_spend{c.sel()}"
-    cap = f"(sum by (team) (chargeback_llm_budget_max{c.sel()}) > 0)"
+    spend = c.dedup("chargeback_llm_budget_spend")
+    team = c.by("team")
+    cap = f"(sum {team} ({c.dedup('chargeback_llm_budget_max')}) > 0)"
+    # deriv() needs each replica's own samples: merged replicas would zigzag between them.
+    growth = (
+        f"max without ({', '.join(c.replica_labels)}) "
+        f"(deriv(chargeback_llm_budget_spend{c.sel()}[{c.llm_spend_rate_window}]))"
+    )
     return [
         _record(
             "team:chargeback_llm_spend_month_to_date:sum",
-            f"sum by (team) (chargeback_llm_spend_month_to_date{c.sel()})",
+            f"sum {team} ({c.dedup('chargeback_llm_spend_month_to_date')})",
         ),
-        _record("team:chargeback_llm_budget_spend:ratio", f"sum by (team) ({spend}) / {cap}"),
+        _record("team:chargeback_llm_budget_spend:ratio", f"sum {team} ({spend}) / {cap}"),
         # Spend at the next LiteLLM reset if it grows as it did over the window; never below
         # what is spent already.
         _record(
             "team:chargeback_llm_budget_spend:forecast",
-            f"sum by (team) ({spend})"
-            f" + clamp_min(sum by (team) (deriv({spend}[{c.llm_spend_rate_window}])), 0)"
-            " * clamp_min(max by (team) "
-            f"(chargeback_llm_budget_reset_timestamp_seconds{c.sel()}) - time(), 0)",
+            f"sum {team} ({spend})"
+            f" + clamp_min(sum {team} ({growth}), 0)"
+            f" * clamp_min(max {team} "
+            f"({c.dedup('chargeback_llm_budget_reset_timestamp_seconds')}) - time(), 0)",
         ),
         _record(
             "team:chargeback_llm_budget_forecast:ratio",
@@ -187,9 +200,9 @@ def _llm_rules(c: MixinConfig) -> list[Rule]:
         ),
         _record(
             "model:chargeback_llm_cost_per_token:drift_ratio",
-            f"sum by (model) (chargeback_llm_cost_per_token{c.sel(DECLARED)})"
-            " / (sum by (model) "
-            f"(chargeback_llm_cost_per_token{c.sel(MEASURED)}) > 0)",
+            f"sum {c.by('model')} ({c.dedup('chargeback_llm_cost_per_token', DECLARED)})"
+            f" / (sum {c.by('model')} "
+            f"({c.dedup('chargeback_llm_cost_per_token', MEASURED)}) > 0)",
         ),
     ]
 

@@ -29,7 +29,12 @@ CATALOGUE_NAMES = {f.exposed_name for f in CATALOGUE}
 RECORDED = rules.recorded_names(DEFAULT)
 KNOWN = CATALOGUE_NAMES | RECORDED | {"up"}
 # Grafana's own variables, replaced by a parseable stand-in before parsing.
-GRAFANA_VARS = {"$__rate_interval": "1m", "$team": "team", "$cohort": ".*"}
+GRAFANA_VARS = {
+    "$__rate_interval": "1m",
+    "$team": "team",
+    "$cohort": ".*",
+    "$cluster": "__cluster_variable__",
+}
 
 
 # --- generated files ------------------------------------------------------------------------
@@ -81,6 +86,8 @@ def test_config_file_overrides_knobs(tmp_path: Path) -> None:
     ("text", "error"),
     [
         ("no_such_knob: 1\n", "unknown knobs: no_such_knob"),
+        ("cluster_label: k8s-cluster\n", "not a Prometheus label name"),
+        ("replica_labels: [instance, cluster]\n", "is the cluster label"),
         ("idle_cost_share: high\n", "expected float"),
         ("idle_cost_for: soon\n", "not a Prometheus duration"),
         ("- a\n", "expected a mapping"),
@@ -231,6 +238,47 @@ def test_expression_parses_and_uses_known_metrics(where: str, expr: str) -> None
             assert job in text, f"{where}: {s.name} lacks {job}"
 
 
+def test_raw_series_are_one_copy_per_replica_before_aggregating() -> None:
+    replicas = "max without (" + ", ".join(DEFAULT.replica_labels) + ") ("
+    for where, expr in ALL_EXPRS:
+        if where.endswith(("$team", "$cohort", "$cluster")) or "absent(" in expr:
+            continue
+        for s in _selectors(expr):
+            name = s.name or ""
+            if name in RECORDED or name == "up":
+                continue
+            # Source alerts are per target on purpose: one broken replica is worth knowing.
+            if where.startswith("ChargebackSource"):
+                continue
+            # Every raw selector sits right inside the dedup, alone or in a rate/deriv.
+            assert any(f"{replicas}{fn}{name}" in expr for fn in ("", "rate(", "deriv(")), (
+                f"{where}: {name} is aggregated across replicas"
+            )
+
+
+def test_every_dashboard_query_is_narrowed_by_the_cluster_variable() -> None:
+    for where, expr in _dashboard_exprs():
+        if where.endswith("$cluster"):
+            continue
+        for s in _selectors(expr):
+            found = [m for m in s.matchers.matchers if m.name == DEFAULT.cluster_label]
+            assert len(found) == 1, f"{where}: {s.name} is not narrowed by $cluster"
+            assert found[0].value == "__cluster_variable__", where
+            assert str(found[0].op) == "MatchOp.Re", where
+
+
+def test_rules_group_by_the_cluster_label_everywhere() -> None:
+    for where, expr in _rule_exprs():
+        for m in re.finditer(r"\b(sum|avg|max|min|count) (by|without) \(([^)]*)\)", expr):
+            labels = {x.strip() for x in m.group(3).split(",")}
+            if m.group(2) == "by":
+                assert DEFAULT.cluster_label in labels, f"{where}: {m.group(0)} merges clusters"
+            else:
+                assert labels == set(DEFAULT.replica_labels), f"{where}: {m.group(0)}"
+        for m in re.finditer(r"\bon \(([^)]*)\)", expr):
+            assert DEFAULT.cluster_label in m.group(1), f"{where}: joins across clusters"
+
+
 def test_every_rate_uses_rate_interval_in_dashboards() -> None:
     for where, expr in _dashboard_exprs():
         for window in re.findall(r"(?:rate|increase|deriv)\([^\[]*\[([^\]]+)\]", expr):
@@ -255,6 +303,10 @@ def test_dashboard_conventions(name: str) -> None:
     assert dash["uid"] == name, "file name and uid agree, so uids stay stable"
     assert dash["tags"] == list(cfg.dashboard_tags)
     variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert [v["name"] for v in dash["templating"]["list"]][:2] == ["datasource", "cluster"]
+    cluster = variables["cluster"]
+    assert cluster["includeAll"] and cluster["multi"] and cluster["allValue"] == ".*"
+    assert cluster["query"].endswith(f", {cfg.cluster_label})")
     assert variables["datasource"]["type"] == "datasource"
     assert variables["datasource"]["query"] == "prometheus"
     raw = json.dumps(dash)

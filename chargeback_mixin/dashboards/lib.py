@@ -1,7 +1,8 @@
-"""Shared dashboard pieces: the datasource and team variables, queries, panels with units."""
+"""Shared dashboard pieces: the datasource, cluster and team variables, queries, panels."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from grafana_foundation_sdk.builders import dashboard as db
@@ -22,8 +23,11 @@ __all__ = [
     "Section",
     "Units",
     "assemble",
+    "cluster_var",
     "datasource_var",
     "label_var",
+    "on_cluster",
+    "one_replica",
     "query",
     "stat_panel",
     "table_panel",
@@ -37,6 +41,12 @@ RATE_INTERVAL = "$__rate_interval"
 Query = Builder[Dataquery]
 # A titled row of panels.
 Section = tuple[str, Sequence[Builder[dm.Panel]]]
+
+# A catalogue metric or a recorded series, and whether a `{` follows it.
+_SERIES = re.compile(r"\b([a-z_]+:[a-z0-9_]+:[a-z0-9_]+|chargeback_[a-z0-9_]+)\b(\{)?(?!\()")
+# A raw series selector, inside a rate() or not.
+_RAW = re.compile(r"(rate\()?(chargeback_[a-z0-9_]+\{[^}]*\})(\[[^\]]+\]\))?")
+CLUSTER_VAR = "cluster"
 
 # Grafana's own currency units; other currencies fall back to a suffix.
 _GRAFANA_CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "SEK"})
@@ -59,6 +69,57 @@ class Units:
 def datasource_var() -> db.DatasourceVariable:
     """The `datasource` variable every query uses."""
     return db.DatasourceVariable("datasource").label("Data source").type("prometheus")
+
+
+def cluster_var(c: MixinConfig) -> db.QueryVariable:
+    """The `cluster` variable: All by default, so one unlabelled cluster shows too."""
+    # `.*` (not Grafana's list of values) also matches series without the label, the
+    # single-cluster case where the variable lists nothing.
+    return (
+        db.QueryVariable(CLUSTER_VAR)
+        .label("Cluster")
+        .datasource(DS)
+        .query(f"label_values(chargeback_team_cost_per_hour{c.sel()}, {c.cluster_label})")
+        .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(dm.VariableSort.ALPHABETICAL_ASC)
+        .include_all(True)
+        .all_value(".*")
+        .multi(True)
+    )
+
+
+def on_cluster(c: MixinConfig, expr: str) -> str:
+    """`expr` with every series selector narrowed to the clusters the variable picks."""
+    matcher = f'{c.cluster_label}=~"${CLUSTER_VAR}"'
+
+    def narrow(m: re.Match[str]) -> str:
+        return f"{m.group(1)}{{{matcher}, " if m.group(2) else f"{m.group(1)}{{{matcher}}}"
+
+    return _SERIES.sub(narrow, expr)
+
+
+def one_replica(c: MixinConfig, expr: str) -> str:
+    """`expr` with every raw series (or its rate) reduced to one copy across replicas."""
+    without = f"max without ({', '.join(c.replica_labels)})"
+
+    def dedup(m: re.Match[str]) -> str:
+        if m.group(1) and m.group(3):
+            return f"{without} (rate({m.group(2)}{m.group(3)})"
+        inner = f"{without} ({m.group(2)})"
+        return f"{m.group(1) or ''}{inner}{m.group(3) or ''}"
+
+    return _RAW.sub(dedup, expr)
+
+
+def _filter_by_cluster(c: MixinConfig, built: dm.Dashboard) -> None:
+    """Narrow every query by the cluster variable; count each raw series once per replica."""
+    for panel in built.panels or []:
+        for target in getattr(panel, "targets", None) or []:
+            # Recorded series are one copy already; raw ones are not, as in the rules.
+            target.expr = one_replica(c, on_cluster(c, target.expr))
+    for var in (built.templating.list_val or []) if built.templating else []:
+        if var.type_val == "query" and var.name != CLUSTER_VAR and isinstance(var.query, str):
+            var.query = on_cluster(c, var.query)
 
 
 def label_var(
@@ -95,9 +156,11 @@ def assemble(
     sections: Sequence[Section],
     variables: Sequence[Builder[dm.VariableModel]] = (),
 ) -> dm.Dashboard:
-    """A dashboard with the mixin's uid, tags, refresh, time range and datasource variable.
+    """A dashboard with the mixin's uid, tags, refresh, time range, datasource and cluster.
 
     Each section is an expanded row followed by its panels; panel ids are numbered in order.
+    Every query is narrowed here, in one place, to the clusters the `cluster` variable picks,
+    so no panel can forget it.
     """
     dash = (
         db.Dashboard(title)
@@ -110,6 +173,7 @@ def assemble(
         .tooltip(dm.DashboardCursorSync.CROSSHAIR)
         .editable()
         .with_variable(datasource_var())
+        .with_variable(cluster_var(c))
     )
     for var in variables:
         dash = dash.with_variable(var)
@@ -120,6 +184,7 @@ def assemble(
     built = dash.build()
     for number, built_panel in enumerate(built.panels or [], start=1):
         built_panel.id_val = number
+    _filter_by_cluster(c, built)
     return built
 
 
