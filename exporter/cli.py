@@ -13,16 +13,19 @@ from types import FrameType
 
 from exporter import __version__, redact
 from exporter.calendar import month_start
-from exporter.clock import Clock, system_clock
+from exporter.clock import Clock, fixed_clock, system_clock
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.offline_check import check_config_offline, check_web_config_offline
 from exporter.refresher import Refresher
-from exporter.report import build_report, format_report, model_rows
+from exporter.report import TABLES, build_report, format_report, model_rows
+from exporter.report_month import closed_month, closed_month_sources
 from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
+from exporter.sources.budget import RetryPolicy
+from exporter.sources.table import Records
 from exporter.web_config import WebServing, load_web_config
-from exporter.wiring import Joiner, build_sources, make_refresher
+from exporter.wiring import Joiner, build_sources, make_refresher, static_samples
 
 __all__ = ["main"]
 
@@ -84,6 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--format", choices=["table", "csv", "json"], default="table")
     report.add_argument(
+        "--table",
+        choices=TABLES,
+        default="teams",
+        help="the one table --format csv writes (default teams)",
+    )
+    report.add_argument(
+        "--month",
+        metavar="YYYY-MM",
+        help="a closed past month in the configured time zone (default: the month to date)",
+    )
+    report.add_argument(
         "--max-unallocated",
         type=float,
         metavar="PCT",
@@ -116,7 +130,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             return _check_offline(path, args.web_config_file)
         config = load_config(path)
         if args.command == "report":
-            return _report(config, path, clock, args.format, args.max_unallocated)
+            return _report(config, path, clock, args)
         if args.check_config:
             # Building the sources reads their secrets and kubeconfig: check those too.
             for source in build_sources(config, path):
@@ -201,33 +215,51 @@ def _on_signals(server: MetricsServer, service: Service) -> None:
     signal.signal(signal.SIGHUP, reload)
 
 
-def _report(
-    config: Config, path: str, clock: Clock, fmt: str, max_unallocated: float | None
-) -> int:
-    """Fetch every source once, join once, and print that join's month as the report."""
+def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
+    """Fetch every source once, join once, and print that join's month as the report.
+
+    With --month, the sources are read at that month's end (see exporter.report_month).
+    """
     joiner = Joiner(config)
-    refresher = make_refresher(config, path, clock, joiner)
+    month = None
+    if args.month is not None:
+        try:
+            month = closed_month(args.month, config, clock())
+        except ValueError as exc:
+            print(f"error: --month: {exc}", file=sys.stderr)
+            return 2
+        policy = RetryPolicy(clock=clock)
+        sources = closed_month_sources(config, build_sources(config, path, policy), month, policy)
+        refresher = Refresher(sources, joiner, static_samples(config), fixed_clock(month.read_at))
+    else:
+        refresher = make_refresher(config, path, clock, joiner)
     ok = refresher.refresh_all()
+    records = Records.of(refresher.fresh_records())
     refresher.stop()
     chargeback = joiner.last
-    if chargeback is None or chargeback.month is None:
+    if chargeback is None or chargeback.month is None or records.opencost is None:
         print(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
         )
         return 1
-    month = month_start(chargeback.at, config.zone).strftime("%Y-%m")
     kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
-    models = model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds)
-    report = build_report(chargeback.month, config.currency, month, chargeback.budgets, models)
-    sys.stdout.write(format_report(report, fmt))
+    report = build_report(
+        chargeback.month,
+        config.currency,
+        month_start(chargeback.at, config.zone).strftime("%Y-%m"),
+        chargeback.budgets,
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
+        idle=sum(records.opencost.month.idle.values()),
+        closed=month is not None,
+        # Kueue keeps no history: a closed month's quota figures are today's quotas.
+        quota_as_of=clock() if month is not None and records.kueue is not None else None,
+    )
+    sys.stdout.write(format_report(report, args.format, args.table))
     if not ok:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
-    if max_unallocated is not None and report.unallocated_share > max_unallocated:
-        print(
-            f"error: unallocated share {report.unallocated_share:.2f} % is above "
-            f"{max_unallocated:.2f} %",
-            file=sys.stderr,
-        )
+    share, limit = report.unallocated_share, args.max_unallocated
+    if limit is not None and share > limit:
+        print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
 

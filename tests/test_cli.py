@@ -6,12 +6,15 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
 from chargeback_demo.stack import DemoStack
 from exporter.cli import main
+from exporter.sources.opencost import fetch_window
 from tests.conftest import CLOCK
 
 
@@ -129,3 +132,32 @@ def test_teams_over_the_cap_are_folded_counted_and_logged(
     assert "chargeback_teams_over_cap 1.0" in out
     assert 'team="__other__"' in out
     assert "1 teams over attribution.max_teams=1 folded into __other__: search" in caplog.text
+
+
+def test_csv_writes_the_models_table_on_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo_main(["report", "--format", "csv", "--table", "models"], CLOCK) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {"gpt-4o", "llama-3-70b", "total"} == {r["model"] for r in rows}
+    assert all("team" not in r for r in rows)
+
+
+def test_month_reads_a_closed_month_from_its_start_to_the_next(
+    stack: DemoStack, write_config: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # October 2026 in Madrid is [30 Sep 22:00 UTC, 31 Oct 23:00 UTC) (summer time ends on the
+    # 25th). With OpenCost alone the report's total is OpenCost's cost for that window.
+    path = _config_file(stack, write_config)
+    args = ["report", "--config.file", path, "--format", "json", "--month", "2026-10"]
+    assert main(args, CLOCK) == 0
+    closed = json.loads(capsys.readouterr().out)
+    assert (closed["month"], closed["closed"]) == ("2026-10", True)
+    assert "quota_as_of" not in closed  # no Kueue configured
+    start, end = datetime(2026, 9, 30, 22, tzinfo=UTC), datetime(2026, 10, 31, 23, tzinfo=UTC)
+    with httpx.Client(base_url=stack.urls["opencost"]) as client:
+        month = fetch_window(client, start, end)
+        # A window an hour short (the UTC month end) costs something else: the test can tell.
+        short = fetch_window(client, start, end - timedelta(hours=1))
+    assert closed["total"] == round(month.total(), 2)
+    assert round(short.total(), 2) != closed["total"]
+    assert main(["report", "--config.file", path, "--month", "2026-11"], CLOCK) == 2
+    assert "not over yet" in capsys.readouterr().err
