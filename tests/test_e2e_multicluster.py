@@ -16,10 +16,7 @@ import math
 import shutil
 import subprocess
 import sys
-import time
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,6 +33,7 @@ from chargeback_demo.prometheus import (
 from chargeback_mixin import rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
+from tests.e2e import get, poll, query, recorded
 
 pytestmark = pytest.mark.skipif(
     shutil.which("prometheus") is None, reason="prometheus not installed (make test installs it)"
@@ -52,31 +50,6 @@ Sample = tuple[tuple[tuple[str, str], ...], float]
 class World:
     exporters: dict[str, list[str]]  # cluster -> exporter base URLs
     central: str
-
-
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        body: bytes = resp.read()
-        return body
-
-
-def _query(prom: str, expr: str) -> list[dict[str, Any]]:
-    url = f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    doc = json.loads(_get(url))
-    assert doc["status"] == "success", doc
-    result: list[dict[str, Any]] = doc["data"]["result"]
-    return result
-
-
-def _poll(what: str, check: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    end = time.monotonic() + deadline
-    last: Any = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {deadline:.0f}s waiting for {what} (last: {last!r})")
 
 
 def _exporter(work: Any, name: str, procs: list[Process]) -> str:
@@ -128,7 +101,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _samples(url: str, name: str) -> list[Sample]:
-    text = _get(f"{url}/metrics").decode()
+    text = get(f"{url}/metrics").decode()
     return [
         (tuple(sorted(s.labels.items())), s.value)
         for fam in text_string_to_metric_families(text)
@@ -172,30 +145,20 @@ def _expected(world: World) -> dict[str, float]:
     return want
 
 
-def _recorded(world: World, exprs: list[str]) -> dict[str, float] | None:
-    got = {}
-    for expr in exprs:
-        result = _query(world.central, expr)
-        if len(result) != 1:
-            return None
-        got[expr] = float(result[0]["value"][1])
-    return got
-
-
 # --- tests -------------------------------------------------------------------------------------
 
 
 def test_per_cluster_and_global_figures_equal_the_exporters_own(world: World) -> None:
     def agree() -> tuple[dict[str, float], dict[str, float]] | None:
         want = _expected(world)
-        got = _recorded(world, list(want))
+        got = recorded(world.central, list(want))
         # The exporters refresh in the background: retry until scrapes, remote write and a
         # rule evaluation all saw the expositions we read.
         if got and all(math.isclose(got[k], want[k], rel_tol=1e-9) for k in want):
             return got, want
         return None
 
-    got, want = _poll("central recorded series to equal sums over /metrics", agree)
+    got, want = poll("central recorded series to equal sums over /metrics", agree, DEADLINE)
     assert got == pytest.approx(want, rel=1e-9)
     # Not doubled: cluster a's two replicas count once, near one replica's own total.
     key = 'cluster:chargeback_team_cost_per_hour:sum{cluster="a"}'
@@ -206,12 +169,12 @@ def test_per_cluster_and_global_figures_equal_the_exporters_own(world: World) ->
 
 def test_recorded_series_keep_the_clusters_apart(world: World) -> None:
     def clusters() -> list[str] | None:
-        series = _query(world.central, "cluster:chargeback_team_cost_per_hour:sum")
+        series = query(world.central, "cluster:chargeback_team_cost_per_hour:sum")
         found = sorted(s["metric"].get("cluster", "") for s in series)
         return found if len(found) == len(CLUSTERS) else None
 
-    assert _poll("one recorded series per cluster", clusters) == sorted(CLUSTERS)
-    series = _query(world.central, "team_component:chargeback_team_cost_per_hour:sum")
+    assert poll("one recorded series per cluster", clusters, DEADLINE) == sorted(CLUSTERS)
+    series = query(world.central, "team_component:chargeback_team_cost_per_hour:sum")
     assert {s["metric"]["cluster"] for s in series} == set(CLUSTERS)
     # No replica label survives a recording rule.
     for s in series:
@@ -220,11 +183,11 @@ def test_recorded_series_keep_the_clusters_apart(world: World) -> None:
 
 def test_every_rule_evaluates_without_error_on_remote_written_data(world: World) -> None:
     def evaluated() -> list[dict[str, Any]] | None:
-        doc = json.loads(_get(f"{world.central}/api/v1/rules"))
+        doc = json.loads(get(f"{world.central}/api/v1/rules"))
         found = [r for g in doc["data"]["groups"] for r in g["rules"]]
         done = found and all(not r.get("lastEvaluation", "0001").startswith("0001") for r in found)
         return found if done else None
 
-    found = _poll("every rule to be evaluated once", evaluated)
+    found = poll("every rule to be evaluated once", evaluated, DEADLINE)
     assert not {r["name"]: r.get("lastError") for r in found if r["health"] != "ok"}
     assert len(found) == len(rules.recording_rules(DEFAULT)) + len(alert_names(DEFAULT))

@@ -17,9 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -41,6 +39,7 @@ from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from chargeback_mixin.dashboards import DASHBOARDS, dashboard_json
 from exporter.metrics import CATALOGUE
+from tests.e2e import get, poll, query, recorded
 
 pytestmark = pytest.mark.skipif(
     shutil.which("prometheus") is None
@@ -64,32 +63,6 @@ BUDGET_ALERTS = {
     "ChargebackLlmBudgetExceeded",
     "ChargebackTeamGpuBudgetExceeded",
 }
-
-
-def _poll(what: str, check: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    """Call `check` until it returns something truthy, or fail after `deadline` seconds."""
-    end = time.monotonic() + deadline
-    last: Any = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {deadline:.0f}s waiting for {what} (last: {last!r})")
-
-
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        body: bytes = resp.read()
-        return body
-
-
-def _query(prom: str, expr: str) -> list[dict[str, Any]]:
-    url = f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    doc = json.loads(_get(url))
-    assert doc["status"] == "success", doc
-    result: list[dict[str, Any]] = doc["data"]["result"]
-    return result
 
 
 # --- processes ------------------------------------------------------------------------------
@@ -173,7 +146,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 def _exposition(stack: Stack) -> dict[str, list[tuple[dict[str, str], float]]]:
-    text = _get(f"{stack.exporter}/metrics").decode()
+    text = get(f"{stack.exporter}/metrics").decode()
     out: dict[str, list[tuple[dict[str, str], float]]] = {}
     for fam in text_string_to_metric_families(text):
         for s in fam.samples:
@@ -204,38 +177,28 @@ def _expected(stack: Stack) -> dict[str, float] | None:
     }
 
 
-def _recorded(stack: Stack, exprs: list[str]) -> dict[str, float] | None:
-    got = {}
-    for expr in exprs:
-        result = _query(stack.prometheus, expr)
-        if len(result) != 1:
-            return None
-        got[expr] = float(result[0]["value"][1])
-    return got
-
-
 def test_recording_rules_reproduce_the_exporters_numbers(stack: Stack) -> None:
     def agree() -> tuple[dict[str, float], dict[str, float]] | None:
         want = _expected(stack)
-        got = _recorded(stack, list(want)) if want else None
+        got = recorded(stack.prometheus, list(want)) if want else None
         # The demo refreshes in the background: retry until a scrape and a rule evaluation
         # both saw the exposition we read.
         if want and got and all(math.isclose(got[k], want[k], rel_tol=1e-9) for k in want):
             return got, want
         return None
 
-    got, want = _poll("recorded series to equal sums over the exporter's /metrics", agree)
+    got, want = poll("recorded series to equal sums over the exporter's /metrics", agree, DEADLINE)
     assert got == pytest.approx(want, rel=1e-9)
 
 
 def test_every_rule_evaluates_without_error(stack: Stack) -> None:
     def evaluated() -> list[dict[str, Any]] | None:
-        doc = json.loads(_get(f"{stack.prometheus}/api/v1/rules"))
+        doc = json.loads(get(f"{stack.prometheus}/api/v1/rules"))
         found = [r for g in doc["data"]["groups"] for r in g["rules"]]
         done = found and all(not r.get("lastEvaluation", "0001").startswith("0001") for r in found)
         return found if done else None
 
-    found = _poll("every rule to be evaluated once", evaluated)
+    found = poll("every rule to be evaluated once", evaluated, DEADLINE)
     bad = {r["name"]: r.get("lastError") for r in found if r["health"] != "ok"}
     assert not bad
     assert len(found) == len(rules.recording_rules(DEFAULT)) + len(alert_names(DEFAULT))
@@ -260,12 +223,12 @@ def _dashboard_queries() -> list[tuple[str, str]]:
 
 
 def _teams(stack: Stack) -> list[str]:
-    series = _query(stack.prometheus, "team:chargeback_team_cost_per_hour:sum")
+    series = query(stack.prometheus, "team:chargeback_team_cost_per_hour:sum")
     return sorted(s["metric"]["team"] for s in series if not s["metric"]["team"].startswith("__"))
 
 
 def test_every_dashboard_query_returns_data(stack: Stack) -> None:
-    _poll("recorded series", lambda: _teams(stack))
+    poll("recorded series", lambda: _teams(stack), DEADLINE)
     teams = _teams(stack)
     assert teams
     served = set(_exposition(stack))
@@ -280,7 +243,7 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
 
     def drain() -> bool:
         for where, expr in list(pending.items()):
-            if any(_query(stack.prometheus, e) for e in substitutions(expr)):
+            if any(query(stack.prometheus, e) for e in substitutions(expr)):
                 del pending[where]
         return not pending
 
@@ -310,7 +273,7 @@ def test_idle_and_budget_alerts_reach_the_webhook(stack: Stack) -> None:
             return {n: by_name[n] for n in idle | budget}
         return None
 
-    delivered = _poll("an idle alert and a budget alert at the webhook", both)
+    delivered = poll("an idle alert and a budget alert at the webhook", both, DEADLINE)
     for name, alert in delivered.items():
         assert alert["status"] == "firing"
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}
