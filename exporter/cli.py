@@ -16,9 +16,10 @@ from exporter.calendar import month_start
 from exporter.clock import Clock, fixed_clock, system_clock
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
+from exporter.focus_export import focus_export
 from exporter.offline_check import check_config_offline, check_web_config_offline
 from exporter.refresher import Refresher
-from exporter.report import TABLES, build_report, format_report, model_rows
+from exporter.report import KUEUE_NOW, TABLES, build_report, format_report, model_rows
 from exporter.report_month import closed_month, closed_month_sources
 from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
@@ -85,7 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--config.file", dest="config_file", default=argparse.SUPPRESS, help="YAML config file"
     )
-    report.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    report.add_argument(
+        "--format",
+        choices=["table", "csv", "json", "focus"],
+        default="table",
+        help="focus: a FOCUS 1.2 CSV with daily rows (needs --month)",
+    )
     report.add_argument(
         "--table",
         choices=TABLES,
@@ -222,6 +228,9 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     """
     joiner = Joiner(config)
     month = None
+    if args.format == "focus" and args.month is None:
+        print("error: --format focus needs --month YYYY-MM (a closed month)", file=sys.stderr)
+        return 2
     if args.month is not None:
         try:
             month = closed_month(args.month, config, clock())
@@ -252,9 +261,12 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         idle=sum(records.opencost.month.idle.values()),
         closed=month is not None,
         # Kueue keeps no history: a closed month's quota figures are today's quotas.
-        quota_as_of=clock() if month is not None and records.kueue is not None else None,
+        quota_basis=KUEUE_NOW if month is not None and records.kueue is not None else None,
     )
-    sys.stdout.write(format_report(report, args.format, args.table))
+    if args.format == "focus" and month is not None:
+        sys.stdout.write(focus_export(config, build_sources(config, path), report, month))
+    else:
+        sys.stdout.write(format_report(report, args.format, args.table))
     if not ok:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
     share, limit = report.unallocated_share, args.max_unallocated

@@ -18,9 +18,25 @@ from exporter.footing import cents, foot, largest_remainder, round_cents
 from exporter.llm import ModelPricing, TeamModelUsage
 from exporter.metrics import COMPONENTS
 
-__all__ = ["ModelRow", "Report", "TeamRow", "build_report", "format_report", "model_rows"]
+__all__ = [
+    "KUEUE_NOW",
+    "ModelRow",
+    "Report",
+    "TeamRow",
+    "build_report",
+    "format_report",
+    "model_rows",
+]
 
 TOTAL = "total"
+# A closed month's quota figures rest on Kueue's quotas when the report runs: Kueue keeps no
+# history. Said without the instant, so a closed month prints the same bytes whenever it runs.
+KUEUE_NOW = "kueue_now"
+_QUOTA_BASIS = {
+    KUEUE_NOW: "Quota figures rest on Kueue's nominal quotas and lending limits as they are "
+    "when the report runs (Kueue keeps no history); borrowing is measured from the month's "
+    "GPU-hours",
+}
 TABLES = ("teams", "models")
 _CENT = Decimal("0.01")
 
@@ -67,6 +83,7 @@ class Report:
     models: tuple[ModelRow, ...] = ()
     closed: bool = False  # a closed past month rather than the month to date
     quota_as_of: datetime | None = None  # when Kueue's state was read, for a closed month
+    quota_basis: str | None = None  # what a closed month's quota figures rest on (KUEUE_NOW)
 
     @property
     def unallocated(self) -> Decimal:
@@ -109,6 +126,7 @@ def build_report(
     idle: float | None = None,
     closed: bool = False,
     quota_as_of: datetime | None = None,
+    quota_basis: str | None = None,
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
 
@@ -149,6 +167,7 @@ def build_report(
         models,
         closed,
         quota_as_of,
+        quota_basis,
     )
 
 
@@ -268,6 +287,8 @@ def _json(report: Report) -> str:
     }
     if report.quota_as_of is not None:
         payload["quota_as_of"] = report.quota_as_of.isoformat()
+    if report.quota_basis is not None:
+        payload["quota_basis"] = report.quota_basis
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -374,6 +395,8 @@ def _table(report: Report) -> str:
             f"Quota figures rest on Kueue's state at {report.quota_as_of:%Y-%m-%d %H:%M %Z}: "
             "Kueue keeps no history"
         )
+    if report.quota_basis is not None:
+        lines.append(_QUOTA_BASIS[report.quota_basis])
     lines += ["", *_aligned(teams, {0, len(teams) - 2})]
     if report.models:
         head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
