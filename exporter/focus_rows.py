@@ -119,7 +119,10 @@ def focus_rows(report: Report, days: Sequence[DayLedger], ctx: FocusContext) -> 
             shares = apportion(cell, weights, hours) if cell else [0] * len(days)
             for day, share, day_hours in zip(days, shares, hours, strict=True):
                 quantity = _quantity(component, day.quantities.get(key, 0.0), day_hours)
-                if share or (quantity is not None and quantity != 0):
+                # A day without cost is kept only when it measured something (GPU-hours,
+                # tokens): a period's hours alone are not a charge.
+                measured = component in _QUANTIFIED and quantity is not None and quantity != 0
+                if share or measured:
                     rows.append(_row(ctx, team_row.team, component, day, share, quantity))
     return rows
 
