@@ -56,9 +56,12 @@ class DiscoveryClient(httpx.Client):
     Two clients, because the service-account token must never reach a node's exporter.
     """
 
-    def __init__(self, kube: httpx.Client, cfg: DcgmConfig) -> None:
+    def __init__(
+        self, kube: httpx.Client, cfg: DcgmConfig, transport: httpx.BaseTransport | None = None
+    ) -> None:
         seconds = cfg.timeout.total_seconds()
         super().__init__(
+            transport=transport,
             timeout=httpx.Timeout(seconds, connect=min(seconds, _MAX_CONNECT)),
             headers={"User-Agent": USER_AGENT},
             verify=tls_context(cfg.ca_file) if cfg.ca_file else True,
