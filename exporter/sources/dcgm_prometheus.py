@@ -15,6 +15,7 @@ DCGM parser drops (and counts) NaN, negative and out-of-range ones.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -116,5 +117,7 @@ def _vector(result: Any) -> list[tuple[dict[str, str], float]]:
             raise UpstreamPayloadError(f"{SOURCE}: a vector sample is malformed") from None
         if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
             raise UpstreamPayloadError(f"{SOURCE}: a vector sample's labels are malformed")
-        out.append((labels, value))
+        # An infinite average is corrupt, not DCGM's blank marker (which the parser skips as
+        # absent): as NaN the parser drops and counts it.
+        out.append((labels, math.nan if math.isinf(value) else value))
     return out
