@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 
 from exporter.config import DcgmConfig, DcgmDiscovery, KueueConfig
 from exporter.errors import (
+    ConfigError,
     UpstreamError,
     UpstreamIncomplete,
     UpstreamPayloadError,
@@ -88,7 +89,17 @@ def build_client(cfg: DcgmConfig, discovery: DcgmDiscovery) -> DiscoveryClient:
         ca_file=discovery.ca_file,
         timeout=cfg.timeout,
     )
-    return DiscoveryClient(kube_client.build_client(access), cfg)
+    try:
+        kube = kube_client.build_client(access)
+    except ConfigError as exc:
+        # The Kubernetes client names the Kueue section it was written for; these are ours.
+        issues = [replace(i, key=_our_key(i.key)) for i in exc.issues]
+        raise ConfigError(exc.path, issues) from None
+    return DiscoveryClient(kube, cfg)
+
+
+def _our_key(key: str) -> str:
+    return "sources.dcgm.discovery" + key.removeprefix("sources.kueue") if key else key
 
 
 @dataclass(frozen=True)

@@ -341,3 +341,14 @@ def test_discovery_refuses_two_api_servers(write_config: Callable[[str], str]) -
     with pytest.raises(ConfigError) as caught:
         load_config(write_config(text))
     assert caught.value.issues[0].key == "sources.dcgm.discovery"
+
+
+def test_in_cluster_without_the_service_host_names_the_dcgm_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    config = Config.model_validate({"sources": {"dcgm": {"discovery": {}}}})
+    assert config.sources.dcgm is not None
+    with pytest.raises(ConfigError) as caught:
+        build_client(config.sources.dcgm)
+    assert caught.value.issues[0].key == "sources.dcgm.discovery.in_cluster"
