@@ -1,9 +1,11 @@
-"""A fake Kubernetes API server serving Kueue ClusterQueues and Cohorts for the demo cluster.
+"""A fake Kubernetes API server: Kueue ClusterQueues and Cohorts, and EndpointSlices.
 
 It speaks the real shapes: `ClusterQueueList` pages with `metadata.continue` (the page size is
 capped so the demo always has a second page; a bad continue token is 410 Gone), `Status`
 bodies for errors, bearer-token checks (401) and an optional 403, and v1beta2 by default or
-v1beta1 only (then v1beta2 paths are 404 and objects say `spec.cohort`).
+v1beta1 only (then v1beta2 paths are 404 and objects say `spec.cohort`). EndpointSlices
+(`discovery.k8s.io/v1`, namespaced, selected by `kubernetes.io/service-name`) list the pods
+behind a Service, for example several fake dcgm-exporters.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -19,9 +22,17 @@ from chargeback_demo.cluster import Cluster, Queue
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
 
-__all__ = ["cluster_queue", "make_handler"]
+__all__ = [
+    "FakeEndpoint",
+    "FakeEndpointSlice",
+    "cluster_queue",
+    "endpoint_slice",
+    "make_handler",
+]
 
 GROUP = "kueue.x-k8s.io"
+DISCOVERY = "discovery.k8s.io"
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 GPU = "nvidia.com/gpu"
 CPU_FLAVOR = "default-flavor"
 SERVICE_ACCOUNT = "system:serviceaccount:monitoring:gpu-chargeback-exporter"
@@ -185,6 +196,65 @@ def _cohort(cluster: Cluster, version: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class FakeEndpoint:
+    """One pod behind a Service; `ready` None leaves the conditions out, as older servers do."""
+
+    address: str
+    node: str
+    ready: bool | None = True
+    terminating: bool = False
+
+
+@dataclass(frozen=True)
+class FakeEndpointSlice:
+    """One EndpointSlice of a Service, as the EndpointSlice controller writes it."""
+
+    namespace: str
+    service: str
+    port: int
+    endpoints: tuple[FakeEndpoint, ...]
+    port_name: str = "gpu-metrics"
+    address_type: str = "IPv4"
+
+
+def endpoint_slice(spec: FakeEndpointSlice, index: int, rv: str) -> dict[str, Any]:
+    """A discovery.k8s.io/v1 EndpointSlice as a list item (no kind or apiVersion, like lists)."""
+    endpoints = []
+    for n, e in enumerate(spec.endpoints):
+        entry: dict[str, Any] = {"addresses": [e.address]}
+        if e.ready is not None:
+            # `ready` is never true while terminating; `serving` ignores termination.
+            entry["conditions"] = {
+                "ready": e.ready and not e.terminating,
+                "serving": e.ready,
+                "terminating": e.terminating,
+            }
+        pod = f"nvidia-dcgm-exporter-{index}{n:04x}"
+        entry["nodeName"] = e.node
+        entry["targetRef"] = {"kind": "Pod", "namespace": spec.namespace, "name": pod}
+        endpoints.append(entry)
+    name = f"{spec.service}-{index:05x}"
+    return {
+        "metadata": {
+            "name": name,
+            "generateName": f"{spec.service}-",
+            "namespace": spec.namespace,
+            "resourceVersion": rv,
+            "labels": {
+                "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                SERVICE_NAME_LABEL: spec.service,
+            },
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Service", "name": spec.service, "controller": True}
+            ],
+        },
+        "addressType": spec.address_type,
+        "endpoints": endpoints,
+        "ports": [{"name": spec.port_name, "protocol": "TCP", "port": spec.port}],
+    }
+
+
 def _token(start: int, rv: str) -> str:
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(rv), "start": start})
     return base64.urlsafe_b64encode(raw.encode()).decode()
@@ -199,7 +269,7 @@ def _start(token: str) -> int | None:
 
 
 def _page(
-    request: FakeRequest, kind: str, version: str, items: list[dict[str, Any]], cap: int, rv: str
+    request: FakeRequest, kind: str, api: str, items: list[dict[str, Any]], cap: int, rv: str
 ) -> FakeResponse:
     try:
         limit = min(int(request.arg("limit") or cap), cap)
@@ -223,7 +293,7 @@ def _page(
     if end < len(items):
         metadata["continue"] = _token(end, rv)
         metadata["remainingItemCount"] = len(items) - end
-    body = {"apiVersion": f"{GROUP}/{version}", "kind": kind, "metadata": metadata, "items": chunk}
+    body = {"apiVersion": api, "kind": kind, "metadata": metadata, "items": chunk}
     return json_response(200, body)
 
 
@@ -240,6 +310,7 @@ def make_handler(
     v1beta1_only: bool = False,
     token: str = "demo-token",
     forbidden: bool = False,
+    endpoint_slices: tuple[FakeEndpointSlice, ...] = (),
 ) -> Callable[[FakeRequest], FakeResponse]:
     """A request handler for the Kubernetes API paths the exporter reads."""
     versions = ("v1beta1",) if v1beta1_only else ("v1beta2", "v1beta1")
@@ -260,6 +331,8 @@ def make_handler(
             )
         if len(parts) == 4 and parts[:2] == ["apis", GROUP] and parts[2] in versions:
             return _list(request, parts[2], parts[3])
+        if parts[:4] == ["apis", DISCOVERY, "v1", "namespaces"] and parts[5:] == ["endpointslices"]:
+            return _slices(request, parts[4])
         return _status(404, "NotFound", "the server could not find the requested resource")
 
     def _list(request: FakeRequest, version: str, plural: str) -> FakeResponse:
@@ -277,11 +350,39 @@ def make_handler(
         now = clock()
         rv = str(int(now.timestamp()))
         if plural == "cohorts":
-            return _page(
-                request, "CohortList", version, [_cohort(cluster, version)], page_size_cap, rv
-            )
+            cohorts = [_cohort(cluster, version)]
+            return _page(request, "CohortList", f"{GROUP}/{version}", cohorts, page_size_cap, rv)
         queues = sorted(cluster.queues, key=lambda q: q.name)
         items = [cluster_queue(cluster, q, now, version) for q in queues]
-        return _page(request, "ClusterQueueList", version, items, page_size_cap, rv)
+        return _page(request, "ClusterQueueList", f"{GROUP}/{version}", items, page_size_cap, rv)
+
+    def _slices(request: FakeRequest, namespace: str) -> FakeResponse:
+        if forbidden:
+            return _status(
+                403,
+                "Forbidden",
+                f'endpointslices.{DISCOVERY} is forbidden: User "{SERVICE_ACCOUNT}" cannot list '
+                f'resource "endpointslices" in API group "{DISCOVERY}" in the namespace '
+                f'"{namespace}"',
+                group=DISCOVERY,
+                kind="endpointslices",
+            )
+        wanted = _service_selector(request.arg("labelSelector") or "")
+        rv = str(int(clock().timestamp()))
+        items = [
+            endpoint_slice(spec, index, rv)
+            for index, spec in enumerate(endpoint_slices)
+            if spec.namespace == namespace and wanted in (None, spec.service)
+        ]
+        return _page(request, "EndpointSliceList", f"{DISCOVERY}/v1", items, page_size_cap, rv)
 
     return handle
+
+
+def _service_selector(selector: str) -> str | None:
+    """The Service a `kubernetes.io/service-name=<svc>` selector names (None: no selector)."""
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        key, _, value = term.replace("==", "=").partition("=")
+        if key == SERVICE_NAME_LABEL:
+            return value
+    return None

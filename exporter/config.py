@@ -33,6 +33,8 @@ __all__ = [
     "AttributionConfig",
     "Config",
     "DcgmConfig",
+    "DcgmDiscovery",
+    "DcgmPrometheus",
     "IdlePolicy",
     "KueueConfig",
     "LiteLLMConfig",
@@ -182,12 +184,68 @@ class OpenCostConfig(SourceConfig):
     rate_window: RateWindow = timedelta(hours=1)
 
 
-class DcgmConfig(SourceConfig):
-    """The dcgm-exporter endpoints to scrape."""
+class DcgmDiscovery(_Model):
+    """Find dcgm-exporter's pods through the EndpointSlices of its Service.
 
-    urls: Annotated[tuple[Url, ...], Field(min_length=1)]
+    The defaults are the NVIDIA GPU operator's: Service `nvidia-dcgm-exporter`, port
+    `gpu-metrics` (9400), installed in namespace `gpu-operator`. The API server is reached in
+    cluster by default, or through `url` + `token_file` or a `kubeconfig`.
+    """
+
+    namespace: Annotated[str, Field(min_length=1)] = "gpu-operator"
+    service: Annotated[str, Field(min_length=1)] = "nvidia-dcgm-exporter"
+    port: Annotated[str, Field(min_length=1)] = "gpu-metrics"
+    scheme: Literal["http", "https"] = "http"
+    path: Annotated[str, Field(pattern=r"^/")] = "/metrics"
+    # Endpoints scraped at once: enough for a few hundred nodes within one call's timeout, few
+    # enough that the exporter's threads and sockets stay bounded.
+    concurrency: Annotated[int, Field(ge=1, le=256)] = 16
+    url: Url | None = None
+    token_file: str | None = None
+    kubeconfig: str | None = None
+    ca_file: str | None = None  # the API server's CA, with `url`
+    insecure_skip_tls_verify: bool = False
+    page_size: Annotated[int, Field(ge=1, le=5000)] = 500
+
+    @property
+    def in_cluster(self) -> bool:
+        """In cluster unless an API server url or a kubeconfig is given."""
+        return self.url is None and self.kubeconfig is None
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> DcgmDiscovery:
+        if self.url is not None and self.kubeconfig is not None:
+            raise ValueError("set at most one of url or kubeconfig (neither means in cluster)")
+        return self
+
+
+class DcgmPrometheus(_Model):
+    """Read DCGM utilisation from a Prometheus that already scrapes dcgm-exporter."""
+
+    url: Url
+    # Defaults to sources.opencost.rate_window, so utilisation covers the same hours as cost.
+    window: RateWindow | None = None
+    # `exported`: the workload is in exported_pod/exported_namespace/exported_container, since
+    # the scrape's own target labels (a ServiceMonitor's pod, namespace) took the plain names;
+    # `plain`: the scrape keeps dcgm-exporter's labels (honor_labels, or no target labels).
+    workload_labels: Literal["exported", "plain"] = "exported"
+
+
+class DcgmConfig(SourceConfig):
+    """Where dcgm-exporter is read: listed urls, discovered endpoints, or through Prometheus."""
+
+    urls: Annotated[tuple[Url, ...], Field(min_length=1)] | None = None
     interval: Interval = timedelta(seconds=30)
     idle_threshold: Annotated[float, Field(ge=0, le=1)] = 0.05
+    discovery: DcgmDiscovery | None = None
+    prometheus: DcgmPrometheus | None = None
+
+    @model_validator(mode="after")
+    def _one_way_to_read(self) -> DcgmConfig:
+        ways = [self.urls is not None, self.discovery is not None, self.prometheus is not None]
+        if sum(ways) != 1:
+            raise ValueError("set exactly one of urls, discovery or prometheus")
+        return self
 
 
 class KueueConfig(SourceConfig):

@@ -34,6 +34,7 @@ from exporter.llm import (
 from exporter.metrics import (
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
     CLUSTER_COST_PER_HOUR,
+    SOURCE_ENDPOINTS,
     TEAM_BUDGET,
     TEAM_COST_MONTH_TO_DATE,
     TEAM_COST_PER_HOUR,
@@ -90,6 +91,11 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         lookup = model_price(config.gpu_prices, default=price)
         threshold = config.sources.dcgm.idle_threshold
         samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
+        endpoints = sorted(records.dcgm.endpoints.items())
+        samples.extend(
+            Sample.of(SOURCE_ENDPOINTS, float(n), source="dcgm", state=state)
+            for state, n in endpoints
+        )
     if quota is not None:
         samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
         if price is not None:

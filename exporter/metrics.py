@@ -31,6 +31,7 @@ __all__ = [
     "QUOTA_NOMINAL",
     "QUOTA_USAGE",
     "SOURCE_DURATION_SECONDS",
+    "SOURCE_ENDPOINTS",
     "SOURCE_ERRORS",
     "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
     "SOURCE_RECORDS_DROPPED",
@@ -358,6 +359,16 @@ SOURCE_RECORDS_DROPPED = _f(
     "",
     "exporter",
 )
+SOURCE_ENDPOINTS = _f(
+    "source_endpoints",
+    G,
+    "Endpoints a discovering source found in its last accepted refresh, by state: scraped, "
+    "failed (not read, so their GPUs are missing from the GPU families) or not_ready (skipped "
+    "as their EndpointSlice says).",
+    ("source", "state"),
+    "endpoints",
+    "dcgm",
+)
 BUILD_ERRORS = _f(
     "build_errors",
     C,
@@ -416,6 +427,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_RECORDS_DROPPED,
+    SOURCE_ENDPOINTS,
     BUILD_ERRORS,
     BUILD,
     CONFIG,

@@ -7,16 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
 from exporter.config import Config
-from exporter.sources import kueue
+from exporter.sources import dcgm_discovery, kueue
+from exporter.sources.dcgm import fetch_discovered
 from tests.conftest import FIXED_NOW
+from tests.kustomize import render
 
 RBAC = Path(__file__).parent.parent / "deploy" / "kubernetes" / "rbac.yaml"
-# /apis/<group>/<version>/<resource>[/<name>[/<subresource>]] or /api/v1/... (the core group).
+DCGM_RBAC = Path(__file__).parent.parent / "deploy" / "dcgm-discovery" / "rbac.yaml"
+# /apis/<group>/<version>[/namespaces/<ns>]/<resource>[/<name>[/<subresource>]] or /api/v1/...
 _PATH = re.compile(
-    r"^/(?:api/v1|apis/(?P<group>[^/]+)/[^/]+)/(?P<resource>[^/]+)(?P<named>/[^/]+)?"
+    r"^/(?:api/v1|apis/(?P<group>[^/]+)/[^/]+)(?:/namespaces/(?P<namespace>[^/]+))?"
+    r"/(?P<resource>[^/]+)(?P<named>/[^/]+)?"
 )
 
 Permission = tuple[str, str, str]  # (apiGroup, resource, verb)
@@ -86,8 +91,74 @@ def _kueue_needs() -> set[Permission]:
     return needed
 
 
+_DCGM_TEXT = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-0",Hostname="n"} 50\n'
+
+
+def _dcgm_discovery_needs() -> tuple[set[Permission], set[str]]:
+    """The DCGM source with discovery on: its API requests (two pages) and their namespaces."""
+    needed: set[Permission] = set()
+    namespaces: set[str] = set()
+    config = Config.model_validate({"sources": {"dcgm": {"discovery": {}}}})
+    assert config.sources.dcgm is not None and config.sources.dcgm.discovery is not None
+
+    def api(request: httpx.Request) -> httpx.Response:
+        needed.add(_verb(request))
+        namespaces.add(_PATH.match(request.url.path)["namespace"])  # type: ignore[index]
+        endpoint = {"addresses": ["10.1.2.3"]}
+        item = {"endpoints": [endpoint], "ports": [{"name": "gpu-metrics", "port": 9400}]}
+        meta = {} if request.url.params.get("continue") else {"continue": "t"}
+        return httpx.Response(200, json={"metadata": meta, "items": [item]})
+
+    def node(request: httpx.Request) -> httpx.Response:
+        assert request.url.host == "10.1.2.3"  # never the API server's paths
+        return httpx.Response(200, text=_DCGM_TEXT)
+
+    client = dcgm_discovery.DiscoveryClient(
+        httpx.Client(base_url="https://api.invalid", transport=httpx.MockTransport(api)),
+        config.sources.dcgm,
+        transport=httpx.MockTransport(node),
+    )
+    with client:
+        snapshot = fetch_discovered(client, config.sources.dcgm.discovery)
+    assert snapshot.endpoints["scraped"] == 1 and len(snapshot.gpus) == 1
+    return needed, namespaces
+
+
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+
+
+def test_dcgm_discovery_only_lists_endpoint_slices_in_one_namespace() -> None:
+    needed, namespaces = _dcgm_discovery_needs()
+    assert needed == {("discovery.k8s.io", "endpointslices", "list")}
+    assert namespaces == {"gpu-operator"}
+
+
+def test_the_discovery_role_grants_exactly_that_where_dcgm_runs() -> None:
+    needed, namespaces = _dcgm_discovery_needs()
+    docs = _docs(DCGM_RBAC)
+    role = next(d for d in docs if d["kind"] == "Role")
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert granted == needed
+    assert {role["metadata"]["namespace"], binding["metadata"]["namespace"]} == namespaces
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    # Bound to the ServiceAccount the base runs the exporter as.
+    account = next(d for d in _docs(RBAC) if d["kind"] == "ServiceAccount")["metadata"]
+    (subject,) = binding["subjects"]
+    assert (subject["name"], subject["namespace"]) == (account["name"], account["namespace"])
+    for doc in docs:
+        kubernetes_validate.validate(doc, kubernetes_validate.latest_version(), strict=True)
+
+
 def _granted(kind: str) -> set[Permission]:
-    docs = [d for d in yaml.safe_load_all(RBAC.read_text(encoding="utf-8")) if d]
+    docs = _docs(RBAC)
     return {
         (group, resource, verb)
         for doc in docs
@@ -119,3 +190,13 @@ def test_the_verb_mapping_follows_the_api_server() -> None:
     )
     assert verb("GET", "/api/v1/pods?watch=true") == ("", "pods", "watch")
     assert verb("GET", "/api/v1/pods") == ("", "pods", "list")
+
+
+def test_the_discovery_kustomization_keeps_the_dcgm_namespace() -> None:
+    docs = render(DCGM_RBAC.parent)
+    assert {(d["kind"], d["metadata"]["namespace"]) for d in docs} == {
+        ("Role", "gpu-operator"),
+        ("RoleBinding", "gpu-operator"),
+    }
+    (binding,) = [d for d in docs if d["kind"] == "RoleBinding"]
+    assert binding["subjects"][0]["namespace"] == "monitoring"

@@ -1,8 +1,10 @@
-"""DCGM source: scrape dcgm-exporter /metrics endpoints into one record per GPU or MIG instance.
+"""DCGM source: dcgm-exporter's GPUs, one record per GPU or MIG instance, read one of three ways.
 
-Upstream: `GET <url>` for every url in `sources.dcgm.urls` (dcgm-exporter's Prometheus text),
-parsed with prometheus_client's parser. A record names the node, the GPU, the pod holding it (if
-any) and its utilisation; it knows nothing about teams.
+Upstream, exactly one of: `GET <url>` for every url in `sources.dcgm.urls`; every ready
+endpoint of dcgm-exporter's Service, found through its EndpointSlices (`discovery`, see
+dcgm_discovery); or the Prometheus that scrapes it (`prometheus`, see dcgm_prometheus). The
+text is parsed with prometheus_client's parser (dcgm_parse). A record names the node, the GPU,
+the pod holding it (if any) and its utilisation; it knows nothing about teams.
 
 Rules (see docs/sources-dcgm-kueue.md):
 
@@ -15,7 +17,9 @@ Rules (see docs/sources-dcgm-kueue.md):
   whose instances claim more slices than it has is dropped and counted;
 - a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
   GPU count never exceeds the hardware;
-- if any endpoint fails, the whole refresh fails: partial GPU data would give wrong numbers;
+- with listed `urls`, if any endpoint fails, the whole refresh fails: the list is the whole
+  fleet by definition. With `discovery`, a failed endpoint is counted and the others still
+  count (see fetch_discovered); `prometheus` reads the stored series instead (dcgm_prometheus);
 - one GPU with a corrupt sample (utilisation out of range, a `<<<NULL>>>` MIG profile) is
   dropped and counted, not its endpoint; the same GPU behind two URLs counts once, and two
   different descriptions of it fail the refresh.
@@ -23,27 +27,26 @@ Rules (see docs/sources-dcgm-kueue.md):
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+import logging
+from dataclasses import replace
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.config import Config, DcgmConfig
-from exporter.errors import UpstreamPayloadError
-from exporter.sources.checks import (
-    MISSING_FIELD,
-    NON_FINITE,
-    OUT_OF_RANGE,
-    WRONG_TYPE,
-    BadRecord,
-    Tally,
-    dedupe,
-    nothing_left,
+from exporter.config import Config, DcgmConfig, DcgmDiscovery, DcgmPrometheus, format_duration
+from exporter.errors import UpstreamError, UpstreamIncomplete
+from exporter.sources import dcgm_discovery, dcgm_prometheus
+from exporter.sources.checks import Tally
+from exporter.sources.dcgm_parse import (
+    UNSLICED,
+    DcgmSnapshot,
+    GpuRecord,
+    mig_share,
+    mig_slices,
+    parse_metrics,
+    parse_series,
+    snapshot,
 )
 from exporter.sources.http import get_text, make_client
 from exporter.sources.kind import SourceKind, section
@@ -55,342 +58,110 @@ __all__ = [
     "GpuRecord",
     "build_client",
     "fetch",
+    "fetch_discovered",
+    "fetch_prometheus",
     "mig_share",
     "mig_slices",
     "parse_metrics",
+    "parse_series",
 ]
 
 SOURCE = "dcgm"
-GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-
-# DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
-# integers; very old exporters printed them instead of skipping the series.
-_BLANK_FLOOR = 2.0**47
-# DCGM's blank string: a label it could not fill, e.g. the MIG profile of a vanished instance.
-_BLANK_TEXT = "<<<"
-_MIG_PROFILE = re.compile(
-    r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:[+-][a-z]+(?:\.[a-z]+)?)?$", re.IGNORECASE
-)
-# Compute slices per GPU and the instance sizes that exist (NVIDIA MIG user guide, "Supported
-# MIG Profiles"): A100, H100, H200, B200 and GB200 have 7 (profiles 1g, 2g, 3g, 4g, 7g); the
-# A30 and the RTX PRO 6000 Blackwell have 4 (1g, 2g, 4g; there is no 3g).
-_FOUR_SLICE_MODELS = ("A30", "RTX PRO 6000")
-_SIZES = {7: frozenset({1, 2, 3, 4, 7}), 4: frozenset({1, 2, 4})}
-UNSLICED = "unsliced"  # the mig_instance of a MIG GPU's slices that no instance holds
-
-# Labels that describe the device or the exporter; every other label on a series is a
-# (sanitised) pod label exported with --kubernetes-enable-pod-labels.
-_DEVICE_LABELS = frozenset(
-    {
-        "gpu",
-        "UUID",
-        "uuid",
-        "pci_bus_id",
-        "device",
-        "modelName",
-        "GPU_I_PROFILE",
-        "GPU_I_ID",
-        "Hostname",
-        "hostname",
-        "DCGM_FI_DRIVER_VERSION",
-        "container",
-        "namespace",
-        "pod",
-        "pod_name",
-        "pod_namespace",
-        "container_name",
-        "pod_uid",
-        "vgpu",
-        "err_code",
-        "err_msg",
-        "exported_pod",
-        "exported_namespace",
-        "exported_container",
-        "instance",
-        "job",
-    }
-)
-
-
-@dataclass(frozen=True)
-class GpuRecord:
-    """One GPU or MIG instance as one dcgm-exporter reports it, with the pod that holds it."""
-
-    node: str
-    gpu: str
-    uuid: str
-    model: str
-    mig_instance: str = ""
-    namespace: str = ""
-    pod: str = ""
-    container: str = ""
-    pod_labels: tuple[tuple[str, str], ...] = ()
-    utilisation: float | None = None  # 0..1; None when the exporter reports none
-    share: float = 1.0  # fraction of one physical GPU
-
-    @property
-    def allocated(self) -> bool:
-        """True when a pod holds the GPU (an absent or empty pod label means unallocated)."""
-        return bool(self.pod)
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """The pod labels as a mapping, for attribution."""
-        return dict(self.pod_labels)
-
-
-@dataclass(frozen=True)
-class DcgmSnapshot:
-    """Every GPU and MIG instance of one refresh, over all endpoints."""
-
-    gpus: tuple[GpuRecord, ...]
-    dropped: Mapping[str, int] = field(default_factory=dict)
-
-    def check_after(self, previous: object | None) -> None:
-        """dcgm-exporter reports its whole current state; every endpoint must have answered."""
-        del previous
+_DEFAULT_WINDOW = timedelta(hours=1)  # OpenCost's default rate window, when it is not read
+log = logging.getLogger(__name__)
 
 
 def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """A client without a base URL, because every configured endpoint is a full URL."""
-    return make_client("", cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+    """A client for the configured mode: full URLs, discovered endpoints, or Prometheus."""
+    if cfg.discovery is not None:
+        return dcgm_discovery.build_client(cfg, cfg.discovery)
+    base = cfg.prometheus.url.rstrip("/") if cfg.prometheus is not None else ""
+    return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
 def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
-    """Scrape every endpoint; any failure (HTTP, transport, payload) fails the whole refresh.
+    """Read every GPU the configured mode can see.
 
-    dcgm-exporter answers with its current state: there is no window to ask for at `now`.
+    dcgm-exporter answers with its current state; only the Prometheus mode reads a window,
+    the one ending at `now`.
     """
-    del now
     cfg = section(config.sources.dcgm, SOURCE)
+    if cfg.prometheus is not None:
+        return fetch_prometheus(client, config, cfg.prometheus, now)
+    if cfg.discovery is not None:
+        if not isinstance(client, dcgm_discovery.DiscoveryClient):
+            raise TypeError("sources.dcgm.discovery needs the client build_client makes")
+        return fetch_discovered(client, cfg.discovery)
     tally = Tally()
     records: list[GpuRecord] = []
-    for url in cfg.urls:
+    for url in cfg.urls or ():
         text = get_text(client, SOURCE, url)
         node = urlsplit(url).hostname or url
         records.extend(parse_metrics(text, default_node=node, where=url, tally=tally))
-    # The same GPU behind two listed URLs (e.g. a Service and a pod) counts once.
-    gpus = dedupe(SOURCE, records, _identity, tally, same=_same_gpu)
-    return DcgmSnapshot(tuple(gpus), tally.frozen())
+    return snapshot(records, tally)
 
 
-def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
-    # Two scrapes of one exporter are moments apart, so utilisation may differ; the first wins.
-    return replace(a, utilisation=None) == replace(b, utilisation=None)
+def fetch_discovered(
+    client: dcgm_discovery.DiscoveryClient, discovery: DcgmDiscovery
+) -> DcgmSnapshot:
+    """Scrape every ready endpoint of the Service; a failed endpoint is counted, not fatal.
 
-
-def mig_slices(model: str) -> int:
-    """The compute slices of a GPU model in MIG mode: 4 on an A30 or RTX PRO 6000, else 7."""
-    upper = model.upper()
-    return 4 if any(name in upper for name in _FOUR_SLICE_MODELS) else 7
-
-
-def mig_share(profile: str, model: str) -> float:
-    """A MIG instance's share of its GPU: the profile's `<n>g` over the GPU's compute slices.
-
-    An A100/H100/H200/B200 has 7 ("1g.10gb" = 1/7, "3g.40gb" = 3/7); an A30 has 4 ("2g.12gb" =
-    2/4). Raises ValueError for a profile that is not `[<c>c.]<n>g.<mem>gb[+<ext>]`, or whose
-    size does not exist on that GPU (5g anywhere, 3g on an A30).
+    Why publishing the others is right: every GPU family is a sum or mean over GPUs that were
+    read, each GPU's numbers come whole from its own node, and no figure divides by a fleet
+    total; so the figures stay right for the GPUs they cover, and the missing node's GPUs are
+    declared by `chargeback_source_endpoints{state="failed"}` rather than silently absent. The
+    refresh does fail (the last good snapshot is kept) when no ready endpoint answered, or
+    none is listed: that would read as a cluster without GPUs.
     """
-    match = _MIG_PROFILE.match(profile.strip())
-    if match is None:
-        raise ValueError(f"unknown MIG profile {profile!r}")
-    slices = mig_slices(model)
-    used = int(match["slices"])
-    if used not in _SIZES[slices]:
-        raise ValueError(f"MIG profile {profile!r} does not fit a {slices}-slice {model!r}")
-    return used / slices
-
-
-def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
-    """Add, per GPU in MIG mode, an unallocated record for the compute slices no instance holds.
-
-    Without it a GPU carved into 3g + 3g would count 6/7 and its states would not add up to the
-    GPUs there are. The rest is counted in whole slices, so the shares add up to exactly one.
-    """
-    instances: dict[tuple[str, str], dict[str, GpuRecord]] = {}
-    for r in records:
-        if r.mig_instance:
-            instances.setdefault((r.node, r.gpu), {}).setdefault(r.mig_instance, r)
-    overfull: set[tuple[str, str]] = set()
-    rests: list[GpuRecord] = []
-    for (node, gpu), by_id in sorted(instances.items()):
-        first = by_id[min(by_id)]
-        slices = mig_slices(first.model)
-        # Shares are still n / slices here (time-sliced pods are split later): back to slices.
-        used = sum(round(r.share * slices) for r in by_id.values())
-        if used > slices:
-            overfull.add((node, gpu))
-            what = f"GPU {gpu} on {node!r}"
-            tally.drop(
-                BadRecord(OUT_OF_RANGE, f"{what}: MIG instances hold {used}/{slices} slices")
-            )
-        elif used < slices:
-            rest = GpuRecord(node, gpu, first.uuid, first.model, UNSLICED)
-            rests.append(replace(rest, share=(slices - used) / slices))
-    return [r for r in records if (r.node, r.gpu) not in overfull] + rests
-
-
-@dataclass
-class _Entity:
-    """What the series of one (GPU or instance, pod) say, gathered before validation."""
-
-    labels: dict[str, str]
-    values: dict[str, float] = field(default_factory=dict)
-    pod_labels: dict[str, str] = field(default_factory=dict)
-
-
-def parse_metrics(
-    text: str, *, default_node: str = "", where: str = "", tally: Tally | None = None
-) -> list[GpuRecord]:
-    """Parse one endpoint's exposition into records; a bad payload raises UpstreamPayloadError.
-
-    Args:
-        text: the body of dcgm-exporter's /metrics.
-        default_node: the node to use when the exporter runs with --no-hostname.
-        where: the endpoint, named in error messages.
-        tally: where a GPU dropped for a corrupt sample is counted.
-    """
-    tally = Tally() if tally is None else tally
-    entities: dict[tuple[str, ...], _Entity] = {}
-    try:
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                _collect(entities, sample.name, sample.labels, sample.value, default_node)
-    except ValueError as exc:
-        raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
-    if not entities:
-        raise UpstreamPayloadError(f"{SOURCE}: {where}: no DCGM_FI_* series with a gpu label")
+    found = dcgm_discovery.list_endpoints(client.kube, discovery)
+    tally = Tally()
     records: list[GpuRecord] = []
-    local = Tally()
-    for entity in entities.values():
+    failed: list[str] = []
+    for scrape in dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency):
         try:
-            records.append(_record(entity))
-        except BadRecord as exc:
-            local.drop(exc)
-    records = _with_unsliced(_drop_mig_parents(records), local)
-    nothing_left(f"{SOURCE}: {where}", len(records), local, "GPU")
-    tally.update(local)
-    return _apportion(records)
-
-
-def _collect(
-    entities: dict[tuple[str, ...], _Entity],
-    name: str,
-    labels: Mapping[str, str],
-    value: float,
-    default_node: str,
-) -> None:
-    metric = name.upper()
-    if not metric.startswith("DCGM_FI_") or "gpu" not in labels:
-        return
-    ident = _identity_labels(labels, default_node)
-    key = tuple(ident.values())
-    entity = entities.setdefault(key, _Entity(ident))
-    if not value >= _BLANK_FLOOR:  # NaN is kept, to be refused by validation
-        entity.values.setdefault(metric, float(value))
-    for label, label_value in labels.items():
-        if label not in _DEVICE_LABELS and label_value:
-            entity.pod_labels.setdefault(label, label_value)
-
-
-def _first(labels: Mapping[str, str], *names: str) -> str:
-    # An empty label is the same as a missing one (Prometheus treats them alike), and
-    # exported_* wins because Prometheus renames the workload's labels to it.
-    for name in names:
-        if labels.get(name):
-            return labels[name]
-    return ""
-
-
-def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, str]:
-    return {
-        "node": _first(labels, "Hostname", "hostname") or default_node,
-        "gpu": labels["gpu"],
-        "uuid": _first(labels, "UUID", "uuid"),
-        "model": _first(labels, "modelName"),
-        "mig_profile": _first(labels, "GPU_I_PROFILE"),
-        "mig_instance": _first(labels, "GPU_I_ID"),
-        "namespace": _first(labels, "exported_namespace", "namespace", "pod_namespace"),
-        "pod": _first(labels, "exported_pod", "pod", "pod_name"),
-        "container": _first(labels, "exported_container", "container", "container_name"),
+            if scrape.error is not None:
+                raise scrape.error
+            text = scrape.text or ""
+            where = scrape.endpoint.url
+            records.extend(
+                parse_metrics(text, default_node=scrape.endpoint.node, where=where, tally=tally)
+            )
+        except UpstreamError as exc:
+            failed.append(f"{scrape.endpoint.node}: {exc}")
+    if not found.ready:
+        raise UpstreamIncomplete(
+            f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "
+            f"on port {discovery.port!r} ({found.not_ready} not ready)"
+        )
+    if len(failed) == len(found.ready):
+        raise UpstreamIncomplete(f"{SOURCE}: every endpoint failed; first: {failed[0]}")
+    for message in failed:
+        log.warning("%s endpoint failed, its GPUs are left out: %s", SOURCE, message)
+    counts = {
+        "scraped": len(found.ready) - len(failed),
+        "failed": len(failed),
+        "not_ready": found.not_ready,
     }
+    return replace(snapshot(records, tally), endpoints=counts)
 
 
-def _record(entity: _Entity) -> GpuRecord:
-    # The profile is part of the series' identity but, once turned into a share, not kept.
-    ident = dict(entity.labels)
-    profile = ident.pop("mig_profile")
-    what = f"GPU {ident['gpu']} on {ident['node']!r}"
-    share = 1.0
-    if profile:
-        if profile.startswith(_BLANK_TEXT):
-            raise BadRecord(MISSING_FIELD, f"{what}: MIG profile is DCGM's blank {profile!r}")
-        try:
-            share = mig_share(profile, ident["model"])
-        except ValueError as exc:
-            raise BadRecord(WRONG_TYPE, f"{what}: {exc}") from None
-    return GpuRecord(
-        **ident,
-        pod_labels=tuple(sorted(entity.pod_labels.items())),
-        utilisation=_utilisation(entity.values, what),
-        share=share,
-    )
-
-
-def _utilisation(values: Mapping[str, float], what: str) -> float | None:
-    ratio = _checked(values.get(GR_ENGINE_ACTIVE), 0.0, 1.0, f"{what}: {GR_ENGINE_ACTIVE}")
-    if ratio is not None:
-        return ratio
-    percent = _checked(values.get(GPU_UTIL), 0.0, 100.0, f"{what}: {GPU_UTIL}")
-    return None if percent is None else percent / 100.0
-
-
-def _checked(value: float | None, low: float, high: float, what: str) -> float | None:
-    if value is None:
-        return None
-    if not math.isfinite(value):
-        raise BadRecord(NON_FINITE, f"{what} is {value}")
-    # 4294967295 (a uint32 -1) is one of DCGM's blank markers below _BLANK_FLOOR: refused here.
-    if not low <= value <= high:
-        raise BadRecord(OUT_OF_RANGE, f"{what} is {value}, expected {low:g}..{high:g}")
-    return value
-
-
-def _drop_mig_parents(records: Iterable[GpuRecord]) -> list[GpuRecord]:
-    records = list(records)
-    # A GPU in MIG mode is counted through its instances; a device-level series of the same
-    # GPU would count its capacity twice.
-    mig_gpus = {(r.node, r.gpu) for r in records if r.mig_instance}
-    return [r for r in records if r.mig_instance or (r.node, r.gpu) not in mig_gpus]
-
-
-def _apportion(records: list[GpuRecord]) -> list[GpuRecord]:
-    holders: dict[tuple[str, str, str], int] = {}
-    for r in records:
-        if r.allocated:
-            slot = (r.node, r.gpu, r.mig_instance)
-            holders[slot] = holders.get(slot, 0) + 1
-    out = []
-    for r in records:
-        pods = holders.get((r.node, r.gpu, r.mig_instance), 0)
-        if not r.allocated and pods:
-            continue  # an unallocated series beside an allocated one describes the same slot
-        out.append(replace(r, share=r.share / pods) if pods > 1 else r)
-    return sorted(out, key=_identity)
-
-
-def _identity(record: GpuRecord) -> tuple[str, ...]:
-    return (
-        record.node,
-        record.gpu,
-        record.mig_instance,
-        record.uuid,
-        record.namespace,
-        record.pod,
-        record.container,
-    )
+def fetch_prometheus(
+    client: httpx.Client, config: Config, cfg: DcgmPrometheus, now: datetime
+) -> DcgmSnapshot:
+    """Utilisation averaged over the cost's window, from the Prometheus that scrapes DCGM."""
+    window = cfg.window
+    if window is None:
+        opencost = config.sources.opencost
+        window = opencost.rate_window if opencost is not None else _DEFAULT_WINDOW
+    keys = (*config.attribution.team_label_keys, *config.attribution.fallback_label_keys)
+    labels = dcgm_prometheus.group_labels(cfg, keys)
+    series = dcgm_prometheus.read_series(client, window, labels, now)
+    tally = Tally()
+    where = f"{cfg.url} over {format_duration(window)}"
+    records = parse_series(series, where=where, tally=tally) if series else []
+    if not records:
+        raise UpstreamIncomplete(f"{SOURCE}: {where}: no DCGM utilisation series with a gpu label")
+    return snapshot(records, tally)
 
 
 KIND = SourceKind(SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, build_client, fetch)

@@ -283,7 +283,9 @@ def test_fake_at_night_has_every_gpu_held(serve: Callable[..., DcgmConfig]) -> N
 
 
 def test_fake_health_and_unknown_paths(serve: Callable[..., DcgmConfig]) -> None:
-    base = serve(NIGHT).urls[0].removesuffix("/metrics")
+    urls = serve(NIGHT).urls
+    assert urls is not None
+    base = urls[0].removesuffix("/metrics")
     with httpx.Client() as client:
         assert client.get(f"{base}/health").status_code == 200
         assert client.get(f"{base}/nope").status_code == 404
