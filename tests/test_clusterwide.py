@@ -25,8 +25,8 @@ from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 
 
-def _utc(*parts: int) -> float:
-    return datetime(*parts, tzinfo=UTC).timestamp()  # type: ignore[misc]
+def _utc(year: int, month: int, day: int, hour: int = 0) -> float:
+    return datetime(year, month, day, hour, tzinfo=UTC).timestamp()
 
 
 def _by(samples: list[Sample], name: str) -> dict[str, float]:
