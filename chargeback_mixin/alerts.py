@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.rules import Rule
+from chargeback_mixin.rules import IDLE_GPU_RATIO, Rule
 
 __all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
 
@@ -58,13 +58,13 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
     return [
         Alert(
             "ChargebackIdleGpuCostHigh",
-            f"cluster:chargeback_idle_cost_per_hour:ratio > {c.idle_cost_share:g}",
+            # GPUs only: idle CPU and memory, however large, are not idle GPUs.
+            f"{IDLE_GPU_RATIO} > {c.idle_cost_share:g}",
             c.idle_cost_for,
             "warning",
-            "Idle GPU capacity costs a large share of the cluster.",
-            "Idle capacity<in-cluster> (the __idle__ team plus every idle_share) costs "
-            "{{ $value | humanizePercentage }} of the cluster's hardware cost per hour, above "
-            f"{_pct(c.idle_cost_share)} for {c.idle_cost_for}.",
+            "Idle GPU capacity costs a large share of the cluster's GPUs.",
+            "Idle GPUs<in-cluster> cost {{ $value | humanizePercentage }} of the cluster's GPU "
+            f"cost per hour, above {_pct(c.idle_cost_share)} for {c.idle_cost_for}.",
         ),
         Alert(
             "ChargebackTeamGpusIdle",
@@ -122,7 +122,7 @@ def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
             "A team will exceed its monthly GPU budget before the month ends.",
             "At its current rate team {{ $labels.team }}<in-cluster> will spend "
             "{{ $value | humanizePercentage }} of its monthly GPU budget by the end of the "
-            "month (UTC).",
+            "month (in the exporter's time zone).",
         ),
     ]
 

@@ -43,7 +43,7 @@ class MixinConfig:
     replica_labels: tuple[str, ...] = ("instance", "pod", "prometheus_replica")
 
     # --- Thresholds ------------------------------------------------------------------------
-    # ChargebackIdleGpuCostHigh: idle cost over cluster hardware cost. Raise it while a new
+    # ChargebackIdleGpuCostHigh: idle GPU cost over the cluster's GPU cost. Raise it while a new
     # cluster fills up; lower it once the cluster is meant to run hot.
     idle_cost_share: float = 0.30
     # ChargebackTeamGpusIdle: a team's mean GPU utilisation (0..1) under which its allocated

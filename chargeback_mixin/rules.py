@@ -8,9 +8,14 @@ labels as chargeback_team_budget, so budget ratios are plain one-to-one division
   consumers are charged, and the consumers' tokens count against their hardware budget;
   kind="llm" is the llm_external component, the external providers' bill.
 - The end-of-month forecast is month to date + current hourly rate x hours left in the month.
-  Hours left are computed in PromQL from days_in_month(), day_of_month(), hour() and minute(),
-  which Prometheus evaluates in UTC; the exporter's month follows its configured time zone, so
-  near the month boundary the forecast can be off by the zone's offset in hours.
+  The month is the exporter's: it follows its configured time zone, which PromQL's calendar
+  functions (UTC only) cannot know, so the exporter exports the month's bounds as Unix times
+  and the hours are plain differences (elapsed = time() - start, length = end - start, left
+  = end - time()), right in any zone and across daylight-saving changes. Each cluster gets its
+  own bounds (clusters may run in different zones).
+- Idle per resource comes from the exporter's pre-policy `chargeback_cluster_*` families: the
+  policies fold GPU, CPU and memory idle into one `idle_share` component, so only those tell
+  idle GPUs apart.
 
 Replica-safe and cluster-aware: every raw series is first reduced to one copy with
 `max without (<replica labels>)` (two replicas of one exporter differ only in those labels and
@@ -28,6 +33,7 @@ __all__ = [
     "GROUP",
     "HARDWARE_MATCHER",
     "HOURS_LEFT_IN_MONTH",
+    "IDLE_GPU_RATIO",
     "LLM_COMPONENTS",
     "Rule",
     "recorded_names",
@@ -42,8 +48,10 @@ assert all(c in COMPONENTS for c in LLM_COMPONENTS)
 HARDWARE_MATCHER = 'component!~"' + "|".join(LLM_COMPONENTS) + '"'
 GPU_BUDGET_MATCHER = 'component!="llm_external"'
 
-# UTC hours from now to the first instant of next month.
-HOURS_LEFT_IN_MONTH = "(days_in_month() - day_of_month() + 1) * 24 - hour() - minute() / 60"
+# Hours from now to the end of the exporter's month, per cluster (recorded below).
+HOURS_LEFT_IN_MONTH = "cluster:chargeback_month_hours:left"
+# The idle GPU share the idle alert and panels read (GPUs only, never CPU or memory idle).
+IDLE_GPU_RATIO = 'cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio{resource="gpu"}'
 
 IDLE_TEAM = 'team="__idle__"'
 IDLE_SHARE = 'component="idle_share"'
@@ -94,6 +102,43 @@ def _cost_rules(c: MixinConfig) -> list[Rule]:
     ]
 
 
+def _idle_rules(c: MixinConfig) -> list[Rule]:
+    """Idle cost per resource (gpu, cpu, ram) before any policy, and its share of that resource."""
+    idle = "chargeback_cluster_idle_cost_per_hour"
+    total = "chargeback_cluster_resource_cost_per_hour"
+    return [
+        _record(f"cluster_resource:{idle}:sum", f"sum {c.by('resource')} ({c.dedup(idle)})"),
+        _record(f"cluster_resource:{total}:sum", f"sum {c.by('resource')} ({c.dedup(total)})"),
+        _record(
+            f"cluster_resource:{idle}:ratio",
+            f"cluster_resource:{idle}:sum / (cluster_resource:{total}:sum > 0)",
+        ),
+        _record(
+            "cluster_resource:chargeback_cluster_idle_cost_month_to_date:sum",
+            f"sum {c.by('resource')} ({c.dedup('chargeback_cluster_idle_cost_month_to_date')})",
+        ),
+    ]
+
+
+def _month_rules(c: MixinConfig) -> list[Rule]:
+    """The exporter's month per cluster: its bounds, and hours elapsed, left and in total."""
+    start = "cluster:chargeback_month_start_timestamp_seconds:max"
+    end = "cluster:chargeback_month_end_timestamp_seconds:max"
+    return [
+        # Replicas agree except across the boundary itself, where max picks the newer month.
+        _record(start, f"max {c.by()} ({c.dedup('chargeback_month_start_timestamp_seconds')})"),
+        _record(end, f"max {c.by()} ({c.dedup('chargeback_month_end_timestamp_seconds')})"),
+        _record("cluster:chargeback_month_hours:length", f"({end} - {start}) / 3600"),
+        # Clamped: until the exporter's next join after the boundary its bounds are last
+        # month's, and a forecast then is the month to date, never less.
+        _record(
+            "cluster:chargeback_month_hours:elapsed",
+            f"clamp_min(time() - {start}, 0) / 3600",
+        ),
+        _record(HOURS_LEFT_IN_MONTH, f"clamp_min({end} - time(), 0) / 3600"),
+    ]
+
+
 def _budget_rules(c: MixinConfig) -> list[Rule]:
     """Month to date against budget, and the end-of-month forecast, per team and kind."""
     rules: list[Rule] = [
@@ -113,7 +158,8 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
     rules += [
         _record(
             "team_kind:chargeback_team_cost_month_end:forecast",
-            f"team_kind:{MTD}:sum + team_kind:{COST}:sum * scalar({HOURS_LEFT_IN_MONTH})",
+            f"team_kind:{MTD}:sum + team_kind:{COST}:sum"
+            f" * on ({c.cluster_label}) group_left () {HOURS_LEFT_IN_MONTH}",
         ),
         _record(
             "team_kind:chargeback_team_budget:sum",
@@ -209,7 +255,14 @@ def _llm_rules(c: MixinConfig) -> list[Rule]:
 
 def recording_rules(c: MixinConfig) -> list[Rule]:
     """Every recording rule, in evaluation order (later rules read earlier ones)."""
-    return _cost_rules(c) + _budget_rules(c) + _gpu_rules(c) + _llm_rules(c)
+    return (
+        _cost_rules(c)
+        + _idle_rules(c)
+        + _month_rules(c)
+        + _budget_rules(c)
+        + _gpu_rules(c)
+        + _llm_rules(c)
+    )
 
 
 def recorded_names(c: MixinConfig) -> set[str]:

@@ -15,6 +15,7 @@ from datetime import datetime
 from exporter.attribution import Attributor
 from exporter.calendar import hours_in_month, month_start
 from exporter.chargeback import Ledger, cap_teams
+from exporter.clusterwide import idle_samples, month_samples
 from exporter.config import Config
 from exporter.costs import Window, gpu_price_per_hour, serving_costs, window
 from exporter.gpus import gpu_samples, model_price
@@ -107,6 +108,7 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         samples.extend(llm_usage_samples(usage))
         samples.extend(llm_budget_state_samples(records.litellm.teams, attributor))
     samples.extend(budget_samples(budgets))
+    samples.extend(month_samples(now, config.zone))
     if opencost is None:
         return Chargeback(now, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
     hourly, month = _windows(config, attributor, opencost, now)
@@ -124,6 +126,7 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
     samples.extend(ledger_samples(hourly_ledger, month_ledger))
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
+    samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
     return Chargeback(
         now, hourly_ledger, month_ledger, tuple(samples), tuple(folded), budgets, usage, pricing

@@ -11,6 +11,9 @@ __all__ = [
     "BUILD_ERRORS",
     "CATALOGUE",
     "CLUSTER_COST_PER_HOUR",
+    "CLUSTER_IDLE_COST_MONTH_TO_DATE",
+    "CLUSTER_IDLE_COST_PER_HOUR",
+    "CLUSTER_RESOURCE_COST_PER_HOUR",
     "COMPONENTS",
     "CONFIG",
     "GPUS",
@@ -24,6 +27,8 @@ __all__ = [
     "LLM_SPEND_MONTH_TO_DATE",
     "LLM_TOKENS_MONTH_TO_DATE",
     "LLM_UNKNOWN_MODELS",
+    "MONTH_END_TIMESTAMP_SECONDS",
+    "MONTH_START_TIMESTAMP_SECONDS",
     "QUOTA_BORROWED",
     "QUOTA_BORROWING_LIMIT",
     "QUOTA_LENDING_LIMIT",
@@ -152,6 +157,33 @@ CLUSTER_COST_PER_HOUR = _f(
     "currency/h",
     "opencost",
 )
+CLUSTER_RESOURCE_COST_PER_HOUR = _f(
+    "cluster_resource_cost_per_hour",
+    G,
+    "Cost rate of the whole cluster per resource (gpu, cpu, ram): allocations plus idle, as "
+    "OpenCost reports it, before any policy.",
+    ("resource",),
+    "currency/h",
+    "opencost",
+)
+CLUSTER_IDLE_COST_PER_HOUR = _f(
+    "cluster_idle_cost_per_hour",
+    G,
+    "Cost rate of idle capacity per resource (gpu, cpu, ram), as OpenCost reports it, before "
+    "any idle policy shares it out.",
+    ("resource",),
+    "currency/h",
+    "opencost",
+)
+CLUSTER_IDLE_COST_MONTH_TO_DATE = _f(
+    "cluster_idle_cost_month_to_date",
+    G,
+    "Cost of idle capacity per resource (gpu, cpu, ram) since the start of the calendar month "
+    "in the configured time zone, before any idle policy shares it out.",
+    ("resource",),
+    "currency",
+    "opencost",
+)
 TEAMS_OVER_CAP = _f(
     "teams_over_cap",
     G,
@@ -159,6 +191,24 @@ TEAMS_OVER_CAP = _f(
     (),
     "teams",
     "opencost",
+)
+# The month the month-to-date totals cover, so rules can forecast in the configured zone.
+MONTH_START_TIMESTAMP_SECONDS = _f(
+    "month_start_timestamp_seconds",
+    G,
+    "Unix time of the start of the current calendar month in the configured time zone.",
+    (),
+    "seconds",
+    "config",
+)
+MONTH_END_TIMESTAMP_SECONDS = _f(
+    "month_end_timestamp_seconds",
+    G,
+    "Unix time of the start of the next calendar month in the configured time zone (the end "
+    "of the current one).",
+    (),
+    "seconds",
+    "config",
 )
 # GPUs, from DCGM.
 GPUS = _f(
@@ -402,7 +452,12 @@ CATALOGUE: tuple[Family, ...] = (
     TEAM_BUDGET,
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
     CLUSTER_COST_PER_HOUR,
+    CLUSTER_RESOURCE_COST_PER_HOUR,
+    CLUSTER_IDLE_COST_PER_HOUR,
+    CLUSTER_IDLE_COST_MONTH_TO_DATE,
     TEAMS_OVER_CAP,
+    MONTH_START_TIMESTAMP_SECONDS,
+    MONTH_END_TIMESTAMP_SECONDS,
     GPUS,
     TEAM_GPU_UTILIZATION_RATIO,
     TEAM_GPU_WASTE_COST_PER_HOUR,

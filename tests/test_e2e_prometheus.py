@@ -168,8 +168,14 @@ def _expected(stack: Stack) -> dict[str, float] | None:
     research = [
         v for lb, v in mtd if lb["team"] == "research" and lb["component"] != "llm_external"
     ]
+    idle_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_idle_cost_per_hour"]}
+    total_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_resource_cost_per_hour"]}
+    ratio = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
     return {
         "cluster:chargeback_team_cost_per_hour:sum": sum(v for _, v in cost),
+        # Per resource, before any policy: idle GPUs apart from idle CPU.
+        f'{ratio}{{resource="gpu"}}': idle_by["gpu"] / total_by["gpu"],
+        f'{ratio}{{resource="cpu"}}': idle_by["cpu"] / total_by["cpu"],
         "cluster:chargeback_idle_cost_per_hour:ratio": sum(idle) / hardware,
         'team_kind:chargeback_team_cost_month_to_date:sum{team="research", kind="gpu"}': sum(
             research

@@ -13,10 +13,15 @@ from chargeback_mixin.dashboards.lib import (
     stat_panel,
     timeseries_panel,
 )
+from chargeback_mixin.rules import IDLE_GPU_RATIO
 
 __all__ = ["build"]
 
 IDLE_TEAM = 'team="__idle__"'
+GPU = 'resource="gpu"'
+IDLE_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:sum"
+IDLE_RATIO_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
+IDLE_MONTH_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_month_to_date:sum"
 IDLE_SHARE = 'component="idle_share"'
 
 
@@ -26,17 +31,18 @@ def _idle(c: MixinConfig, u: Units) -> Section:
         "Idle capacity",
         [
             stat_panel(
-                "Idle cost per hour",
-                "Idle capacity's cost rate: the __idle__ team plus every team's idle_share.",
+                "Idle GPU cost per hour",
+                "Cost rate of the GPUs no workload used, as OpenCost reports it before any "
+                "policy shares it out.",
                 u.money_per_hour,
-                [query("cluster:chargeback_idle_cost_per_hour:sum")],
+                [query(f"{IDLE_BY_RESOURCE}{{{GPU}}}")],
                 width=8,
             ),
             stat_panel(
-                "Idle share",
-                "Idle cost over the cluster's hardware cost rate.",
+                "Idle GPU share",
+                "Idle GPU cost over the cluster's GPU cost rate; CPU and memory idle do not count.",
                 u.ratio,
-                [query("cluster:chargeback_idle_cost_per_hour:ratio")],
+                [query(IDLE_GPU_RATIO)],
                 width=8,
             ),
             stat_panel(
@@ -47,9 +53,35 @@ def _idle(c: MixinConfig, u: Units) -> Section:
                 width=8,
             ),
             timeseries_panel(
+                "Idle cost per hour by resource",
+                "Cost rate of idle GPUs, CPU and memory, before any policy shares it out.",
+                u.money_per_hour,
+                [query(f"sum by (resource) ({IDLE_BY_RESOURCE})", "{{resource}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Idle share by resource",
+                "Each resource's idle cost over its cost rate, and all idle capacity (the "
+                "__idle__ team plus every idle_share) over the hardware cost rate.",
+                u.ratio,
+                [
+                    query(IDLE_RATIO_BY_RESOURCE, "{{resource}}"),
+                    query("cluster:chargeback_idle_cost_per_hour:ratio", "all hardware", ref="B"),
+                ],
+                width=24,
+            ),
+            timeseries_panel(
+                "Idle cost this month by resource",
+                "Idle cost of GPUs, CPU and memory since the start of the month (exporter's "
+                "time zone); drops to zero when a month ends.",
+                u.money,
+                [query(f"sum by (resource) ({IDLE_MONTH_BY_RESOURCE})", "{{resource}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
                 "Who pays for idle capacity",
-                "Idle cost rate by payer: __idle__ is nobody (showback); teams pay their "
-                "idle_share under the proportional policy.",
+                "Idle cost rate of every resource by payer: __idle__ is nobody (showback); "
+                "teams pay their idle_share under the proportional policy.",
                 u.money_per_hour,
                 [
                     query(

@@ -15,6 +15,7 @@ from chargeback_mixin.dashboards.lib import (
     table_panel,
     timeseries_panel,
 )
+from chargeback_mixin.rules import IDLE_GPU_RATIO
 
 __all__ = ["build"]
 
@@ -37,11 +38,11 @@ def _headline(u: Units) -> Section:
                 [query("sum(team:chargeback_team_cost_month_to_date:sum)")],
             ),
             stat_panel(
-                "Idle share",
-                "Idle capacity (the __idle__ team plus every idle_share) over the cluster's "
-                "hardware cost rate.",
+                "Idle GPU share",
+                "Idle GPU cost over the cluster's GPU cost rate (OpenCost's idle, before any "
+                "policy shares it out); CPU and memory idle do not count.",
                 u.ratio,
-                [query("cluster:chargeback_idle_cost_per_hour:ratio")],
+                [query(IDLE_GPU_RATIO)],
             ),
             stat_panel(
                 "Unallocated share",
@@ -72,12 +73,12 @@ def _by_team(c: MixinConfig, u: Units) -> Section:
                 stacked=True,
             ),
             timeseries_panel(
-                "Idle and unallocated shares",
-                "Share of the hardware cost rate that sits idle, and share of the whole cost "
-                "rate no team owns.",
+                "Idle GPU and unallocated shares",
+                "Share of the GPU cost rate that sits idle, and share of the whole cost rate no "
+                "team owns.",
                 u.ratio,
                 [
-                    query("cluster:chargeback_idle_cost_per_hour:ratio", "idle"),
+                    query(IDLE_GPU_RATIO, "idle GPUs"),
                     query(
                         "cluster:chargeback_unallocated_cost_per_hour:ratio", "unallocated", ref="B"
                     ),

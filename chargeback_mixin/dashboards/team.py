@@ -40,13 +40,23 @@ def _money(u: Units) -> Section:
             stat_panel(
                 "Budget used",
                 "Month to date over the monthly budget: gpu = hardware components, "
-                "llm = llm_external.",
+                "llm = llm_external; beside it, how much of the month (exporter's time zone) "
+                "has gone.",
                 u.ratio,
-                [query(f"team_kind:chargeback_team_budget_used:ratio{{{TEAM}}}", "{{kind}}")],
+                [
+                    query(f"team_kind:chargeback_team_budget_used:ratio{{{TEAM}}}", "{{kind}}"),
+                    query(
+                        "cluster:chargeback_month_hours:elapsed"
+                        " / cluster:chargeback_month_hours:length",
+                        "month elapsed",
+                        ref="B",
+                    ),
+                ],
             ),
             stat_panel(
                 "Budget at month end (forecast)",
-                "Month to date + current rate x hours left in the month (UTC), over the budget.",
+                "Month to date + current rate x hours left in the month (exporter's time zone), "
+                "over the budget.",
                 u.ratio,
                 [query(f"team_kind:chargeback_team_budget_forecast:ratio{{{TEAM}}}", "{{kind}}")],
             ),
