@@ -24,6 +24,8 @@ from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
 from exporter.sources.budget import RetryPolicy
 from exporter.sources.table import Records
+from exporter.statement import build_statement
+from exporter.statement_html import statement_html
 from exporter.web_config import WebServing, load_web_config
 from exporter.wiring import Joiner, build_sources, make_refresher, static_samples
 
@@ -85,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--config.file", dest="config_file", default=argparse.SUPPRESS, help="YAML config file"
     )
-    report.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    report.add_argument("--format", choices=["table", "csv", "json", "html"], default="table")
     report.add_argument(
         "--table",
         choices=TABLES,
@@ -254,7 +256,10 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         # Kueue keeps no history: a closed month's quota figures are today's quotas.
         quota_as_of=clock() if month is not None and records.kueue is not None else None,
     )
-    sys.stdout.write(format_report(report, args.format, args.table))
+    if args.format == "html":
+        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
+    else:
+        sys.stdout.write(format_report(report, args.format, args.table))
     if not ok:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
     share, limit = report.unallocated_share, args.max_unallocated

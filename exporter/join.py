@@ -68,6 +68,9 @@ class Chargeback:
     budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
     llm_usage: Mapping[tuple[str, str], TeamModelUsage] = field(default_factory=dict)
     llm_pricing: tuple[ModelPricing, ...] = ()
+    # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
+    # header idle); None without OpenCost.
+    month_idle: float | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,15 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
     return Chargeback(
-        now, hourly_ledger, month_ledger, tuple(samples), tuple(folded), budgets, usage, pricing
+        now,
+        hourly_ledger,
+        month_ledger,
+        tuple(samples),
+        tuple(folded),
+        budgets,
+        usage,
+        pricing,
+        sum(opencost.month.idle.values()),
     )
 
 

@@ -18,7 +18,15 @@ from exporter.footing import cents, foot, largest_remainder, round_cents
 from exporter.llm import ModelPricing, TeamModelUsage
 from exporter.metrics import COMPONENTS
 
-__all__ = ["ModelRow", "Report", "TeamRow", "build_report", "format_report", "model_rows"]
+__all__ = [
+    "ModelRow",
+    "Report",
+    "TeamRow",
+    "build_report",
+    "format_report",
+    "model_rows",
+    "table_lines",
+]
 
 TOTAL = "total"
 TABLES = ("teams", "models")
@@ -381,3 +389,9 @@ def _table(report: Report) -> str:
         lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
         lines += _aligned(models, {0, len(models) - 2})
     return "\n".join(lines) + "\n"
+
+
+def table_lines(report: Report) -> tuple[list[list[str]], list[list[str]]]:
+    """The text table's cells, header first and total row last: teams, then models."""
+    head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
+    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ".3e")]
