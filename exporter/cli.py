@@ -182,6 +182,7 @@ def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing |
             service.exposition,
             tls=web.tls if web else None,
             authorize=web.auth.allows if web and web.auth else None,
+            statement=service.statement,
         )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
