@@ -194,7 +194,7 @@ def _headline(statement: Statement) -> str:
         ),
     ]
     if report.models:
-        cards.append(card("LLM models", f"{report.model_spend:,.2f}", "spend, every model"))
+        cards.append(card("LLM models", f"{report.model_spend:,.2f} {money}", "spend, every model"))
     return "".join(cards)
 
 

@@ -12,7 +12,7 @@ CSP = (
 
 STYLE = """
 body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1d2330;
-  margin: 2rem auto; max-width: 1200px; padding: 0 1rem; }
+  margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
 h1 { margin-bottom: .2rem; }
 .subtitle { color: #5b6475; margin-top: 0; }
 .cards { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1.5rem 0; }
@@ -23,10 +23,10 @@ h1 { margin-bottom: .2rem; }
 figure { margin: 1.5rem 0; }
 figure svg { width: 100%; height: auto; }
 .note { color: #5b6475; font-style: italic; }
-table { border-collapse: collapse; margin: 1.5rem 0; font-size: .8rem; }
+table { border-collapse: collapse; margin: 1.5rem 0; font-size: .78rem; }
 .table { overflow-x: auto; }
 caption { text-align: left; font-weight: bold; padding-bottom: .4rem; }
-th, td { padding: .25rem .6rem; border-bottom: 1px solid #e3e6eb; text-align: left; }
+th, td { padding: .25rem .4rem; border-bottom: 1px solid #e3e6eb; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total th, tr.total td { border-top: 2px solid #1d2330; font-weight: bold; }
 """
