@@ -26,7 +26,8 @@ __all__ = ["CHARTS", "statement_html"]
 
 # pygal appends to sys.meta_path a finder for its map plug-ins (unused here) that has only the
 # old `find_module` API: on Python 3.11 every import that reaches it raises an ImportWarning
-# (an error under the tests' filterwarnings). Nothing here needs it.
+# (an error under the tests' filterwarnings). Nothing here needs it (Kozea/pygal#532 is the
+# upstream fix, not released).
 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, pygal.PluginImportFixer)]
 
 # The charts' ids on the page (each SVG is `svg#chart-<id>`), in page order.
