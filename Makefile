@@ -32,6 +32,16 @@ promtool:
 		fi; \
 	fi
 
+# Headless Chromium opens the HTML statement in tests/test_statement_browser.py (which skips
+# without it only where it cannot be installed, as a non-root user).
+	@if ! command -v chromium >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "chromium missing: install the Debian package chromium (the statement's browser tests skip without it)"; \
+		fi; \
+	fi
+
 # The runtime package, the development packages, the tests and the bench.
 CODE := exporter chargeback_demo chargeback_mixin chargeback_deploy tests bench
 

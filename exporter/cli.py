@@ -25,6 +25,8 @@ from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
 from exporter.sources.budget import RetryPolicy
 from exporter.sources.table import Records
+from exporter.statement import build_statement
+from exporter.statement_html import statement_html
 from exporter.web_config import WebServing, load_web_config
 from exporter.wiring import Joiner, build_sources, make_refresher, static_samples
 
@@ -88,9 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--format",
-        choices=["table", "csv", "json", "focus"],
+        choices=["table", "csv", "json", "html", "focus"],
         default="table",
-        help="focus: a FOCUS 1.2 CSV with daily rows (needs --month)",
+        help="html: one self-contained page; focus: FOCUS 1.2 CSV, daily rows (needs --month)",
     )
     report.add_argument(
         "--table",
@@ -186,6 +188,7 @@ def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing |
             service.exposition,
             tls=web.tls if web else None,
             authorize=web.auth.allows if web and web.auth else None,
+            statement=service.statement,
         )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
@@ -265,6 +268,8 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     )
     if args.format == "focus" and month is not None:
         sys.stdout.write(focus_export(config, build_sources(config, path), report, month))
+    elif args.format == "html":
+        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
     else:
         sys.stdout.write(format_report(report, args.format, args.table))
     if not ok:

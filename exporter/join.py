@@ -70,6 +70,9 @@ class Chargeback:
     budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
     llm_usage: Mapping[tuple[str, str], TeamModelUsage] = field(default_factory=dict)
     llm_pricing: tuple[ModelPricing, ...] = ()
+    # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
+    # header idle); None without OpenCost.
+    month_idle: float | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,15 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
     return Chargeback(
-        now, hourly_ledger, month_ledger, tuple(samples), tuple(folded), budgets, usage, pricing
+        now,
+        hourly_ledger,
+        month_ledger,
+        tuple(samples),
+        tuple(folded),
+        budgets,
+        usage,
+        pricing,
+        sum(opencost.month.idle.values()),
     )
 
 

@@ -8,7 +8,6 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -20,19 +19,21 @@ from exporter.metrics import COMPONENTS
 
 __all__ = [
     "KUEUE_NOW",
+    "QUOTA_BASIS",
     "ModelRow",
     "Report",
     "TeamRow",
     "build_report",
     "format_report",
     "model_rows",
+    "table_lines",
 ]
 
 TOTAL = "total"
 # A closed month's quota figures rest on Kueue's quotas when the report runs: Kueue keeps no
 # history. Said without the instant, so a closed month prints the same bytes whenever it runs.
 KUEUE_NOW = "kueue_now"
-_QUOTA_BASIS = {
+QUOTA_BASIS = {
     KUEUE_NOW: "Quota figures rest on Kueue's nominal quotas and lending limits as they are "
     "when the report runs (Kueue keeps no history); borrowing is measured from the month's "
     "GPU-hours",
@@ -82,7 +83,6 @@ class Report:
     idle_shared: Decimal  # the part of it the policy put on teams (the rest is `__idle__`)
     models: tuple[ModelRow, ...] = ()
     closed: bool = False  # a closed past month rather than the month to date
-    quota_as_of: datetime | None = None  # when Kueue's state was read, for a closed month
     quota_basis: str | None = None  # what a closed month's quota figures rest on (KUEUE_NOW)
 
     @property
@@ -125,7 +125,6 @@ def build_report(
     *,
     idle: float | None = None,
     closed: bool = False,
-    quota_as_of: datetime | None = None,
     quota_basis: str | None = None,
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
@@ -166,7 +165,6 @@ def build_report(
         idle_shared,
         models,
         closed,
-        quota_as_of,
         quota_basis,
     )
 
@@ -285,8 +283,6 @@ def _json(report: Report) -> str:
         ],
         "models_spend": float(report.model_spend),
     }
-    if report.quota_as_of is not None:
-        payload["quota_as_of"] = report.quota_as_of.isoformat()
     if report.quota_basis is not None:
         payload["quota_basis"] = report.quota_basis
     return json.dumps(payload, indent=2) + "\n"
@@ -390,13 +386,8 @@ def _table(report: Report) -> str:
         f"({report.unallocated:,.2f} of {report.total:,.2f}); "
         f"idle: {report.idle:,.2f} ({report.idle_shared:,.2f} shared onto teams)",
     ]
-    if report.quota_as_of is not None:
-        lines.append(
-            f"Quota figures rest on Kueue's state at {report.quota_as_of:%Y-%m-%d %H:%M %Z}: "
-            "Kueue keeps no history"
-        )
     if report.quota_basis is not None:
-        lines.append(_QUOTA_BASIS[report.quota_basis])
+        lines.append(QUOTA_BASIS[report.quota_basis])
     lines += ["", *_aligned(teams, {0, len(teams) - 2})]
     if report.models:
         head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
@@ -404,3 +395,9 @@ def _table(report: Report) -> str:
         lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
         lines += _aligned(models, {0, len(models) - 2})
     return "\n".join(lines) + "\n"
+
+
+def table_lines(report: Report) -> tuple[list[list[str]], list[list[str]]]:
+    """The text table's cells, header first and total row last: teams, then models."""
+    head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
+    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ".3e")]

@@ -10,7 +10,8 @@ from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.exposition import Exposition
 from exporter.refresher import Refresher
-from exporter.wiring import make_refresher
+from exporter.statement import StatementCache
+from exporter.wiring import Joiner, make_refresher
 
 __all__ = ["Service"]
 
@@ -23,12 +24,21 @@ class Service:
     def __init__(self, config: Config, path: str, clock: Clock) -> None:
         self._path = path
         self._clock = clock
-        self._refresher: Refresher = make_refresher(config, path, clock)
+        self._refresher, self._statement = self._build(config)
         self._reloading = threading.Lock()  # one reload at a time; a scrape never takes it
+
+    def _build(self, config: Config) -> tuple[Refresher, StatementCache]:
+        joiner = Joiner(config)
+        refresher = make_refresher(config, self._path, self._clock, joiner)
+        return refresher, StatementCache(config, lambda: joiner.last)
 
     def exposition(self) -> Exposition:
         """What a scrape gets: the current refresher's cached bytes."""
         return self._refresher.exposition
+
+    def statement(self) -> bytes | None:
+        """The /statement page of the current refresher's last join (None before one)."""
+        return self._statement()
 
     def start(self) -> None:
         """Start the refresh loops."""
@@ -42,13 +52,13 @@ class Service:
         """
         with self._reloading:
             try:
-                fresh = make_refresher(load_config(self._path), self._path, self._clock)
+                fresh, statement = self._build(load_config(self._path))
             except ConfigError as exc:
                 for line in exc.lines():
                     log.error("reload refused, the running config stays: %s", line)
                 return False
             fresh.refresh_all()
-            old, self._refresher = self._refresher, fresh
+            old, self._refresher, self._statement = self._refresher, fresh, statement
             fresh.start(refreshed=True)
             old.stop()
             log.info("reloaded %s", self._path)

@@ -151,7 +151,7 @@ def test_month_reads_a_closed_month_from_its_start_to_the_next(
     assert main(args, CLOCK) == 0
     closed = json.loads(capsys.readouterr().out)
     assert (closed["month"], closed["closed"]) == ("2026-10", True)
-    assert "quota_as_of" not in closed  # no Kueue configured
+    assert "quota_basis" not in closed  # no Kueue configured
     start, end = datetime(2026, 9, 30, 22, tzinfo=UTC), datetime(2026, 10, 31, 23, tzinfo=UTC)
     with httpx.Client(base_url=stack.urls["opencost"]) as client:
         month = fetch_window(client, start, end)

@@ -1,0 +1,177 @@
+"""Read an HTML statement's figures back (charts and tables) and compare them with the report.
+
+The same shape comes from two readers: `read_page` parses the file's text here, and `DOM_JS`
+reads the page a browser rendered. Both give `{"charts": {id: {series: {x label: value}}},
+"tables": [[[cell, ...], ...], ...]}`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from typing import Any
+
+__all__ = ["DOM_JS", "assert_statement_matches", "read_page"]
+
+# Series are keyed by their legend (`#activate-serie-N`), bars by their x label.
+DOM_JS = """(() => {
+  const charts = {};
+  for (const svg of document.querySelectorAll('svg.pygal-chart')) {
+    const plot = svg.querySelector('g.plot:not(.overlay):not(.text-overlay):not(.tooltip-overlay)');
+    const series = {};
+    plot.querySelectorAll(':scope g.series').forEach((s, i) => {
+      const title = svg.querySelector('#activate-serie-' + i + ' text').textContent;
+      const values = {};
+      s.querySelectorAll('g.bar').forEach(b => {
+        values[b.querySelector('desc.x_label').textContent] =
+          b.querySelector('desc.value').textContent;
+      });
+      series[title] = values;
+    });
+    charts[svg.id.replace(/^chart-/, '')] = series;
+  }
+  const tables = [...document.querySelectorAll('table')].map(t =>
+    [...t.querySelectorAll('tr')].map(r => [...r.children].map(c => c.textContent)));
+  return {charts, tables};
+})()"""
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _classes(element: ET.Element) -> set[str]:
+    return set((element.get("class") or "").split())
+
+
+def _chart(svg: ET.Element) -> dict[str, dict[str, str]]:
+    legends: dict[str, str] = {}
+    for element in svg.iter():
+        if (element.get("id") or "").startswith("activate-serie-"):
+            text = next(t for t in element.iter() if _local(t.tag) == "text")
+            legends[element.get("id", "").removeprefix("activate-serie-")] = text.text or ""
+    plot = next(e for e in svg.iter() if _classes(e) == {"plot"} and _local(e.tag) == "g")
+    out: dict[str, dict[str, str]] = {}
+    series = [e for e in plot.iter() if "series" in _classes(e)]
+    for i, serie in enumerate(series):
+        values = {}
+        for bar in (e for e in serie.iter() if _classes(e) == {"bar"}):
+            desc = {
+                next(iter(_classes(d)), ""): d.text or "" for d in bar if _local(d.tag) == "desc"
+            }
+            values[desc["x_label"]] = desc["value"]
+        out[legends[str(i)]] = values
+    return out
+
+
+class _Tables(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables and self.tables[-1]:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def read_page(page: str) -> dict[str, Any]:
+    """The figures of a statement's HTML text (pygal's SVG is XML: parse each chart as such)."""
+    charts = {}
+    for text in re.findall(r"<svg\b.*?</svg>", page, re.S):
+        svg = ET.fromstring(text)
+        charts[(svg.get("id") or "").removeprefix("chart-")] = _chart(svg)
+    parser = _Tables()
+    parser.feed(page)
+    return {"charts": charts, "tables": parser.tables}
+
+
+def _money(value: float) -> str:
+    return format(value, ",.2f")
+
+
+def _expected_charts(report: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
+    """What each chart must show, from the JSON report alone."""
+    teams = report["teams"]
+    charts: dict[str, dict[str, dict[str, str]]] = {
+        "teams": {
+            c: {t["team"]: _money(t["components"][c]) for t in teams} for c in report["components"]
+        }
+    }
+    borrowing = {
+        t["team"]: t
+        for t in teams
+        if t["components"].get("borrowed") or t["components"].get("lent")
+    }
+    if borrowing:
+        charts["borrowing"] = {
+            k: {n: _money(t["components"].get(k, 0.0)) for n, t in borrowing.items()}
+            for k in ("borrowed", "lent")
+        }
+    return charts
+
+
+def _check_idle(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+    (parts,) = chart.values()
+    cents = sum(round(float(v.replace(",", "")) * 100) for v in parts.values())
+    assert cents == round(report["idle"]["total"] * 100)
+    for team in report["teams"]:
+        share = team["components"].get("idle_share", 0.0)
+        if share:
+            assert parts[team["team"]] == _money(share)
+
+
+def _check_budgets(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+    for team in report["teams"]:
+        llm = team["components"].get("llm_external", 0.0)
+        actual = {"gpu": team["total"] - llm, "llm": llm}
+        for kind in ("gpu", "llm"):
+            budget = team[f"budget_{kind}"]
+            label = f"{team['team']} ({kind})"
+            if budget is None:
+                assert label not in chart["budget"]
+                continue
+            assert chart["budget"][label] == _money(budget)
+            assert chart["month to date"][label] == _money(actual[kind])
+
+
+def _check_llm(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+    spend = {m["model"]: m["spend"] for m in report["models"]}
+    assert set(chart) == set(spend)
+    for model, per_team in chart.items():
+        cents = sum(round(float(v.replace(",", "")) * 100) for v in per_team.values())
+        assert cents == round(spend[model] * 100), model
+
+
+def assert_statement_matches(
+    figures: dict[str, Any], report: dict[str, Any], teams_csv: str, models_csv: str
+) -> None:
+    """The page's charts and tables show the JSON and CSV reports' figures, to the cent."""
+    charts = figures["charts"]
+    for chart_id, expected in _expected_charts(report).items():
+        assert charts[chart_id] == expected, chart_id
+    _check_idle(charts["idle"], report)
+    _check_budgets(charts["budgets"], report)
+    if report["models"]:
+        _check_llm(charts["llm"], report)
+    for table, text in zip(figures["tables"], (teams_csv, models_csv), strict=False):
+        header, *rows = list(csv.reader(io.StringIO(text)))
+        cells = [[c.replace(",", "") for c in row] for row in table[1:]]
+        assert cells == [row[:-1] for row in rows]  # the CSV's last column is the currency
+        assert len(table[0]) == len(header) - 1
