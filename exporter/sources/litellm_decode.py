@@ -171,7 +171,10 @@ def _merge(
 def _merge_key(
     cell: Cell, key: str, metrics: UsageMetrics, metadata: dict[str, Any] | None
 ) -> None:
-    cell.keys[key] = cell.keys.get(key, ZERO).plus(metrics)
+    before = cell.keys.get(key)
+    cell.keys[key] = metrics if before is None else before.plus(metrics)
+    if key in cell.owners:
+        return
     owner = metadata.get("team_id") if metadata else None
     if isinstance(owner, str) and owner:
         cell.owners.setdefault(key, owner)

@@ -56,7 +56,8 @@ def day_usage(table: Mapping[str, Mapping[str, Cell]]) -> DayUsage:
         for (group, model), metrics in pairs.items():
             for entity, part in split(metrics, users).items():
                 use = (entity, group, model)
-                out[use] = out.get(use, ZERO).plus(part)
+                before = out.get(use)
+                out[use] = part if before is None else before.plus(part)
     return out
 
 
@@ -90,12 +91,13 @@ def _pairs(
         group, metrics = next(iter(named.items()))
         if _counts(_sum(models.values())) == _counts(metrics):
             return {(group, m): models[m] for m in sorted(models)}
+    by_counts: dict[tuple[int, int, int], list[str]] = {}
+    for g in sorted(named) if len(models) > 1 else ():
+        by_counts.setdefault(_counts(named[g]), []).append(g)
     out: dict[tuple[str, str], UsageMetrics] = {}
-    free = dict(named) if len(models) > 1 else {}
     for model in sorted(models):
-        match = [g for g in sorted(free) if _counts(free[g]) == _counts(models[model])]
-        group = match[0] if len(match) == 1 else model
-        free.pop(group, None)
+        match = by_counts.get(_counts(models[model]), [])
+        group = match.pop() if len(match) == 1 else model
         out[(group, model)] = models[model]
     return out
 
