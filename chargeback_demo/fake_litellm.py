@@ -1,5 +1,8 @@
 """A fake LiteLLM proxy: team list, daily team activity (row-paged) and Bearer auth, as 1.108 does.
 
+The aggregated endpoint takes `timezone` (UTC minus local, in minutes) with
+`include_current_utc_day`, as the proxy's `_adjust_dates_for_timezone` does (live_end).
+
 Usage comes from the cluster model: one DB-like row per team x UTC date x API key x model, with
 the day's tokens rounded to whole tokens (LiteLLM stores bigints) and spend priced at the
 traffic's declared per-token prices. History starts on the 1st of the previous month.
@@ -23,7 +26,14 @@ from chargeback_demo.cluster import Cluster, LlmTraffic
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
 
-__all__ = ["FakeRow", "deployment", "history_start", "make_handler", "rows_between"]
+__all__ = [
+    "FakeRow",
+    "deployment",
+    "history_start",
+    "live_end",
+    "make_handler",
+    "rows_between",
+]
 
 Handler = Callable[[FakeRequest], FakeResponse]
 DAY = timedelta(days=1)
@@ -270,13 +280,20 @@ class _Proxy:
         return json_response(200, self.activity(chunk, paging))
 
     def daily_aggregated(self, request: FakeRequest) -> FakeResponse:
-        rows_or_error = self.filtered_rows(request)
+        offset, problem = _int_query(request, "timezone", 0)
+        if problem:
+            return json_response(422, {"detail": [problem]})
+        live = request.arg("include_current_utc_day") in ("true", "True", "1")
+        zone = offset if live and request.arg("timezone") is not None else None
+        rows_or_error = self.filtered_rows(request, zone)
         if isinstance(rows_or_error, FakeResponse):
             return rows_or_error
         paging = {"page": 1, "total_pages": 1, "has_more": False}
         return json_response(200, self.activity(rows_or_error, paging))
 
-    def filtered_rows(self, request: FakeRequest) -> list[FakeRow] | FakeResponse:
+    def filtered_rows(
+        self, request: FakeRequest, offset_minutes: int | None = None
+    ) -> list[FakeRow] | FakeResponse:
         start, end = request.arg("start_date"), request.arg("end_date")
         if not start or not end:
             return json_response(
@@ -286,6 +303,8 @@ class _Proxy:
             first, last = date.fromisoformat(start), date.fromisoformat(end)
         except ValueError:
             return json_response(400, {"detail": {"error": "Invalid date format, use YYYY-MM-DD"}})
+        if offset_minutes is not None:
+            last = live_end(last, offset_minutes, self.clock())
         rows = rows_between(self.cluster, first, last, self.clock())
         team_ids = _csv(request.arg("team_ids"))
         excluded = _csv(request.arg("exclude_team_ids"))
@@ -315,6 +334,19 @@ class _Proxy:
         metadata.update(paging)
         metadata.update({"api_key_limit": None, "total_api_keys": None})
         return {"results": results, "metadata": metadata}
+
+
+def live_end(end: date, offset_minutes: int, now: datetime) -> date:
+    """The last UTC date a range ending on `end` (a date of the caller's zone) reads.
+
+    LiteLLM's dates are UTC dates and `timezone` moves no row: interior dates pass through. It
+    only extends a range that reaches the caller's today to today's UTC date, which west of UTC
+    already holds part of the caller's today (the rest of that date is the empty future).
+    `offset_minutes` is UTC minus local, JavaScript's getTimezoneOffset sign.
+    """
+    utc = now.astimezone(UTC)
+    caller_today = (utc - timedelta(minutes=offset_minutes)).date()
+    return end if end < caller_today else max(end, utc.date())
 
 
 def _breakdown(rows: list[FakeRow], aliases: Mapping[str, str | None]) -> dict[str, Any]:

@@ -78,6 +78,8 @@ def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
         config["sources"]["litellm"] = {
             "url": urls["litellm"],
             "api_key_file": f"{secrets}/litellm-key",
+            # The fake proxy prices its models in the demo's currency: nothing to convert.
+            "currency": "EUR",
             "interval": "20s",
             "max_staleness": "2m",
         }

@@ -277,11 +277,28 @@ class LiteLLMConfig(SourceConfig):
     page_size: Annotated[int, Field(ge=1, le=100)] = 100
     # LiteLLM refuses more than 1000 rows a page (100 before 1.108; the client then pages).
     daily_page_size: Annotated[int, Field(ge=1, le=1000)] = 1000
+    # The currency LiteLLM prices in (its model prices are per-token USD unless configured
+    # otherwise), and how many units of the exporter's `currency` one unit of it is worth:
+    # a fixed `rate`, or a `rate_file` holding one number that a finance job keeps current.
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
+    rate: Annotated[float, Field(gt=0, lt=1e6, allow_inf_nan=False)] | None = None
+    rate_file: str | None = None
+    # Days before yesterday do not change, so refreshes read only the last two days; a full
+    # read of the month this often repairs anything that changed behind them anyway.
+    reconcile_interval: Annotated[timedelta, BeforeValidator(_within("1m", "7d"))] = timedelta(
+        hours=1
+    )
 
     @model_validator(mode="after")
     def _one_key(self) -> LiteLLMConfig:
         if (self.api_key_env is None) == (self.api_key_file is None):
             raise ValueError("set exactly one of api_key_env or api_key_file")
+        return self
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> LiteLLMConfig:
+        if self.rate is not None and self.rate_file is not None:
+            raise KeyedErrors([(("rate_file",), "set rate or rate_file, not both", ("rate",))])
         return self
 
 
@@ -393,6 +410,26 @@ class Config(_Model):
                 entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
         if entries:
             raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _llm_currency(self) -> Config:
+        llm = self.sources.litellm
+        if llm is None:
+            return self
+        converted = llm.rate is not None or llm.rate_file is not None
+        key = ("sources", "litellm")
+        if llm.currency != self.currency and not converted:
+            message = (
+                f"LiteLLM reports {llm.currency} but the exporter reports {self.currency}: "
+                "set sources.litellm.rate or rate_file"
+            )
+            raise KeyedErrors([((*key, "currency"), message, ("currency",))])
+        if llm.currency == self.currency and converted:
+            # Refused, not ignored: a rate nobody applies is a mistake in one of the two keys.
+            which = "rate" if llm.rate is not None else "rate_file"
+            message = f"LiteLLM already reports {self.currency}, so a rate does not apply"
+            raise KeyedErrors([((*key, which), message, (*key, "currency"))])
         return self
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from exporter.redact import redact
 __all__ = [
     "ConfigError",
     "ConfigIssue",
+    "ExchangeRateError",
     "ExporterError",
     "UpstreamError",
     "UpstreamIncomplete",
@@ -108,3 +109,9 @@ class UpstreamIncomplete(UpstreamPayloadError):
     """Raised when a reply parses but cannot be the whole truth, so its totals would be wrong."""
 
     reason = "incomplete"
+
+
+class ExchangeRateError(UpstreamError):
+    """Raised when the rate file that converts a source's currency is missing or unusable."""
+
+    reason = "exchange_rate"

@@ -35,7 +35,9 @@ from exporter.llm import (
 from exporter.metrics import (
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
     CLUSTER_COST_PER_HOUR,
+    LLM_MONTH_EDGE_OFFSET_SECONDS,
     SOURCE_ENDPOINTS,
+    SOURCE_RECONCILE_REPAIRS,
     TEAM_BUDGET,
     TEAM_COST_MONTH_TO_DATE,
     TEAM_COST_PER_HOUR,
@@ -52,6 +54,7 @@ from exporter.quota import (
 from exporter.samples import Sample
 from exporter.sources.kueue import KueueSnapshot
 from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.sources.litellm_cache import month_window
 from exporter.sources.opencost import OpenCostSnapshot
 from exporter.sources.table import Records
 
@@ -106,10 +109,13 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
             configured = {t.name for t in config.teams if t.budget.gpu is not None}
             hours = hours_in_month(now, config.zone)
             budgets.update(quota_budgets(quota.teams, configured, price, hours))
-    usage = team_model_usage(records.litellm.usage, attributor) if records.litellm else {}
-    if records.litellm is not None:
+    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
+    llm = records.litellm.converted() if records.litellm is not None else None
+    usage = team_model_usage(llm.usage, attributor) if llm else {}
+    if llm is not None:
         samples.extend(llm_usage_samples(usage))
-        samples.extend(llm_budget_state_samples(records.litellm.teams, attributor))
+        samples.extend(llm_budget_state_samples(llm.teams, attributor))
+        samples.extend(_llm_read_samples(llm, config, now))
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(now, config.zone))
     if opencost is None:
@@ -119,9 +125,9 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         hourly = apply_quota(hourly, quota.teams, price, config.idle_policy)
         month = apply_quota(month, quota.teams, price, config.idle_policy)
     pricing: tuple[ModelPricing, ...] = ()
-    if records.litellm is not None:
-        hourly, month, report = _with_llm(config, attributor, records.litellm, hourly, month)
-        pricing = _pricing(config, records.litellm, month)
+    if llm is not None:
+        hourly, month, report = _with_llm(config, attributor, llm, hourly, month)
+        pricing = _pricing(config, llm, month)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
     declared = [t.name for t in config.teams]
@@ -184,6 +190,15 @@ def _with_llm(
     month, report = apply_llm_to(month, llm.usage, config, attributor)
     hourly, _ = apply_llm_to(hourly, llm.usage, config, attributor)
     return hourly, month, report
+
+
+def _llm_read_samples(llm: LiteLLMSnapshot, config: Config, now: datetime) -> list[Sample]:
+    """How LiteLLM was read: the month-edge error of its UTC day rows, and repaired days."""
+    edge = month_window(now, config.zone).edge_seconds
+    return [
+        Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge),
+        Sample.of(SOURCE_RECONCILE_REPAIRS, float(llm.repairs), source="litellm"),
+    ]
 
 
 def _pricing(config: Config, llm: LiteLLMSnapshot, month: Window) -> tuple[ModelPricing, ...]:

@@ -22,6 +22,7 @@ __all__ = [
     "LLM_BUDGET_SOFT",
     "LLM_BUDGET_SPEND",
     "LLM_COST_PER_TOKEN",
+    "LLM_MONTH_EDGE_OFFSET_SECONDS",
     "LLM_RECOMMENDED_COST_PER_TOKEN",
     "LLM_REQUESTS_MONTH_TO_DATE",
     "LLM_SPEND_MONTH_TO_DATE",
@@ -39,6 +40,7 @@ __all__ = [
     "SOURCE_ENDPOINTS",
     "SOURCE_ERRORS",
     "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
+    "SOURCE_RECONCILE_REPAIRS",
     "SOURCE_RECORDS_DROPPED",
     "SOURCE_UP",
     "TEAMS_OVER_CAP",
@@ -367,6 +369,16 @@ LLM_UNKNOWN_MODELS = _f(
     "models",
     "litellm",
 )
+LLM_MONTH_EDGE_OFFSET_SECONDS = _f(
+    "llm_month_edge_offset_seconds",
+    G,
+    "Offset of the configured time zone from UTC at the start of this month (east positive): "
+    "LiteLLM cuts its daily rows at UTC midnight, so at each month edge up to this much LLM "
+    "usage time is counted in the neighbouring month.",
+    (),
+    "seconds",
+    "litellm",
+)
 # Health of the exporter and its sources.
 SOURCE_UP = _f(
     "source_up",
@@ -418,6 +430,15 @@ SOURCE_ENDPOINTS = _f(
     ("source", "state"),
     "endpoints",
     "dcgm",
+)
+SOURCE_RECONCILE_REPAIRS = _f(
+    "source_reconcile_repairs",
+    C,
+    "Kept closed days that a periodic full read found changed upstream and replaced, since the "
+    "exporter started.",
+    ("source",),
+    "",
+    "exporter",
 )
 BUILD_ERRORS = _f(
     "build_errors",
@@ -477,12 +498,14 @@ CATALOGUE: tuple[Family, ...] = (
     LLM_COST_PER_TOKEN,
     LLM_RECOMMENDED_COST_PER_TOKEN,
     LLM_UNKNOWN_MODELS,
+    LLM_MONTH_EDGE_OFFSET_SECONDS,
     SOURCE_UP,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_RECORDS_DROPPED,
     SOURCE_ENDPOINTS,
+    SOURCE_RECONCILE_REPAIRS,
     BUILD_ERRORS,
     BUILD,
     CONFIG,

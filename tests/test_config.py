@@ -157,7 +157,7 @@ def test_check_config_reads_secrets(
     text = VALID.replace(
         '  opencost: {url: "http://opencost.opencost:9003", interval: 2m}\n',
         '  opencost: {url: "http://opencost.opencost:9003", interval: 2m}\n'
-        '  litellm: {url: "http://litellm:4000", api_key_env: TEST_LITELLM_KEY}\n',
+        '  litellm: {url: "http://litellm:4000", api_key_env: TEST_LITELLM_KEY, currency: EUR}\n',
     )
     path = write_config(text)
     monkeypatch.delenv("TEST_LITELLM_KEY", raising=False)

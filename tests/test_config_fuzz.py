@@ -145,7 +145,11 @@ def seed(secrets: Path) -> dict[str, Any]:
             "opencost": {"url": "http://opencost:9003", "interval": "5m", "rate_window": "1h"},
             "dcgm": {"urls": ["http://gpu-1:9400/metrics"], "interval": "30s"},
             "kueue": {"url": "https://k8s:6443", "token_file": str(secrets / "token")},
-            "litellm": {"url": "http://litellm:4000", "api_key_file": str(secrets / "key")},
+            "litellm": {
+                "url": "http://litellm:4000",
+                "api_key_file": str(secrets / "key"),
+                "currency": "EUR",
+            },
         },
         "llm_models": [{"model": "gpt-4o", "external": True}],
     }

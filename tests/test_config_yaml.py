@@ -72,6 +72,7 @@ sources:
     <<: *source
     url: "http://litellm:4000"
     api_key_env: KEY
+    currency: EUR
 """
     config = load_config(write_config(text))
     assert config.teams[1].budget == config.teams[0].budget

@@ -79,7 +79,8 @@ def test_check_config_refuses_a_key_with_a_newline(
     # httpx used to put the whole header, key included, in its "Illegal header value" error.
     (tmp_path / "key").write_text(BAD["inner newline"], encoding="utf-8")
     path = write_config(
-        f'sources:\n  litellm: {{url: "http://litellm:4000", api_key_file: {tmp_path}/key}}\n'
+        "sources:\n  litellm:\n"
+        f'    {{url: "http://litellm:4000", api_key_file: {tmp_path}/key, currency: EUR}}\n'
     )
     assert main(["--config.file", path, "--check-config"], CLOCK) == 2
     err = capsys.readouterr().err

@@ -22,7 +22,7 @@ currency: EUR
 sources:
   opencost: {url: "http://opencost.invalid:9003"}
   kueue: {kubeconfig: /nonexistent/kubeconfig}
-  litellm: {url: "http://litellm.invalid:4000", api_key_file: /nonexistent/api-key}
+  litellm: {url: "http://litellm.invalid:4000", api_key_file: /nonexistent/api-key, currency: EUR}
 """
 
 
@@ -59,13 +59,13 @@ def test_offline_reads_no_secret_and_builds_no_client(
     ("source", "line", "key", "message"),
     [
         (
-            '  litellm: {url: "http://l:4000", api_key_env: "LITELLM-KEY"}\n',
+            '  litellm: {url: "http://l:4000", api_key_env: "LITELLM-KEY", currency: EUR}\n',
             3,
             "sources.litellm.api_key_env",
             "'LITELLM-KEY' is not an environment variable name",
         ),
         (
-            '  litellm: {url: "http://l:4000", api_key_file: " "}\n',
+            '  litellm: {url: "http://l:4000", api_key_file: " ", currency: EUR}\n',
             3,
             "sources.litellm.api_key_file",
             "an empty path names no file",

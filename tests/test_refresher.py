@@ -181,7 +181,9 @@ def test_overlapping_litellm_pages_through_the_refresher() -> None:
             200, json={"teams": chunk, "total": total, "page": page, "total_pages": total}
         )
 
-    cfg = LiteLLMConfig(url="http://proxy", api_key_env="LITELLM_TEST_KEY", page_size=1)
+    cfg = LiteLLMConfig(
+        url="http://proxy", api_key_env="LITELLM_TEST_KEY", page_size=1, currency="EUR"
+    )
     config = Config(sources=SourcesConfig(litellm=cfg))
     client = httpx.Client(base_url="http://proxy", transport=httpx.MockTransport(proxy))
     source = Source("litellm", 60, 600, lambda now: litellm.fetch(client, config, now))

@@ -6,10 +6,16 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
   pages are offset pages, so a team created or deleted while we read shifts them: a team seen
   twice unchanged counts once, and a read that does not add up to `total` (or whose `total`
   moved) fails the refresh rather than publish a doubled or missing budget.
-- `/team/daily/activity/aggregated?start_date&end_date[&model]` (1.108+, unpaged), or on 404
-  `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through raw DB rows so one date
-  can sit on two pages: pages are merged by date, summing, never overwriting. Usage is read
-  per provider model (`model`) and named by its public `model_group` (litellm_daily.by_group).
+- `/team/daily/activity/aggregated?start_date&end_date&timezone&include_current_utc_day` (1.108+,
+  unpaged), or on 404 `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through
+  raw DB rows so one date can sit on two pages: pages are merged by date, summing, never
+  overwriting. Team x model comes from one unfiltered read joined through the API-key
+  sub-breakdowns (litellm_join); closed dates are kept between refreshes (litellm_cache).
+  A proxy whose breakdowns name no keys is read per model (litellm_models).
+
+Bodies are decoded with msgspec into typed structs (litellm_decode). Money is in
+`sources.litellm.currency`; the snapshot carries the rate to the exporter's currency, applied
+where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
 dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
@@ -18,15 +24,22 @@ one, and never passes 2000 pages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+import math
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import httpx
 
 from exporter.config import Config, LiteLLMConfig
 from exporter.credentials import read_secret
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
+from exporter.errors import (
+    ExchangeRateError,
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamStatusError,
+)
 from exporter.sources.checks import (
     MISSING_FIELD,
     WRONG_TYPE,
@@ -34,18 +47,26 @@ from exporter.sources.checks import (
     Tally,
     dedupe,
 )
-from exporter.sources.http import get_json, make_client
+from exporter.sources.http import get_text, make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm_cache import DailyCache, MonthWindow, month_window
 from exporter.sources.litellm_daily import (
     DAILY,
     UNASSIGNED,
-    Merged,
+    ZERO,
     UsageMetrics,
-    by_group,
     merge_daily_pages,
-    total_over_dates,
 )
-from exporter.sources.litellm_wire import money, parse_timestamp, read_pages, shape
+from exporter.sources.litellm_decode import Days, decode_body
+from exporter.sources.litellm_join import day_usage, has_key_breakdowns
+from exporter.sources.litellm_models import DAILY_AGGREGATED, Usage, per_model_usage
+from exporter.sources.litellm_wire import (
+    money,
+    parse_timestamp,
+    read_pages,
+    read_text_pages,
+    shape,
+)
 
 __all__ = [
     "KIND",
@@ -62,7 +83,7 @@ __all__ = [
 
 SOURCE = "litellm"
 TEAM_LIST = "/v2/team/list"
-DAILY_AGGREGATED = "/team/daily/activity/aggregated"
+_MAX_RATE_FILE = 256  # one number and some whitespace; more is not a rate file
 
 
 @dataclass(frozen=True)
@@ -103,10 +124,34 @@ class LiteLLMSnapshot:
     teams: tuple[TeamBudget, ...]
     usage: tuple[ModelUsage, ...]
     dropped: Mapping[str, int] = field(default_factory=dict)
+    # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
+    rate: float = 1.0
+    repairs: int = 0  # kept days a full read replaced, since the process started
 
     def check_after(self, previous: object | None) -> None:
         """The team list is checked against its own `total`; nothing else to compare."""
         del previous
+
+    def converted(self) -> LiteLLMSnapshot:
+        """The same figures with every amount in the exporter's currency."""
+        if self.rate == 1.0:
+            return self
+        r = self.rate
+        teams = tuple(
+            replace(
+                t,
+                spend=_times(t.spend, r),
+                max_budget=_times(t.max_budget, r),
+                soft_budget=_times(t.soft_budget, r),
+            )
+            for t in self.teams
+        )
+        usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
+        return replace(self, teams=teams, usage=usage, rate=1.0)
+
+
+def _times(amount: float | None, rate: float) -> float | None:
+    return None if amount is None else amount * rate
 
 
 def build_client(
@@ -123,21 +168,49 @@ def build_client(
     )
 
 
+# Closed days per client: the refresher keeps one client per source for the process's life, so a
+# restart (a new client) reads the month again.
+_CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDictionary()
+
+
 def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapshot:
     """Read team budgets and this month's usage per team and model.
 
-    The month runs from the 1st to today in UTC, the dates LiteLLM keys its daily rows by.
+    The month is the configured zone's; LiteLLM's dates are UTC dates (litellm_cache).
     """
     cfg = section(config.sources.litellm, SOURCE)
-    today = now.astimezone(UTC).date()
-    start = today.replace(day=1)
+    rate = exchange_rate(cfg)
+    window = month_window(now, config.zone)
+    cache = _CACHES.setdefault(client, DailyCache())
     tally = Tally()
     try:
         teams = _team_list(client, cfg.page_size, tally)
-        usage = tuple(_usage(client, cfg, start, today, teams, tally))
+        usage = _month_usage(client, cfg, window, now, cache, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
-    return LiteLLMSnapshot(teams, usage, tally.frozen())
+    records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
+    return LiteLLMSnapshot(teams, records, tally.frozen(), rate, cache.repairs)
+
+
+def exchange_rate(cfg: LiteLLMConfig) -> float:
+    """The configured rate, or the rate file's one number, read now (a finance job updates it)."""
+    if cfg.rate_file is None:
+        return 1.0 if cfg.rate is None else cfg.rate
+    where = f"{SOURCE}: rate file {cfg.rate_file}"
+    try:
+        with open(cfg.rate_file, "rb") as file:
+            raw = file.read(_MAX_RATE_FILE + 1)
+    except OSError as exc:
+        raise ExchangeRateError(f"{where}: {exc.strerror or exc}") from None
+    try:
+        if len(raw) > _MAX_RATE_FILE:
+            raise ValueError
+        rate = float(raw.decode("ascii").strip())
+    except (ValueError, UnicodeDecodeError):
+        raise ExchangeRateError(f"{where}: expected one number, like 0.92") from None
+    if not (math.isfinite(rate) and 0.0 < rate < 1e6):
+        raise ExchangeRateError(f"{where}: {rate:g} is not a usable rate (0 < rate < 1e6)")
+    return rate
 
 
 # --- team list -------------------------------------------------------------------------------
@@ -198,79 +271,85 @@ def _team(item: object) -> TeamBudget:
 
 # --- daily activity ---------------------------------------------------------------------------
 
-# Per (team, model) figures: the daily breakdowns are one-dimensional. `entities` is per team and
-# `models` per model; the `api_key_breakdown` under each could be crossed through the key, but a
-# key's team is read from the key table *now*, not from the row, so a key that changed team (or
-# was deleted) would put tokens on the wrong team. Filtering by `team_ids` would be exact for
-# named teams but cannot select the NULL-team rows LiteLLM shows as "Unassigned". Filtering by
-# `model` can: the same row-level query, restricted to one model, whose `entities` breakdown is
-# then exactly team x model, Unassigned included. So we ask once unfiltered to learn which models
-# were used this month, then once per model (still paged on older proxies).
-#
-# The `model` filter and the `models` breakdown are the provider model (the DB column `model`);
-# teams and operators know the public name, the `model_group`. A provider model's filtered read
-# names its groups in `model_groups`: with one group (the usual case) every team's use of the
-# provider model is that group's. A provider model behind several groups is split per named
-# team by one more read filtered on that team too; Unassigned takes what the groups have left.
 
-
-def _usage(
+def _month_usage(
     client: httpx.Client,
     cfg: LiteLLMConfig,
-    start: date,
-    end: date,
-    teams: tuple[TeamBudget, ...],
+    window: MonthWindow,
+    now: datetime,
+    cache: DailyCache,
     tally: Tally,
-) -> Iterator[ModelUsage]:
-    aliases = {t.team_id: t.alias for t in teams}
-    base = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-    reader = _reader(client, cfg, base, tally)
-    models = sorted({m for day in reader(None, None).values() for m in day.get("models", {})})
-    for model in models:
-        merged = reader(model, None)
-        entities = total_over_dates(merged, "entities")
-        groups = total_over_dates(merged, "model_groups")
-        for entity, group, metrics in by_group(reader, model, entities, groups):
-            alias = entities[entity][1]
-            team_id = None if entity == UNASSIGNED else entity
-            if alias is None and team_id is not None:
-                alias = aliases.get(team_id)
-            yield ModelUsage(
-                team_id,
-                alias,
-                group,
-                metrics.spend,
-                metrics.prompt_tokens,
-                metrics.completion_tokens,
-                metrics.requests,
-                deployment=model,
+) -> Iterable[Usage]:
+    """The month's use, from one read of the dates that can still change plus the kept ones."""
+    start = cache.read_from(window, now, cfg.reconcile_interval)
+    params = {"start_date": start.isoformat(), "end_date": window.end.isoformat()}
+    zone = {"timezone": str(window.offset_minutes), "include_current_utc_day": "true"}
+    days, aggregated = _read_days(client, cfg, params, zone, tally)
+    if not all(has_key_breakdowns(table) for table in days.values()):
+        if start != window.start:  # the models of the whole month are needed
+            return _month_usage(client, cfg, window, now, DailyCache(), tally)
+        models = {m for table in days.values() for m in table["models"]}
+        return list(
+            per_model_usage(
+                client,
+                {**params, **zone},
+                cfg.daily_page_size,
+                tally,
+                models=models,
+                aggregated=aggregated,
             )
+        )
+    read = {d: day_usage(table) for d, table in days.items()}
+    aliases = {
+        name: cell.alias
+        for d in sorted(days)
+        for name, cell in days[d]["entities"].items()
+        if cell.alias
+    }
+    by_date = cache.update(window, start, read, aliases, now)
+    totals: dict[tuple[str, str, str], UsageMetrics] = {}
+    for usage in by_date.values():
+        for use, metrics in usage.items():
+            totals[use] = totals.get(use, ZERO).plus(metrics)
+    return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
 
 
-def _reader(
-    client: httpx.Client, cfg: LiteLLMConfig, base: Mapping[str, str], tally: Tally
-) -> Callable[[str | None, str | None], Merged]:
-    """A reader of one month of daily activity (optionally of one model, one team), whichever
-    endpoint works."""
-    aggregated = True
+def _read_days(
+    client: httpx.Client,
+    cfg: LiteLLMConfig,
+    params: Mapping[str, str],
+    zone: Mapping[str, str],
+    tally: Tally,
+) -> tuple[Days, bool]:
+    """One unfiltered read of daily activity, and whether the aggregated endpoint answered."""
+    days: Days = {}
+    try:
+        decode_body(get_text(client, SOURCE, DAILY_AGGREGATED, {**params, **zone}), days, tally)
+        return days, True
+    except UpstreamStatusError as exc:
+        if exc.status != 404:
+            raise
+    # Before 1.108 only the row-paged endpoint exists; it takes no time zone.
+    paged = {**params, "page_size": str(cfg.daily_page_size)}
+    read_text_pages(client, DAILY, paged, lambda text: decode_body(text, days, tally))
+    return days, False
 
-    def read(model: str | None, team_id: str | None) -> Merged:
-        nonlocal aggregated
-        params = dict(base) if model is None else {**base, "model": model}
-        if team_id is not None:
-            params["team_ids"] = team_id
-        if aggregated:
-            try:
-                body = get_json(client, SOURCE, DAILY_AGGREGATED, params)
-                return merge_daily_pages([body], tally)
-            except UpstreamStatusError as exc:
-                if exc.status != 404:
-                    raise
-                aggregated = False  # before 1.108 only the row-paged endpoint exists
-        paged = {**params, "page_size": str(cfg.daily_page_size)}
-        return merge_daily_pages(list(read_pages(client, DAILY, paged, top=False)), tally)
 
-    return read
+def _records(usage: Iterable[Usage], aliases: Mapping[str, str | None]) -> Iterator[ModelUsage]:
+    for entity, alias, group, model, metrics in usage:
+        team_id = None if entity == UNASSIGNED else entity
+        if alias is None and team_id is not None:
+            alias = aliases.get(team_id)
+        yield ModelUsage(
+            team_id,
+            alias,
+            group,
+            metrics.spend,
+            metrics.prompt_tokens,
+            metrics.completion_tokens,
+            metrics.requests,
+            deployment=model,
+        )
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:

@@ -18,6 +18,7 @@ __all__ = [
     "UsageMetrics",
     "by_group",
     "merge_daily_pages",
+    "metrics_of",
     "total_over_dates",
 ]
 
@@ -157,7 +158,7 @@ def _merge_breakdown(
         try:
             if not isinstance(entry, dict):
                 raise BadRecord(WRONG_TYPE, f"breakdown entry {key!r} is not an object")
-            metrics = _metrics(entry.get("metrics"))
+            metrics = metrics_of(entry.get("metrics"))
         except BadRecord as exc:
             if names_only:
                 into.setdefault(key, (ZERO, None))
@@ -180,7 +181,8 @@ def total_over_dates(merged: Merged, kind: str) -> Totals:
     return totals
 
 
-def _metrics(raw: object) -> UsageMetrics:
+def metrics_of(raw: object) -> UsageMetrics:
+    """One breakdown entry's metrics, checked field by field (BadRecord names the reason)."""
     if not isinstance(raw, dict):
         raise BadRecord(MISSING_FIELD if raw is None else WRONG_TYPE, "breakdown metrics")
     return UsageMetrics(

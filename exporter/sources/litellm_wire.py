@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
 from exporter.sources.checks import MAX_COST, number
-from exporter.sources.http import get_json
+from exporter.sources.http import get_json, get_text
 
-__all__ = ["SOURCE", "money", "parse_timestamp", "read_pages", "shape"]
+__all__ = [
+    "SOURCE",
+    "money",
+    "parse_timestamp",
+    "read_pages",
+    "read_text_pages",
+    "shape",
+]
 
 SOURCE = "litellm"
 # A proxy that keeps announcing more pages must not loop us forever: 2000 pages is 200k teams,
 # or two million raw daily rows at the default page size.
 _MAX_PAGES = 2000
 _FRACTION = re.compile(r"(\.\d{6})\d+")
+_T = TypeVar("_T")
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -46,27 +54,52 @@ def read_pages(
     A proxy may announce one page more while we read (a row was added), never more than that:
     the first page's count plus one bounds the read, and so does _MAX_PAGES.
     """
-    page, budget = 1, _MAX_PAGES
-    while True:
-        body = get_json(client, SOURCE, path, {**params, "page": str(page)})
+
+    def page(number: int) -> tuple[dict[str, Any], object]:
+        body = get_json(client, SOURCE, path, {**params, "page": str(number)})
         if not isinstance(body, dict):
             raise shape(path, "a JSON object", body)
+        return body, body if top else body.get("metadata")
+
+    yield from _paged(path, page)
+
+
+def read_text_pages(
+    client: httpx.Client,
+    path: str,
+    params: Mapping[str, str],
+    decode: Callable[[str], Mapping[str, Any] | None],
+) -> int:
+    """Read pages as text, each handed to `decode`, which returns its paging `metadata`.
+
+    The same page bounds as read_pages; returns the number of pages read.
+    """
+
+    def page(number: int) -> tuple[None, object]:
+        return None, decode(get_text(client, SOURCE, path, {**params, "page": str(number)}))
+
+    return sum(1 for _ in _paged(path, page))
+
+
+def _paged(path: str, page: Callable[[int], tuple[_T, object]]) -> Iterator[_T]:
+    number, budget = 1, _MAX_PAGES
+    while True:
+        body, paging = page(number)
         yield body
-        paging = body if top else body.get("metadata")
-        total = paging.get("total_pages") if isinstance(paging, dict) else None
+        total = paging.get("total_pages") if isinstance(paging, Mapping) else None
         if not isinstance(total, int) or isinstance(total, bool):
             raise shape(path, "an integer total_pages", total)
-        if page == 1:
+        if number == 1:
             budget = min(_MAX_PAGES, max(total, 1) + 1)
-        if page >= total:
-            if isinstance(paging, dict) and paging.get("has_more") is True:
-                raise UpstreamIncomplete(f"{SOURCE}: {path}: last page {page} says has_more")
+        if number >= total:
+            if isinstance(paging, Mapping) and paging.get("has_more") is True:
+                raise UpstreamIncomplete(f"{SOURCE}: {path}: last page {number} says has_more")
             return
-        if page >= budget:
+        if number >= budget:
             raise UpstreamIncomplete(
-                f"{SOURCE}: {path} kept announcing more pages (now {total}) after {page}"
+                f"{SOURCE}: {path} kept announcing more pages (now {total}) after {number}"
             )
-        page += 1
+        number += 1
 
 
 def money(item: Mapping[str, Any], key: str) -> float | None:

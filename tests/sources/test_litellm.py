@@ -45,7 +45,7 @@ def _key_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _cfg(url: str = "http://litellm:4000", **kw: Any) -> LiteLLMConfig:
-    return LiteLLMConfig(url=url, api_key_env="LITELLM_TEST_KEY", **kw)
+    return LiteLLMConfig(url=url, api_key_env="LITELLM_TEST_KEY", **{"currency": "EUR", **kw})
 
 
 Route = Callable[[httpx.Request], httpx.Response]

@@ -88,7 +88,7 @@ def _route(groups: str = "metrics") -> tuple[Callable[[httpx.Request], httpx.Res
 
 
 def _fetch(route: Callable[[httpx.Request], httpx.Response]) -> dict[Any, tuple[Any, ...]]:
-    cfg = LiteLLMConfig(url="http://litellm:4000", api_key_env="LITELLM_NAMES_KEY")
+    cfg = LiteLLMConfig(url="http://litellm:4000", api_key_env="LITELLM_NAMES_KEY", currency="EUR")
     with build_client(cfg, transport=httpx.MockTransport(route)) as client:
         snapshot = fetch(client, Config(sources=SourcesConfig(litellm=cfg)), NOW)
     assert snapshot.dropped == {}

@@ -67,7 +67,7 @@ def test_every_https_source_trusts_its_ca_file(
     sections: dict[str, dict[str, Any]] = {
         "opencost": {"url": url},
         "dcgm": {"urls": [f"{url}/metrics"]},
-        "litellm": {"url": url, "api_key_env": "TEST_LITELLM_KEY"},
+        "litellm": {"url": url, "api_key_env": "TEST_LITELLM_KEY", "currency": "EUR"},
     }
     section = sections[name]
     kind = SOURCES[name]

@@ -1,0 +1,135 @@
+"""The month's LiteLLM daily usage kept across refreshes: closed days cached, open days re-read.
+
+LiteLLM keys its daily rows by the UTC date of each request, and writes them in batches every
+~10-15 s, so a date's rows stop changing soon after that UTC date ends. The calendar month
+follows the configured time zone, whose days are not UTC days: at each month edge up to the
+zone's UTC offset in hours of usage sits in a UTC date of the neighbouring month. That is the
+boundary error of day rows, whichever endpoint is read (the aggregated endpoint's `timezone`
+moves no row across a date; it only lets a range that ends "today" reach the current UTC date).
+
+So a refresh asks for the month's UTC dates from the zone's 1st to the later of today here and
+today in UTC, re-reads only from the day before the earlier of the two (older dates are
+closed), and keeps the rest. A full read every `reconcile_interval` compares every kept date
+with what the proxy says now, replaces those that differ and counts them as repairs. A new
+process, or a new month, starts with a full read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, tzinfo
+
+from exporter.sources.litellm_daily import UsageMetrics
+from exporter.sources.litellm_join import DayUsage
+
+__all__ = ["DailyCache", "MonthWindow", "month_window"]
+
+DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class MonthWindow:
+    """The UTC dates that make up this month in the configured zone, and what can change."""
+
+    start: date  # the zone's 1st of the month
+    end: date  # today in the zone, or today in UTC when UTC is a date ahead
+    open_from: date  # dates from here on can still change
+    # UTC minus local time in minutes, as LiteLLM's `timezone` parameter takes it (the sign of
+    # JavaScript's Date.getTimezoneOffset: Los Angeles in winter is 480, Auckland in summer -780).
+    offset_minutes: int
+    edge_seconds: float  # the zone's offset from UTC at the start of the month, east positive
+
+
+def month_window(now: datetime, zone: tzinfo) -> MonthWindow:
+    """The month containing `now` in `zone`, as LiteLLM date keys."""
+    local, utc = now.astimezone(zone), now.astimezone(UTC)
+    start = local.date().replace(day=1)
+    first = datetime(start.year, start.month, 1, tzinfo=zone)
+    return MonthWindow(
+        start=start,
+        end=max(local.date(), utc.date()),
+        open_from=max(start, min(local.date(), utc.date()) - DAY),
+        offset_minutes=-round(_offset(local).total_seconds() / 60),
+        edge_seconds=_offset(first).total_seconds(),
+    )
+
+
+def _offset(moment: datetime) -> timedelta:
+    offset = moment.utcoffset()
+    return timedelta() if offset is None else offset
+
+
+@dataclass
+class DailyCache:
+    """Closed dates of one month, per process (a restart reads the month again)."""
+
+    month: date | None = None
+    closed: dict[str, DayUsage] = field(default_factory=dict)
+    closed_until: date | None = None  # every date before this one is in `closed` (or empty)
+    aliases: dict[str, str] = field(default_factory=dict)
+    last_full: datetime | None = None
+    repairs: int = 0
+
+    def read_from(self, window: MonthWindow, now: datetime, every: timedelta) -> date:
+        """The first date this refresh must read: the month's start when a full read is due."""
+        if (
+            self.month != window.start
+            or self.closed_until is None
+            or self.last_full is None
+            or now - self.last_full >= every
+            or now < self.last_full  # the clock went back: trust nothing kept
+        ):
+            return window.start
+        return min(self.closed_until, window.open_from)
+
+    def update(
+        self,
+        window: MonthWindow,
+        read_from: date,
+        read: Mapping[str, DayUsage],
+        aliases: Mapping[str, str],
+        now: datetime,
+    ) -> dict[str, DayUsage]:
+        """Merge a read from `read_from` with the kept dates; returns the month, date by date."""
+        full = read_from == window.start
+        if full and self.month == window.start:
+            self.repairs += _differences(self.closed, read, self.closed_until)
+        if self.month != window.start:
+            self.closed, self.aliases = {}, {}
+        kept = {d: u for d, u in self.closed.items() if date.fromisoformat(d) < read_from}
+        month = {**kept, **{d: u for d, u in read.items() if u}}
+        self.month, self.closed_until = window.start, window.open_from
+        self.closed = {d: u for d, u in month.items() if date.fromisoformat(d) < window.open_from}
+        self.aliases.update(aliases)
+        if full:
+            self.last_full = now
+        return dict(sorted(month.items()))
+
+
+def _differences(
+    kept: Mapping[str, DayUsage], read: Mapping[str, DayUsage], until: date | None
+) -> int:
+    """Kept dates that a full read sees differently (a date kept empty counts when it is not)."""
+    if until is None:
+        return 0
+    dates = {d for d in kept} | {d for d, u in read.items() if u and date.fromisoformat(d) < until}
+    return sum(1 for d in dates if not _same_day(kept.get(d, {}), read.get(d, {})))
+
+
+def _same_day(a: DayUsage, b: DayUsage) -> bool:
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+
+
+def _same(a: UsageMetrics, b: UsageMetrics) -> bool:
+    if (a.prompt_tokens, a.completion_tokens, a.requests) != (
+        b.prompt_tokens,
+        b.completion_tokens,
+        b.requests,
+    ):
+        return False
+    if a.spend is None or b.spend is None:
+        return a.spend is b.spend
+    # The proxy sums floats in its own order: the same rows can differ in the last bits.
+    return math.isclose(a.spend, b.spend, rel_tol=1e-9, abs_tol=1e-12)
