@@ -28,6 +28,7 @@ from exporter.config_yaml import (
     read_config_text,
 )
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.gpu_names import price_key_issues
 
 __all__ = [
     "AttributionConfig",
@@ -180,6 +181,8 @@ class OpenCostConfig(SourceConfig):
     interval: Interval = timedelta(minutes=5)
     max_staleness: Staleness = timedelta(minutes=30)
     rate_window: RateWindow = timedelta(hours=1)
+    # Node assets price idle GPU nodes and carry the node labels flavors select on.
+    node_assets: bool = True
 
 
 class DcgmConfig(SourceConfig):
@@ -291,7 +294,8 @@ class Config(_Model):
     timezone: str = "UTC"
     idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
     idle_by_node: bool = False
-    gpu_prices: dict[str, Price] = Field(default_factory=dict)
+    gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
+    gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
     teams: tuple[TeamConfig, ...] = ()
     attribution: AttributionConfig = AttributionConfig()
@@ -333,6 +337,13 @@ class Config(_Model):
             if seen != index:
                 message = f"model {_short(decl.model)} is already declared at llm_models[{seen}]"
                 entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
+        if entries:
+            raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _price_keys(self) -> Config:
+        entries = price_key_issues(self.gpu_prices, self.gpu_flavor_prices)
         if entries:
             raise KeyedErrors(entries)
         return self
