@@ -133,7 +133,7 @@ EXPECTED = [
 
 # One ResourceFlavor with labels, one without (a CPU flavor); items as `kubectl get -o json`
 # shows them, spec before metadata.
-FLAVORS = [
+FLAVORS: list[dict[str, Any]] = [
     {
         "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
         "metadata": {"name": "h100", "resourceVersion": "7"},
@@ -152,7 +152,10 @@ class ApiServer:
 
     def __init__(self, versions: tuple[str, ...], items: list[dict[str, Any]]) -> None:
         self.versions = versions
-        self.lists = {"clusterqueues": items, "resourceflavors": FLAVORS}
+        self.lists: dict[str, list[dict[str, Any]]] = {
+            "clusterqueues": items,
+            "resourceflavors": FLAVORS,
+        }
         self.seen: list[httpx.Request] = []
         self.expire_continue = 0
 
