@@ -17,7 +17,7 @@ from exporter.calendar import hours_in_month, month_start
 from exporter.chargeback import Ledger, cap_teams
 from exporter.config import Config
 from exporter.costs import Window, serving_costs, window
-from exporter.gpus import gpu_samples, model_price
+from exporter.gpus import PriceLookup, gpu_samples, model_price
 from exporter.llm import (
     LlmReport,
     ModelPricing,
@@ -88,19 +88,11 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     opencost = records.opencost
     quota = _quota(records.kueue, attributor)
     prices = gpu_prices(config, records)
-    blended = prices.blended if prices is not None else None
     flavor_prices = _flavor_prices(prices, quota)
     if records.dcgm is not None and config.sources.dcgm is not None:
-        by_model = prices.model if prices is not None else (lambda _: None)
-        lookup = model_price(config.gpu_prices, default=None)
-
-        def price_of(model: str) -> float | None:
-            found = lookup(model)
-            found = by_model(model) if found is None else found
-            return blended if found is None else found
-
         threshold = config.sources.dcgm.idle_threshold
-        samples.extend(gpu_samples(records.dcgm, attributor, threshold, price_of))
+        lookup = _model_price(config, prices)
+        samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
     if quota is not None:
         samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
         if flavor_prices:
@@ -149,6 +141,21 @@ def gpu_prices(config: Config, records: Records) -> GpuPrices | None:
         by_model=config.gpu_prices,
         by_flavor=config.gpu_flavor_prices,
     )
+
+
+def _model_price(config: Config, prices: GpuPrices | None) -> PriceLookup:
+    """Waste's price of a GPU model: `gpu_prices`, else its nodes' OpenCost price, else blended."""
+    configured = model_price(config.gpu_prices)
+    if prices is None:
+        return configured
+    blended = prices.blended
+
+    def lookup(model: str) -> float | None:
+        found = configured(model)
+        found = prices.model(model) if found is None else found
+        return blended if found is None else found
+
+    return lookup
 
 
 def _flavor_prices(prices: GpuPrices | None, quota: _Quota | None) -> dict[str, float]:

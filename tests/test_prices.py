@@ -11,8 +11,9 @@ from exporter.attribution import IDLE, Attributor
 from exporter.calendar import month_start
 from exporter.config import Config, IdlePolicy
 from exporter.join import join
+from exporter.metrics import TEAM_GPU_WASTE_COST_PER_HOUR
 from exporter.prices import GpuPrices, canonical_model, node_models
-from exporter.sources.dcgm import GpuRecord
+from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
 from exporter.sources.kueue import KueueSnapshot, QuotaRecord
 from exporter.sources.kueue_flavors import FlavorRecord
 from exporter.sources.opencost import Allocation, AllocationSet, OpenCostSnapshot
@@ -239,3 +240,28 @@ def test_canonical_model_ignores_case_and_separators() -> None:
     assert canonical_model("NVIDIA H100 80GB HBM3") == canonical_model("nvidia-h100_80gb  hbm3")
     assert canonical_model(H100) != canonical_model(L40S)
     assert canonical_model("  ") == ""
+
+
+def test_waste_uses_the_price_of_each_gpus_model() -> None:
+    config = _config(
+        IdlePolicy.RESERVATION,
+        sources={
+            "kueue": {"url": "https://k8s.invalid:6443"},
+            "dcgm": {"urls": ["http://dcgm:9400/metrics"]},
+        },
+    )
+    gpus = (
+        GpuRecord("node-h", "0", "GPU-h0", H100, namespace="ns-a", pod="p", utilisation=0.0),
+        GpuRecord("node-l", "0", "GPU-l0", L40S, namespace="ns-b", pod="q", utilisation=0.0),
+        GpuRecord("node-l", "1", "GPU-l1", L40S, namespace="ns-b", pod="q", utilisation=0.9),
+    )
+    bundle = _records()
+    bundle = Records(bundle.opencost, DcgmSnapshot(gpus), bundle.kueue)
+    result = join(config, Attributor(config), bundle, FIXED_NOW)
+    waste = {
+        dict(s.labels)["team"]: s.value
+        for s in result.samples
+        if s.family is TEAM_GPU_WASTE_COST_PER_HOUR
+    }
+    # a leaves 1 H100 idle: 2.10 an hour; b leaves 1 L40S idle: 0.90 (blended would be 1.50).
+    assert waste == pytest.approx({"a": 2.10, "b": 0.90})

@@ -8,8 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
+from exporter.config import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
+from exporter.sources import opencost
 from exporter.sources.checks import MISSING_FIELD, NON_FINITE, WRONG_TYPE, Tally
+from exporter.sources.opencost import OpenCostSnapshot
 from exporter.sources.opencost_assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
 from tests.conftest import FIXED_NOW
 
@@ -143,3 +146,31 @@ def test_other_errors_fail_the_read() -> None:
         pytest.raises(UpstreamStatusError),
     ):
         fetch_gpu_nodes(client, START, FIXED_NOW)
+
+
+def _fetch_paths(node_assets: bool) -> tuple[list[str], OpenCostSnapshot]:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/assets":
+            return httpx.Response(200, json=body(node("n1")))
+        return httpx.Response(200, json={"code": 200, "data": [{}]})
+
+    cfg = OpenCostConfig(url="http://opencost:9003", node_assets=node_assets)
+    transport = httpx.MockTransport(answer)
+    with httpx.Client(base_url="http://opencost:9003", transport=transport) as client:
+        snapshot = opencost.fetch(client, Config(sources=SourcesConfig(opencost=cfg)), FIXED_NOW)
+    return [r.url.path for r in seen], snapshot
+
+
+def test_the_opencost_source_reads_node_assets_of_the_rate_window() -> None:
+    paths, snapshot = _fetch_paths(node_assets=True)
+    assert paths == ["/allocation", "/allocation", "/assets"]
+    assert snapshot.gpu_nodes is not None and [n.name for n in snapshot.gpu_nodes] == ["n1"]
+
+
+def test_node_assets_can_be_turned_off() -> None:
+    paths, snapshot = _fetch_paths(node_assets=False)
+    assert paths == ["/allocation", "/allocation"]
+    assert snapshot.gpu_nodes is None
