@@ -1,4 +1,4 @@
-"""A fake Kubernetes API server: Kueue ClusterQueues and Cohorts, and EndpointSlices.
+"""A fake Kubernetes API server: Kueue ClusterQueues, Cohorts, ResourceFlavors; EndpointSlices.
 
 It speaks the real shapes: `ClusterQueueList` pages with `metadata.continue` (the page size is
 capped so the demo always has a second page; a bad continue token is 410 Gone), `Status`
@@ -28,6 +28,7 @@ __all__ = [
     "cluster_queue",
     "endpoint_slice",
     "make_handler",
+    "resource_flavor",
 ]
 
 GROUP = "kueue.x-k8s.io"
@@ -255,6 +256,29 @@ def endpoint_slice(spec: FakeEndpointSlice, index: int, rv: str) -> dict[str, An
     }
 
 
+def resource_flavor(cluster: Cluster, name: str, version: str) -> dict[str, Any]:
+    """A ResourceFlavor as a GET returns it; the GPU flavor selects nodes by GPU product."""
+    spec: dict[str, Any] = {}
+    if name == cluster.gpu_flavor:
+        # GPU feature discovery's spelling of the product: DCGM's modelName with dashes.
+        spec["nodeLabels"] = {"nvidia.com/gpu.product": cluster.gpu_model.replace(" ", "-")}
+        spec["nodeTaints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    index = 0 if name == CPU_FLAVOR else 1
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "ResourceFlavor",
+        "metadata": {
+            "name": name,
+            "uid": f"00000000-0000-4000-9000-{index:012d}",
+            "resourceVersion": str(800 + index),
+            "generation": 1,
+            "creationTimestamp": "2026-01-05T08:59:00Z",
+            "finalizers": [f"{GROUP}/resource-in-use"],
+        },
+        "spec": spec,
+    }
+
+
 def _token(start: int, rv: str) -> str:
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(rv), "start": start})
     return base64.urlsafe_b64encode(raw.encode()).decode()
@@ -336,7 +360,7 @@ def make_handler(
         return _status(404, "NotFound", "the server could not find the requested resource")
 
     def _list(request: FakeRequest, version: str, plural: str) -> FakeResponse:
-        if plural not in ("clusterqueues", "cohorts"):
+        if plural not in ("clusterqueues", "cohorts", "resourceflavors"):
             return _status(404, "NotFound", "the server could not find the requested resource")
         if forbidden:
             return _status(
@@ -352,6 +376,13 @@ def make_handler(
         if plural == "cohorts":
             cohorts = [_cohort(cluster, version)]
             return _page(request, "CohortList", f"{GROUP}/{version}", cohorts, page_size_cap, rv)
+        if plural == "resourceflavors":
+            flavors = [
+                resource_flavor(cluster, f, version) for f in (CPU_FLAVOR, cluster.gpu_flavor)
+            ]
+            return _page(
+                request, "ResourceFlavorList", f"{GROUP}/{version}", flavors, page_size_cap, rv
+            )
         queues = sorted(cluster.queues, key=lambda q: q.name)
         items = [cluster_queue(cluster, q, now, version) for q in queues]
         return _page(request, "ClusterQueueList", f"{GROUP}/{version}", items, page_size_cap, rv)

@@ -263,7 +263,11 @@ class FakeOpenCost:
                 "name": c.node,
                 "providerID": c.node,
             },
-            "labels": {"kubernetes_io_hostname": c.node},
+            "labels": {
+                "kubernetes_io_hostname": c.node,
+                # GPU feature discovery's node label, sanitised the way OpenCost does.
+                "nvidia_com_gpu_product": c.gpu_model.replace(" ", "-"),
+            },
             "window": {"start": iso(start), "end": iso(end)},
             "start": iso(start),
             "end": iso(end),

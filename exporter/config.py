@@ -28,6 +28,7 @@ from exporter.config_yaml import (
     read_config_text,
 )
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.gpu_names import price_key_issues
 
 __all__ = [
     "AttributionConfig",
@@ -182,6 +183,8 @@ class OpenCostConfig(SourceConfig):
     interval: Interval = timedelta(minutes=5)
     max_staleness: Staleness = timedelta(minutes=30)
     rate_window: RateWindow = timedelta(hours=1)
+    # Node assets price idle GPU nodes and carry the node labels flavors select on.
+    node_assets: bool = True
 
 
 class DcgmDiscovery(_Model):
@@ -366,7 +369,8 @@ class Config(_Model):
     timezone: str = "UTC"
     idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
     idle_by_node: bool = False
-    gpu_prices: dict[str, Price] = Field(default_factory=dict)
+    gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
+    gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
     teams: tuple[TeamConfig, ...] = ()
     attribution: AttributionConfig = AttributionConfig()
@@ -430,6 +434,13 @@ class Config(_Model):
             which = "rate" if llm.rate is not None else "rate_file"
             message = f"LiteLLM already reports {self.currency}, so a rate does not apply"
             raise KeyedErrors([((*key, which), message, (*key, "currency"))])
+        return self
+
+    @model_validator(mode="after")
+    def _price_keys(self) -> Config:
+        entries = price_key_issues(self.gpu_prices, self.gpu_flavor_prices)
+        if entries:
+            raise KeyedErrors(entries)
         return self
 
     @model_validator(mode="after")

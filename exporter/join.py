@@ -17,8 +17,8 @@ from exporter.calendar import hours_in_month, month_start
 from exporter.chargeback import Ledger, cap_teams
 from exporter.clusterwide import idle_samples, month_samples
 from exporter.config import Config
-from exporter.costs import Window, gpu_price_per_hour, serving_costs, window
-from exporter.gpus import gpu_samples, model_price
+from exporter.costs import Window, serving_costs, window
+from exporter.gpus import PriceLookup, gpu_samples, model_price
 from exporter.llm import (
     LlmReport,
     ModelPricing,
@@ -43,10 +43,12 @@ from exporter.metrics import (
     TEAM_COST_PER_HOUR,
     TEAMS_OVER_CAP,
 )
+from exporter.prices import GpuPrices, node_models
 from exporter.quota import (
+    FlavorOf,
     TeamGpuQuota,
     apply_quota,
-    gpu_quota_by_team,
+    gpu_quota_by_flavor,
     lend,
     quota_budgets,
     quota_samples,
@@ -83,7 +85,7 @@ class _Quota:
     """Kueue joined once per refresh: lending apportioned once, summed per team."""
 
     kueue: KueueSnapshot
-    teams: TeamGpuQuota
+    flavors: Mapping[str, TeamGpuQuota]  # GPU flavor -> quota per team
     lent: Mapping[tuple[str, str, str], float]
 
 
@@ -92,11 +94,12 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     samples: list[Sample] = []
     budgets = config_budgets(config)
     opencost = records.opencost
-    price = _gpu_price(opencost)
     quota = _quota(records.kueue, attributor)
+    prices = gpu_prices(config, records)
+    flavor_prices = _flavor_prices(prices, quota)
     if records.dcgm is not None and config.sources.dcgm is not None:
-        lookup = model_price(config.gpu_prices, default=price)
         threshold = config.sources.dcgm.idle_threshold
+        lookup = _model_price(config, prices)
         samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
         endpoints = sorted(records.dcgm.endpoints.items())
         samples.extend(
@@ -105,10 +108,10 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         )
     if quota is not None:
         samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
-        if price is not None:
+        if flavor_prices:
             configured = {t.name for t in config.teams if t.budget.gpu is not None}
             hours = hours_in_month(now, config.zone)
-            budgets.update(quota_budgets(quota.teams, configured, price, hours))
+            budgets.update(quota_budgets(quota.flavors, configured, flavor_prices, hours))
     # LiteLLM's money enters in the exporter's currency, here and nowhere later.
     llm = records.litellm.converted() if records.litellm is not None else None
     usage = team_model_usage(llm.usage, attributor) if llm else {}
@@ -121,9 +124,10 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     if opencost is None:
         return Chargeback(now, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
     hourly, month = _windows(config, attributor, opencost, now)
-    if quota is not None and price is not None:
-        hourly = apply_quota(hourly, quota.teams, price, config.idle_policy)
-        month = apply_quota(month, quota.teams, price, config.idle_policy)
+    if quota is not None and flavor_prices:
+        flavor_of = _flavor_of(prices, quota)
+        hourly = apply_quota(hourly, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
+        month = apply_quota(month, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
     pricing: tuple[ModelPricing, ...] = ()
     if llm is not None:
         hourly, month, report = _with_llm(config, attributor, llm, hourly, month)
@@ -150,18 +154,69 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
     )
 
 
-def _gpu_price(opencost: OpenCostSnapshot | None) -> float | None:
-    """OpenCost's GPU-hour price: the recent window's, else the month's."""
+def gpu_prices(config: Config, records: Records) -> GpuPrices | None:
+    """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
+    opencost = records.opencost
     if opencost is None:
         return None
-    return gpu_price_per_hour(opencost.rate) or gpu_price_per_hour(opencost.month)
+    return GpuPrices(
+        (opencost.rate, opencost.month),
+        assets=opencost.gpu_nodes,
+        flavors=records.kueue.flavors if records.kueue is not None else (),
+        dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
+        by_model=config.gpu_prices,
+        by_flavor=config.gpu_flavor_prices,
+    )
+
+
+def _model_price(config: Config, prices: GpuPrices | None) -> PriceLookup:
+    """Waste's price of a GPU model: `gpu_prices`, else its nodes' OpenCost price, else blended."""
+    configured = model_price(config.gpu_prices)
+    if prices is None:
+        return configured
+    blended = prices.blended
+
+    def lookup(model: str) -> float | None:
+        found = configured(model)
+        found = prices.model(model) if found is None else found
+        return blended if found is None else found
+
+    return lookup
+
+
+def _flavor_prices(prices: GpuPrices | None, quota: _Quota | None) -> dict[str, float]:
+    """Each GPU flavor's price; one nothing prices takes the cluster's blended price."""
+    if prices is None or quota is None:
+        return {}
+    out: dict[str, float] = {}
+    for flavor in sorted(quota.flavors):
+        price = prices.flavor(flavor)
+        price = prices.blended if price is None else price
+        if price is not None:
+            out[flavor] = price
+    return out
+
+
+def _flavor_of(prices: GpuPrices | None, quota: _Quota) -> FlavorOf:
+    """Which flavor a node's GPU-hours count against: the flavor that selects the node, else
+    the team's flavor with the most nominal quota (a node no flavor selects is unlabelled)."""
+    flavors = sorted(quota.flavors)
+
+    def flavor_of(node: str, team: str) -> str | None:
+        found = prices.flavor_of_node(node, flavors) if prices is not None else None
+        if found is not None:
+            return found
+        held = [(-quota.flavors[f].nominal.get(team, 0.0), f) for f in flavors]
+        return min(held)[1] if held else None
+
+    return flavor_of
 
 
 def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None:
     if kueue is None:
         return None
     lent = lend(kueue.queues)
-    return _Quota(kueue, gpu_quota_by_team(kueue, attributor, lent), lent)
+    return _Quota(kueue, gpu_quota_by_flavor(kueue, attributor, lent), lent)
 
 
 def _windows(

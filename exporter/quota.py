@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from exporter.attribution import IDLE, Attributor
 from exporter.chargeback import Ledger
 from exporter.config import IdlePolicy
-from exporter.costs import Window, gpu_hours_by_team
+from exporter.costs import Window
 from exporter.metrics import (
     QUOTA_BORROWED,
     QUOTA_BORROWING_LIMIT,
@@ -32,12 +32,15 @@ from exporter.sources.kueue import KueueSnapshot, QuotaRecord
 
 __all__ = [
     "GPU_RESOURCES",
+    "FlavorOf",
     "LendingMismatch",
     "QueueKey",
     "TeamGpuQuota",
+    "apply_flavor_quota",
     "apply_gpu_quota",
     "apply_quota",
     "default_gpu_budgets",
+    "gpu_quota_by_flavor",
     "gpu_quota_by_team",
     "lend",
     "lendable",
@@ -174,40 +177,63 @@ def apply_gpu_quota(
     hours: float,
     policy: IdlePolicy,
 ) -> Ledger:
-    """Charge GPU quota (team -> GPUs) onto a ledger; returns a new ledger with the same total.
+    """Charge GPU quota of one flavor (team -> GPUs) at one price; see `apply_flavor_quota`."""
+    one = {"": price_per_gpu_hour}
+    return apply_flavor_quota(ledger, {"": nominal}, {"": borrowed}, {"": lent}, one, hours, policy)
 
-    `reservation`: a team with quota pays `nominal`, `+borrowed` and `-lent` (each x price x
-    hours) as components gpu, borrowed and lent, replacing its usage-based gpu cost; the
-    difference comes from (or goes back to) `__idle__`'s gpu, so the total is unchanged. If
-    nominal quota exceeds the capacity left idle, `__idle__`'s gpu goes negative, showing it.
-    `separate` / `proportional`: the borrowed part of a team's gpu cost, at most all of it,
-    moves from gpu to borrowed; nothing is lent.
+
+def apply_flavor_quota(
+    ledger: Ledger,
+    nominal: Mapping[str, Mapping[str, float]],
+    borrowed: Mapping[str, Mapping[str, float]],
+    lent: Mapping[str, Mapping[str, float]],
+    prices: Mapping[str, float],
+    hours: float,
+    policy: IdlePolicy,
+) -> Ledger:
+    """Charge GPU quota (flavor -> team -> GPUs) onto a ledger at each flavor's price.
+
+    Returns a new ledger with the same total. Flavors without a price are left out.
+    `reservation`: a team with quota pays `nominal`, `+borrowed` and `-lent` (each x its
+    flavor's price x hours, summed over flavors) as components gpu, borrowed and lent,
+    replacing its usage-based gpu cost; the difference comes from (or goes back to)
+    `__idle__`'s gpu, so the total is unchanged. If nominal quota exceeds the capacity left
+    idle, `__idle__`'s gpu goes negative, showing it. `separate` / `proportional`: the borrowed
+    part of a team's gpu cost, at most all of it, moves from gpu to borrowed; nothing is lent.
     """
     out = Ledger(dict(ledger.costs), dict(ledger.fallback))
-    rate = price_per_gpu_hour * hours
+    reserved, extra, credit = (_money(m, prices, hours) for m in (nominal, borrowed, lent))
     if policy is IdlePolicy.RESERVATION:
-        for team in sorted(set(nominal) | set(borrowed) | set(lent)):
+        for team in sorted(set(reserved) | set(extra) | set(credit)):
             before = out.costs.get((team, "gpu"), 0.0)
-            reserved = nominal.get(team, 0.0) * rate
-            extra = borrowed.get(team, 0.0) * rate
-            credit = -lent.get(team, 0.0) * rate
-            _set(out, team, "gpu", reserved)
-            out.add(team, "borrowed", extra)
-            out.add(team, "lent", credit)
+            pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
+            _set(out, team, "gpu", pays)
+            out.add(team, "borrowed", more)
+            out.add(team, "lent", back)
             # Conservation by construction: whatever the team now pays beyond its usage
             # is capacity that was sitting on __idle__.
-            _set(
-                out,
-                IDLE,
-                "gpu",
-                out.costs.get((IDLE, "gpu"), 0.0) + before - reserved - extra - credit,
-            )
+            idle = out.costs.get((IDLE, "gpu"), 0.0)
+            _set(out, IDLE, "gpu", idle + before - pays - more - back)
     else:  # separate and proportional: only the borrowed part of usage moves
-        for team in sorted(borrowed):
+        for team in sorted(extra):
             gpu = out.costs.get((team, "gpu"), 0.0)
-            moved = max(0.0, min(borrowed[team] * rate, gpu))
+            moved = max(0.0, min(extra[team], gpu))
             _set(out, team, "gpu", gpu - moved)
             out.add(team, "borrowed", moved)
+    return out
+
+
+def _money(
+    gpus: Mapping[str, Mapping[str, float]], prices: Mapping[str, float], hours: float
+) -> dict[str, float]:
+    """Team -> GPUs x price x hours, summed over the priced flavors in name order."""
+    out: dict[str, float] = {}
+    for flavor in sorted(gpus):
+        if flavor not in prices:
+            continue
+        rate = prices[flavor] * hours
+        for team, amount in gpus[flavor].items():
+            out[team] = out.get(team, 0.0) + amount * rate
     return out
 
 
@@ -254,34 +280,84 @@ def default_gpu_budgets(
 
 
 def quota_budgets(
-    quota: TeamGpuQuota, configured: Collection[str], price: float, hours_in_month: float
+    quota: Mapping[str, TeamGpuQuota],
+    configured: Collection[str],
+    prices: Mapping[str, float],
+    hours_in_month: float,
 ) -> dict[tuple[str, str], float]:
-    """GPU budgets for teams that configure none (`configured`), from their nominal quota."""
-    defaults = default_gpu_budgets(quota.nominal, price, hours_in_month)
+    """GPU budgets for teams that configure none: nominal quota x its flavor's price x hours."""
+    monthly: dict[str, float] = {}
+    for flavor in sorted(quota):
+        if flavor in prices:
+            for team, gpus in quota[flavor].nominal.items():
+                monthly[team] = monthly.get(team, 0.0) + gpus * prices[flavor]
     return {
-        (team, "gpu"): amount
-        for team, amount in defaults.items()
+        (team, "gpu"): amount * hours_in_month
+        for team, amount in sorted(monthly.items())
         if team not in configured and not team.startswith("__")
     }
 
 
-def apply_quota(window: Window, quota: TeamGpuQuota, price: float, policy: IdlePolicy) -> Window:
+def gpu_quota_by_flavor(
+    snapshot: KueueSnapshot,
+    attributor: Attributor,
+    lent: Mapping[QueueKey, float] | None = None,
+    *,
+    resources: Collection[str] = GPU_RESOURCES,
+) -> dict[str, TeamGpuQuota]:
+    """`gpu_quota_by_team` for each flavor that has GPU quota: flavor -> per-team quota."""
+    given = lend(snapshot.queues) if lent is None else lent
+    flavors = sorted({r.flavor for r in snapshot.queues if r.resource in resources})
+    return {
+        f: gpu_quota_by_team(snapshot, attributor, given, resources=resources, flavors={f})
+        for f in flavors
+    }
+
+
+FlavorOf = Callable[[str, str], str | None]  # (node, team) -> the GPU flavor its usage is in
+
+
+def apply_quota(
+    window: Window,
+    quota: Mapping[str, TeamGpuQuota],
+    prices: Mapping[str, float],
+    policy: IdlePolicy,
+    flavor_of: FlavorOf | None = None,
+) -> Window:
     """Charge GPU quota (reservation) or split borrowed GPU cost out (other policies), per window.
 
-    A live window uses Kueue's live status: nominal, borrowed, and lent as apportioned now.
-    Kueue keeps no history, so any other window assumes today's nominal quota held throughout,
-    and takes borrowing from the GPU-hours each team used beyond its nominal quota.
+    `quota` and `prices` are per flavor. A live window uses Kueue's live status: nominal,
+    borrowed, and lent as apportioned now. Kueue keeps no history, so any other window assumes
+    today's nominal quota held throughout, and takes borrowing per flavor from the GPU-hours
+    each team used beyond its nominal quota there; `flavor_of` says which flavor a node's
+    GPU-hours count against (by default the first flavor, right for a single-flavor cluster).
     """
     hours = window.unit_hours
-    borrowed, lent = quota.borrowed, quota.lent
-    if not window.live:
-        used = gpu_hours_by_team(window.lines, window.allocations)
-        borrowed_hours, lent_hours = month_borrowing(
-            quota.nominal, used, quota.lending_limit, hours
-        )
-        # month_borrowing answers in GPU-hours; apply_gpu_quota wants GPUs over `hours`.
+    nominal = {f: q.nominal for f, q in quota.items()}
+    borrowed = {f: q.borrowed for f, q in quota.items()}
+    lent = {f: q.lent for f, q in quota.items()}
+    if not window.live and quota:
+        used = _used_by_flavor(window, sorted(quota), flavor_of)
+        # month_borrowing answers in GPU-hours; the money rules want GPUs over `hours`.
         per_hour = 1.0 / hours if hours > 0 else 0.0
-        borrowed = {t: h * per_hour for t, h in borrowed_hours.items()}
-        lent = {t: h * per_hour for t, h in lent_hours.items()}
-    ledger = apply_gpu_quota(window.ledger, quota.nominal, borrowed, lent, price, hours, policy)
+        for f, q in quota.items():
+            b, given = month_borrowing(q.nominal, used.get(f, {}), q.lending_limit, hours)
+            borrowed[f] = {t: h * per_hour for t, h in b.items()}
+            lent[f] = {t: h * per_hour for t, h in given.items()}
+    ledger = apply_flavor_quota(window.ledger, nominal, borrowed, lent, prices, hours, policy)
     return window.with_ledger(ledger)
+
+
+def _used_by_flavor(
+    window: Window, flavors: Sequence[str], flavor_of: FlavorOf | None
+) -> dict[str, dict[str, float]]:
+    """GPU-hours per flavor and team, each allocation on the flavor its node belongs to."""
+    used: dict[str, dict[str, float]] = defaultdict(dict)
+    for line, a in zip(window.lines, window.allocations.allocations, strict=True):
+        if not a.gpu_hours:
+            continue
+        team = line.placement.team
+        found = flavor_of(a.node, team) if flavor_of is not None else None
+        flavor = found if found is not None and found in flavors else flavors[0]
+        used[flavor][team] = used[flavor].get(team, 0.0) + a.gpu_hours
+    return dict(used)

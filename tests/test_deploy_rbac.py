@@ -85,9 +85,11 @@ def _kueue_needs() -> set[Permission]:
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="https://api.invalid:6443", transport=transport) as client:
         snapshot = kueue.fetch(client, config, FIXED_NOW)
-    # Both pages were read, after the fallback: every request the source makes was seen.
+    # Both pages of both lists were read, after the fallback: every request the source makes
+    # was seen (the flavor list answers with queue objects, which parse as label-less flavors).
     assert {q.cluster_queue for q in snapshot.queues} == {"a", "b"}
-    assert calls == 3
+    assert {f.name for f in snapshot.flavors} == {"a", "b"}
+    assert calls == 5
     return needed
 
 
@@ -170,12 +172,16 @@ def _granted(kind: str) -> set[Permission]:
     }
 
 
-def test_the_kueue_source_only_lists_cluster_queues() -> None:
-    assert _kueue_needs() == {("kueue.x-k8s.io", "clusterqueues", "list")}
+def test_the_kueue_source_only_lists_cluster_queues_and_flavors() -> None:
+    assert _kueue_needs() == {
+        ("kueue.x-k8s.io", "clusterqueues", "list"),
+        ("kueue.x-k8s.io", "resourceflavors", "list"),
+    }
 
 
 def test_the_cluster_role_grants_exactly_what_the_sources_request() -> None:
-    # ClusterQueues are cluster-scoped, so their permission lives in the ClusterRole.
+    # ClusterQueues and ResourceFlavors are cluster-scoped: their permissions live in the
+    # ClusterRole.
     assert _granted("ClusterRole") == _kueue_needs()
 
 

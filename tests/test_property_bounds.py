@@ -18,8 +18,10 @@ from exporter.join import join
 from exporter.sources.checks import MAX_COST, MAX_GPUS, MAX_TOKENS
 from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
 from exporter.sources.kueue import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue_flavors import FlavorRecord
 from exporter.sources.litellm import LiteLLMSnapshot, ModelUsage, TeamBudget
 from exporter.sources.opencost import COMPONENT_FIELDS, Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost_assets import GpuNode
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 
@@ -28,6 +30,9 @@ NODES = ("n1", "n2")
 QUEUES = ("cq-research", "cq-vision", "cq-search")
 MODELS = ("llama-3-70b", "gpt-4o", "unknown-model")
 GPU = "nvidia.com/gpu"
+PRODUCT = "nvidia_com_gpu_product"
+MODEL = {"n1": "NVIDIA-H100-80GB-HBM3", "n2": "NVIDIA-L40S"}
+FLAVOR_PRODUCT = (("h100", MODEL["n1"]), ("l40s", MODEL["n2"]))
 
 # The edges of what the sources accept: zero, OpenCost's resolution, just under the bound.
 TINY = 1e-9
@@ -73,22 +78,41 @@ def allocation_sets(draw: st.DrawFn, hours: float) -> AllocationSet:
 @st.composite
 def records(draw: st.DrawFn, with_llm: bool) -> Records:
     month_hours = FIXED_NOW - month_start(FIXED_NOW, _config(IdlePolicy.SEPARATE, False).zone)
+    # Two GPU flavors at their own prices: h100 on n1, l40s on n2 (by the product label).
+    assets = draw(
+        st.none()
+        | st.just(
+            tuple(
+                GpuNode(
+                    n,
+                    4.0,
+                    draw(st.just(0.0) | st.floats(TINY, 1e6)),
+                    draw(money),
+                    {PRODUCT: MODEL[n]},
+                )
+                for n in NODES
+            )
+        )
+    )
     opencost = OpenCostSnapshot(
         rate=draw(allocation_sets(1.0)),
         month=draw(allocation_sets(month_hours.total_seconds() / 3600)),
+        gpu_nodes=assets,
     )
     queues = tuple(
         QuotaRecord(
-            q, "pool", "h100", GPU, draw(quota), draw(quota), draw(quota), draw(quota), draw(quota)
+            q, "pool", flavor, GPU, draw(quota), draw(quota), draw(quota), draw(quota), draw(quota)
         )
         for q in QUEUES
+        for flavor in ("h100", "l40s")
     )
+    flavors = tuple(FlavorRecord(f, {"nvidia.com/gpu.product": p}) for f, p in FLAVOR_PRODUCT)
     gpus = tuple(
         GpuRecord(
             node,
             str(i),
             f"GPU-{node}-{i}",
-            "NVIDIA H100 80GB HBM3",
+            MODEL[node].replace("-", " "),
             namespace=draw(st.sampled_from(("", *NAMESPACES))),
             pod=f"p{i}",
             utilisation=draw(st.floats(0.0, 1.0)),
@@ -108,7 +132,7 @@ def records(draw: st.DrawFn, with_llm: bool) -> Records:
             for model in MODELS
         )
         litellm = LiteLLMSnapshot(teams, usage)
-    return Records(opencost, DcgmSnapshot(gpus), KueueSnapshot(queues), litellm)
+    return Records(opencost, DcgmSnapshot(gpus), KueueSnapshot(queues, flavors=flavors), litellm)
 
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))

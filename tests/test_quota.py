@@ -13,13 +13,16 @@ from exporter.chargeback import CostLine, Ledger, charge
 from exporter.config import Config, IdlePolicy
 from exporter.quota import (
     LendingMismatch,
+    apply_flavor_quota,
     apply_gpu_quota,
     default_gpu_budgets,
+    gpu_quota_by_flavor,
     gpu_quota_by_team,
     lend,
     lendable,
     lending_mismatches,
     month_borrowing,
+    quota_budgets,
     quota_samples,
 )
 from exporter.sources.kueue import KueueSnapshot, QuotaRecord
@@ -307,3 +310,69 @@ def test_default_gpu_budgets() -> None:
     assert default_gpu_budgets({"a": 2, "b": 1}, 1.40, 720) == pytest.approx(
         {"a": 2016.0, "b": 1008.0}
     )
+
+
+flavor_gpus = st.dictionaries(st.sampled_from(["h100", "l40s"]), gpus, max_size=2)
+
+
+@settings(max_examples=300)
+@given(
+    costs=st.dictionaries(st.tuples(teams, st.sampled_from(["gpu", "cpu", "idle_share"])), amounts),
+    nominal=flavor_gpus,
+    borrowed=flavor_gpus,
+    lent=flavor_gpus,
+    prices=st.dictionaries(st.sampled_from(["h100", "l40s"]), st.floats(0, 50), max_size=2),
+    hours=st.floats(0, 744),
+    policy=st.sampled_from(IdlePolicy),
+)
+def test_apply_flavor_quota_conserves_the_total_over_two_flavors(
+    costs: dict[tuple[str, str], float],
+    nominal: dict[str, dict[str, float]],
+    borrowed: dict[str, dict[str, float]],
+    lent: dict[str, dict[str, float]],
+    prices: dict[str, float],
+    hours: float,
+    policy: IdlePolicy,
+) -> None:
+    before = Ledger(dict(costs))
+    after = apply_flavor_quota(before, nominal, borrowed, lent, prices, hours, policy)
+    scale = sum(map(abs, before.costs.values())) + sum(map(abs, after.costs.values())) + 1.0
+    assert abs(after.total() - before.total()) <= 1e-9 * scale
+    if policy is IdlePolicy.RESERVATION:
+        # Each team with priced quota pays exactly its nominal GPUs at its flavors' prices.
+        for team in {t for f in nominal if f in prices for t in nominal[f]}:
+            want = sum(
+                nominal[f].get(team, 0.0) * prices[f] * hours for f in nominal if f in prices
+            )
+            assert after.costs.get((team, "gpu"), 0.0) == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
+def test_two_flavors_are_charged_at_their_own_prices() -> None:
+    # a holds 2 H100 at 2.10 and b 2 L40S at 0.90, for one hour; the cluster's 4 GPUs cost
+    # 6.00 in all, all of it still on __idle__ before quota: a pays 4.20, b 1.80, idle 0.
+    before = Ledger({(IDLE, "gpu"): 6.00})
+    nominal = {"h100": {"a": 2.0}, "l40s": {"b": 2.0}}
+    prices = {"h100": 2.10, "l40s": 0.90}
+    after = apply_flavor_quota(before, nominal, {}, {}, prices, 1.0, IdlePolicy.RESERVATION)
+    assert after.costs == pytest.approx(
+        {("a", "gpu"): 4.20, ("b", "gpu"): 1.80, (IDLE, "gpu"): 0.0}
+    )
+    # An unpriced flavor is left out rather than charged at some other flavor's price.
+    only_h100 = apply_flavor_quota(
+        before, nominal, {}, {}, {"h100": 2.10}, 1.0, IdlePolicy.RESERVATION
+    )
+    assert ("b", "gpu") not in only_h100.costs
+
+
+def test_quota_budgets_price_each_flavor() -> None:
+    snap = KueueSnapshot(
+        (
+            QuotaRecord("cq-a", "pool", "h100", GPU, 2.0),
+            QuotaRecord("cq-a", "pool", "l40s", GPU, 1.0),
+            QuotaRecord("cq-b", "pool", "l40s", GPU, 3.0),
+        )
+    )
+    by_flavor = gpu_quota_by_flavor(snap, attributor())
+    # a: (2 x 2.10 + 1 x 0.90) x 720 = 3672.00; b: 3 x 0.90 x 720 = 1944.00, but b has its own.
+    got = quota_budgets(by_flavor, {"b"}, {"h100": 2.10, "l40s": 0.90}, 720)
+    assert got == pytest.approx({("a", "gpu"): 3672.00})

@@ -1,10 +1,11 @@
 """Kueue source: ClusterQueue quota and usage from the Kubernetes API.
 
-Upstream: `GET /apis/kueue.x-k8s.io/<version>/clusterqueues?limit=N` (paged with
-`metadata.continue`); Cohort objects are not read. `api_version: auto` reads v1beta2 and falls
-back to v1beta1 when v1beta2 is not served (Kueue < v0.15), mapping `spec.cohort` to the v1beta2
-`cohortName`. Records carry quantities in base units (GPUs as counts, cores, bytes); an unset
-limit is +Inf, never 0.
+Upstream: `GET /apis/kueue.x-k8s.io/<version>/clusterqueues?limit=N` and `.../resourceflavors`
+(both paged with `metadata.continue`); Cohort objects are not read. `api_version: auto` reads
+v1beta2 and falls back to v1beta1 when v1beta2 is not served (Kueue < v0.15), mapping
+`spec.cohort` to the v1beta2 `cohortName`. Records carry quantities in base units (GPUs as
+counts, cores, bytes); an unset limit is +Inf, never 0. ResourceFlavors are read in the same
+version, for the node labels that map each flavor's quota to nodes and so to a GPU price.
 
 One ClusterQueue resource with a bad quantity (one ClusterQueue, if the object itself is
 broken) is dropped and counted. A list that does not add up (fewer items than
@@ -43,6 +44,7 @@ from exporter.sources.checks import (
 from exporter.sources.http import get_json
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.kube_client import build_client
+from exporter.sources.kueue_flavors import FlavorRecord, parse_resource_flavors
 
 __all__ = [
     "KIND",
@@ -63,7 +65,6 @@ _MAX_PAGES = 1000
 _MAX_UNITS = 1e9
 _MAX_BYTES = 2.0**70
 _T = TypeVar("_T", dict[str, Any], list[Any], str)
-_RBAC = f"list on clusterqueues in API group {GROUP}"
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class KueueSnapshot:
 
     queues: tuple[QuotaRecord, ...]
     dropped: Mapping[str, int] = field(default_factory=dict)
+    flavors: tuple[FlavorRecord, ...] = ()  # ResourceFlavors, sorted by name
 
     def check_after(self, previous: object | None) -> None:
         """A completed list is the whole current state: no queues can mean none exist."""
@@ -109,7 +111,11 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
     unique = dedupe(SOURCE, items, _item_name, tally)
     queues = [record for item in unique for record in parse_cluster_queue(item, version, tally)]
     nothing_left(SOURCE, len(queues), tally, "ClusterQueue resource")
-    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen())
+    # Flavors say which nodes (and so which GPU price) each flavor's quota stands for.
+    flavors = parse_resource_flavors(
+        _list(client, version, "resourceflavors", cfg.page_size), tally
+    )
+    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 
 def _item_name(item: Any) -> object:
@@ -196,16 +202,21 @@ def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str
         if exc.status == 401:
             raise UpstreamStatusError(
                 f"{SOURCE}: HTTP 401 listing {plural}.{GROUP}: the API server rejected the "
-                f"bearer token; the exporter needs a valid service-account token with {_RBAC}",
+                "bearer token; the exporter needs a valid service-account token with "
+                f"{_rbac(plural)}",
                 401,
             ) from None
         if exc.status == 403:
             raise UpstreamStatusError(
                 f"{SOURCE}: HTTP 403 listing {plural}.{GROUP}: "
-                f"the exporter's service account needs {_RBAC}",
+                f"the exporter's service account needs {_rbac(plural)}",
                 403,
             ) from None
         raise
+
+
+def _rbac(plural: str) -> str:
+    return f"list on {plural} in API group {GROUP}"
 
 
 # --- parsing ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from exporter.sources.checks import (
 )
 from exporter.sources.http import get_json, make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.opencost_assets import GpuNode, fetch_gpu_nodes
 
 __all__ = [
     "KIND",
@@ -123,6 +124,7 @@ class OpenCostSnapshot:
     rate: AllocationSet
     month: AllocationSet
     dropped: Mapping[str, int] = field(default_factory=dict)
+    gpu_nodes: tuple[GpuNode, ...] | None = None  # the rate window's node assets, if read
 
     def check_after(self, previous: object | None) -> None:
         """An empty month-to-date after the same month had data is a lost read, not zero cost.
@@ -155,7 +157,8 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapsh
     rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node, tally=tally)
     month_from = month_start(now, config.zone)
     month = fetch_window(client, month_from, now, with_node_costs=by_node, tally=tally)
-    return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
+    nodes = fetch_gpu_nodes(client, now - cfg.rate_window, now, tally) if cfg.node_assets else None
+    return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes)
 
 
 def fetch_window(

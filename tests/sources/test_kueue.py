@@ -31,6 +31,7 @@ from exporter.sources.kueue import (
     parse_cluster_queue,
 )
 from exporter.sources.kueue import fetch as fetch_kueue
+from exporter.sources.kueue_flavors import FlavorRecord
 from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30
@@ -130,20 +131,43 @@ EXPECTED = [
 ]
 
 
+# One ResourceFlavor with labels, one without (a CPU flavor); items as `kubectl get -o json`
+# shows them, spec before metadata.
+FLAVORS: list[dict[str, Any]] = [
+    {
+        "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+        "metadata": {"name": "h100", "resourceVersion": "7"},
+        "kind": "ResourceFlavor",
+    },
+    {"spec": {}, "metadata": {"name": "default-flavor"}, "kind": "ResourceFlavor"},
+]
+EXPECTED_FLAVORS = (
+    FlavorRecord("default-flavor"),
+    FlavorRecord("h100", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}),
+)
+
+
 class ApiServer:
-    """A MockTransport answer function that pages ClusterQueues like the API server."""
+    """A MockTransport answer function that pages ClusterQueues and flavors like the API server."""
 
     def __init__(self, versions: tuple[str, ...], items: list[dict[str, Any]]) -> None:
         self.versions = versions
-        self.items = items
+        self.lists: dict[str, list[dict[str, Any]]] = {
+            "clusterqueues": items,
+            "resourceflavors": FLAVORS,
+        }
         self.seen: list[httpx.Request] = []
         self.expire_continue = 0
+
+    def queue_requests(self) -> list[httpx.Request]:
+        """The ClusterQueue list requests, in order."""
+        return [r for r in self.seen if r.url.path.endswith("/clusterqueues")]
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.seen.append(request)
         assert request.headers["authorization"] == f"Bearer {TOKEN}"
         _, _, _, version, plural = request.url.path.split("/")
-        assert plural == "clusterqueues"
+        assert plural in self.lists
         if version not in self.versions:
             return status(404, "NotFound", "the server could not find the requested resource")
         limit = int(request.url.params["limit"])
@@ -151,13 +175,13 @@ class ApiServer:
         if start and self.expire_continue:
             self.expire_continue -= 1
             return status(410, "Expired", "The provided continue parameter is too old")
-        page = self.items[start : start + limit]
+        items = self.lists[plural]
+        page = items[start : start + limit]
         meta: dict[str, Any] = {"resourceVersion": "12345"}
-        if start + limit < len(self.items):
+        if start + limit < len(items):
             meta["continue"] = str(start + limit)
-        return httpx.Response(
-            200, json={"kind": "ClusterQueueList", "metadata": meta, "items": page}
-        )
+        kind = "ClusterQueueList" if plural == "clusterqueues" else "ResourceFlavorList"
+        return httpx.Response(200, json={"kind": kind, "metadata": meta, "items": page})
 
 
 @pytest.fixture
@@ -179,12 +203,14 @@ def test_v1beta1_only_server_two_pages_numeric_and_string_quantities(token_file:
     cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, page_size=2)
     with client_for(server, cfg) as client:
         snapshot = fetch(client, cfg)
-    assert snapshot == KueueSnapshot(tuple(EXPECTED))
+    assert snapshot == KueueSnapshot(tuple(EXPECTED), flavors=EXPECTED_FLAVORS)
     paths = [(r.url.path, r.url.params.get("continue")) for r in server.seen]
+    # Flavors are read in the version the queues were found in, without a second fallback.
     assert paths == [
         (f"{BASE}/v1beta2/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", None),
         (f"{BASE}/v1beta1/clusterqueues", "2"),
+        (f"{BASE}/v1beta1/resourceflavors", None),
     ]
     # Lending: cq-a borrows 2; cq-b alone has lendable min(4 - 1, 3) = 3, so it lends 2.
     assert lend(snapshot.queues)[("cq-b", "h100", GPU)] == 2.0
@@ -198,6 +224,7 @@ def test_v1beta2_reads_cohort_name(token_file: str) -> None:
     assert snapshot.queues == tuple(EXPECTED)
     assert all("v1beta2" in r.url.path for r in server.seen)
     assert server.seen[0].url.params["limit"] == "500"
+    assert snapshot.flavors == EXPECTED_FLAVORS
 
 
 def test_pinned_v1beta1_never_asks_for_v1beta2(token_file: str) -> None:
@@ -342,7 +369,9 @@ def test_in_cluster_client_rereads_the_rotating_token(
         fetch(client, cfg)
         assert "first" not in repr(client.auth) and "second" not in repr(client.auth)
     assert str(seen[0].url).startswith("https://10.96.0.1:6443/apis/kueue.x-k8s.io/v1beta2/")
-    assert [r.headers["authorization"] for r in seen] == ["Bearer first", "Bearer second"]
+    tokens = [r.headers["authorization"] for r in seen]
+    # Each refresh lists ClusterQueues and then ResourceFlavors.
+    assert tokens == ["Bearer first", "Bearer first", "Bearer second", "Bearer second"]
 
 
 def test_in_cluster_outside_a_pod_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -460,7 +489,9 @@ def test_fetch_from_the_fake_api_server(
     with build_client(cfg) as client:
         snapshot = fetch(client, cfg)
     version = "v1beta1" if v1beta1_only else "v1beta2"
-    assert seen[-1].path == f"{BASE}/{version}/clusterqueues"
+    assert seen[-1].path == f"{BASE}/{version}/resourceflavors"
+    gpu_flavor = {f.name: f for f in snapshot.flavors}[CLUSTER.gpu_flavor]
+    assert gpu_flavor.node_labels == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     got = {(r.cluster_queue, r.flavor, r.resource): r for r in snapshot.queues}
     assert len(got) == 9  # 3 queues x (cpu, memory, gpu)
     for key, expected in night_records().items():
@@ -468,7 +499,7 @@ def test_fetch_from_the_fake_api_server(
     research_cpu = got[("cq-research", "default-flavor", "cpu")]
     assert (research_cpu.nominal, research_cpu.usage) == (32.0, 24.0)
     assert got[("cq-research", "default-flavor", "memory")].usage == 160 * GiB
-    assert all(r.path.endswith("/clusterqueues") for r in seen)  # Cohorts are never read
+    assert not any(r.path.endswith("/cohorts") for r in seen)  # Cohorts are never read
     # The page size is capped at 2, so three queues take a second page.
     assert sum(1 for r in seen if r.path.endswith("/clusterqueues") and r.arg("continue")) == 1
     assert lend(snapshot.queues)[("cq-vision", "h100", GPU)] == 1.0
