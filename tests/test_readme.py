@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from exporter.metrics import markdown_table
+from exporter.offline_check import check_config_offline
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -29,3 +30,14 @@ def test_sections_in_the_promised_order() -> None:
     order = ["## Two commands", "## Configuration", "## Metrics", "## The report"]
     positions = [README.index(h) for h in order]
     assert positions == sorted(positions)
+
+
+def test_the_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
+    # The example a newcomer copies first: it must pass the same offline check CI runs.
+    section = README.split("## Configuration", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "config.yaml"
+    path.write_text(example, encoding="utf-8")
+    config = check_config_offline(str(path))
+    assert config.sources.dcgm is not None and config.sources.dcgm.discovery is not None
+    assert config.sources.litellm is not None and config.sources.litellm.rate == 0.92
