@@ -33,6 +33,7 @@ __all__ = [
     "SOURCE_DURATION_SECONDS",
     "SOURCE_ERRORS",
     "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
+    "SOURCE_RECONCILE_REPAIRS",
     "SOURCE_RECORDS_DROPPED",
     "SOURCE_UP",
     "TEAMS_OVER_CAP",
@@ -358,6 +359,15 @@ SOURCE_RECORDS_DROPPED = _f(
     "",
     "exporter",
 )
+SOURCE_RECONCILE_REPAIRS = _f(
+    "source_reconcile_repairs",
+    C,
+    "Kept records of closed days (one allocation, or idle of one resource) that a periodic "
+    "re-read found changed upstream and corrected; only for sources that keep closed days.",
+    ("source",),
+    "",
+    "exporter",
+)
 BUILD_ERRORS = _f(
     "build_errors",
     C,
@@ -416,6 +426,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_RECORDS_DROPPED,
+    SOURCE_RECONCILE_REPAIRS,
     BUILD_ERRORS,
     BUILD,
     CONFIG,
