@@ -27,6 +27,7 @@ from exporter.metrics import (
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
+    SOURCE_RECONCILE_REPAIRS,
     SOURCE_RECORDS_DROPPED,
     SOURCE_UP,
     Family,
@@ -68,6 +69,7 @@ class SourceHealth:
     duration: float
     errors: Mapping[str, int]
     dropped: Mapping[str, int] = field(default_factory=dict)
+    repairs: int | None = None  # None for a source that keeps no closed days
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
                 source=source,
                 reason=reason,
             )
+        if h.repairs is not None:
+            yield Sample.of(SOURCE_RECONCILE_REPAIRS, float(h.repairs), source=source)
 
 
 def build_error_samples(errors: Mapping[str, int]) -> Iterable[Sample]:

@@ -37,7 +37,6 @@ from exporter.metrics import (
     CLUSTER_COST_PER_HOUR,
     LLM_MONTH_EDGE_OFFSET_SECONDS,
     SOURCE_ENDPOINTS,
-    SOURCE_RECONCILE_REPAIRS,
     TEAM_BUDGET,
     TEAM_COST_MONTH_TO_DATE,
     TEAM_COST_PER_HOUR,
@@ -248,12 +247,9 @@ def _with_llm(
 
 
 def _llm_read_samples(llm: LiteLLMSnapshot, config: Config, now: datetime) -> list[Sample]:
-    """How LiteLLM was read: the month-edge error of its UTC day rows, and repaired days."""
+    """How LiteLLM was read: the month-edge error of its UTC day rows."""
     edge = month_window(now, config.zone).edge_seconds
-    return [
-        Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge),
-        Sample.of(SOURCE_RECONCILE_REPAIRS, float(llm.repairs), source="litellm"),
-    ]
+    return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge)]
 
 
 def _pricing(config: Config, llm: LiteLLMSnapshot, month: Window) -> tuple[ModelPricing, ...]:

@@ -434,8 +434,9 @@ SOURCE_ENDPOINTS = _f(
 SOURCE_RECONCILE_REPAIRS = _f(
     "source_reconcile_repairs",
     C,
-    "Kept closed days that a periodic full read found changed upstream and replaced, since the "
-    "exporter started.",
+    "Kept records of closed days (OpenCost: one allocation, or idle of one resource; LiteLLM: "
+    "one day) that a periodic re-read found changed upstream and corrected; only for sources "
+    "that keep closed days.",
     ("source",),
     "",
     "exporter",

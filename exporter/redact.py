@@ -10,7 +10,7 @@ import threading
 from collections import deque
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "RedactingFilter", "forget", "install", "redact", "register"]
+__all__ = ["MASK", "RedactingFilter", "forget", "install", "redact", "redact_bytes", "register"]
 
 MASK = "<redacted>"
 # A rotating token (a projected service-account token) is registered again on every change;
@@ -87,11 +87,21 @@ class _Registry:
             return text
         return pattern.sub(MASK, text)
 
+    def redact_bytes(self, data: bytes | bytearray) -> bytes | bytearray:
+        """`data` (UTF-8) redacted like `redact`; a clean body comes back as is, not copied."""
+        pattern, forms = self._compiled
+        if pattern is None or not any(form.encode() in data for form in forms):
+            return data
+        return pattern.sub(MASK, bytes(data).decode("utf-8", errors="surrogateescape")).encode(
+            "utf-8", errors="surrogateescape"
+        )
+
 
 _REGISTRY = _Registry()
 register = _REGISTRY.register
 forget = _REGISTRY.forget
 redact = _REGISTRY.redact
+redact_bytes = _REGISTRY.redact_bytes
 
 
 class RedactingFilter(logging.Filter):

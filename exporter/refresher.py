@@ -22,7 +22,7 @@ from exporter.exposition import (
 )
 from exporter.samples import Sample
 
-__all__ = ["Audited", "Builder", "Refresher", "Source"]
+__all__ = ["Audited", "Builder", "Reconciled", "Refresher", "Source"]
 
 log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
@@ -48,6 +48,16 @@ class Audited(Protocol):
         ...
 
 
+@runtime_checkable
+class Reconciled(Protocol):
+    """A snapshot from a source that keeps closed days and now and then re-reads them."""
+
+    @property
+    def repairs(self) -> int:
+        """Kept records this refresh's re-read found changed and corrected."""
+        ...
+
+
 @dataclass(frozen=True)
 class Source:
     """A configured source: how to fetch it and on what schedule."""
@@ -67,6 +77,7 @@ class _State:
     duration: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    repairs: int | None = None
     last_error: str = ""  # the message last logged, so a repeated failure is logged once
 
 
@@ -130,6 +141,8 @@ class Refresher:
             state.duration = time.monotonic() - started
             if isinstance(records, Audited):
                 state.dropped.update(records.dropped)
+            if isinstance(records, Reconciled):
+                state.repairs = (state.repairs or 0) + records.repairs
             healed, state.last_error = bool(state.last_error), ""
         if healed:
             log.info("source=%s refreshed again after failing", name)
@@ -181,7 +194,9 @@ class Refresher:
         """A copy of every source's health."""
         with self._lock:
             return {
-                name: SourceHealth(s.up, s.fetched_at, s.duration, dict(s.errors), dict(s.dropped))
+                name: SourceHealth(
+                    s.up, s.fetched_at, s.duration, dict(s.errors), dict(s.dropped), s.repairs
+                )
                 for name, s in self._states.items()
             }
 

@@ -196,8 +196,8 @@ def test_one_huge_allocation_is_dropped_and_counted(stack: DemoStack) -> None:
     fams = _families(text)
     assert fams["chargeback_source_up"][(("source", "opencost"),)] == 1.0
     dropped = fams["chargeback_source_records_dropped_total"]
-    # One per window (the rate window and the month), the rest of the allocations served.
-    assert dropped[(("reason", "out_of_range"), ("source", "opencost"))] == 2.0
+    # One per read (the rate window, the month's closed days, its open days), the rest served.
+    assert dropped[(("reason", "out_of_range"), ("source", "opencost"))] == 3.0
     assert dropped[(("reason", "non_finite"), ("source", "opencost"))] == 0.0
     costs = fams["chargeback_team_cost_month_to_date"]
     assert costs and all(math.isfinite(v) and abs(v) < 1e12 for v in costs.values())

@@ -23,6 +23,7 @@ from exporter.exposition import (
 )
 from exporter.join import join
 from exporter.metrics import CATALOGUE, SOURCE_UP, TEAM_COST_PER_HOUR, Kind
+from exporter.refresher import Reconciled
 from exporter.samples import Sample
 from exporter.sources.table import SOURCES
 from exporter.wiring import static_samples
@@ -31,13 +32,19 @@ from tests.conftest import FIXED_NOW, read_all
 GOLDEN = Path(__file__).parent / "golden" / "demo.prom"
 
 
+def _repairs(snapshot: object) -> int | None:
+    return snapshot.repairs if isinstance(snapshot, Reconciled) else None
+
+
 def _demo_exposition(stack: DemoStack) -> Exposition:
     config = stack.config()
     records = read_all(config)
+    snapshots = {name: getattr(records, name) for name in SOURCES}
     health = {
-        name: SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {})
-        for name in SOURCES
-        if getattr(records, name) is not None
+        # A source that keeps closed days reports its repairs, as the refresher adds them up.
+        name: SourceHealth(True, FIXED_NOW.timestamp(), 0.25, {}, repairs=_repairs(snapshot))
+        for name, snapshot in snapshots.items()
+        if snapshot is not None
     }
     samples = join(config, Attributor(config), records, FIXED_NOW).samples
     self_samples = [*health_samples(health), *build_error_samples({})]

@@ -29,15 +29,17 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.redact import redact, register
+from exporter.redact import redact, redact_bytes, register
 from exporter.sources.budget import Budget, current, retry_after
 
 __all__ = [
     "TRANSIENT_STATUSES",
     "error_message",
+    "get_bytes",
     "get_json",
     "get_text",
     "make_client",
+    "not_json",
     "tls_context",
     "upstream_errors",
 ]
@@ -113,7 +115,7 @@ class _Reply:
     path: str
     reason_phrase: str
     headers: httpx.Headers
-    content: bytes
+    content: bytes | bytearray
     charset: str
 
     def text(self) -> str:
@@ -167,16 +169,31 @@ def get_json(
 ) -> Any:
     """GET a path and decode its JSON body; any status but 200, or a non-JSON body, is an error."""
     reply = _checked(source, _get(client, source, path, params))
+    content = redact_bytes(reply.content)
     try:
         # JSON is UTF-8 (RFC 8259); decoding strictly keeps a corrupt body a payload error.
-        return json.loads(redact(reply.content.decode("utf-8")))
+        return json.loads(content.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
-        excerpt = " ".join(reply.text().split())
-        if len(excerpt) > _MAX_EXCERPT:
-            excerpt = excerpt[: _MAX_EXCERPT - 3] + "..."
-        raise UpstreamPayloadError(
-            f"{source}: {reply.path} did not return JSON: {excerpt!r}"
-        ) from None
+        raise not_json(source, reply.path, content) from None
+
+
+def get_bytes(
+    client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
+) -> bytes | bytearray:
+    """GET a path and return its body as read (redacted), for a decoder that reads bytes.
+
+    The body is never turned into text: a typed decoder reads it in place, so a large reply
+    is held once, not as bytes, text and objects at the same time.
+    """
+    return redact_bytes(_checked(source, _get(client, source, path, params)).content)
+
+
+def not_json(source: str, path: str, content: bytes | bytearray) -> UpstreamPayloadError:
+    """The error for a 200 whose body is not JSON, with a short redacted excerpt of it."""
+    excerpt = " ".join(redact(bytes(content[:4096]).decode("utf-8", errors="replace")).split())
+    if len(excerpt) > _MAX_EXCERPT:
+        excerpt = excerpt[: _MAX_EXCERPT - 3] + "..."
+    return UpstreamPayloadError(f"{source}: {path} did not return JSON: {excerpt!r}")
 
 
 def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None) -> _Reply:
@@ -294,9 +311,10 @@ def _read(
     with client.stream(
         "GET", path, params=params, timeout=timeout, extensions=extensions
     ) as response:
-        chunks: list[bytes] = []
+        # One growing buffer, not a list of chunks joined at the end: the body is held once.
+        content = bytearray()
         for chunk in response.iter_bytes():
-            chunks.append(chunk)
+            content += chunk
             if expired():
                 raise _Expired
         return _Reply(
@@ -304,7 +322,7 @@ def _read(
             response.request.url.path,
             response.reason_phrase,
             response.headers,
-            b"".join(chunks),
+            content,
             _charset(response),
         )
 

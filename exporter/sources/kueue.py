@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
+import msgspec
 
 from exporter.config import Config, KueueConfig
 from exporter.errors import (
@@ -41,7 +42,7 @@ from exporter.sources.checks import (
     dedupe,
     nothing_left,
 )
-from exporter.sources.http import get_json
+from exporter.sources.http import get_bytes, not_json
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.kube_client import build_client
 from exporter.sources.kueue_flavors import FlavorRecord, parse_resource_flavors
@@ -197,7 +198,7 @@ def _list_page(page: Any, path: str, plural: str) -> tuple[list[Any], str, int |
 
 def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str) -> Any:
     try:
-        return get_json(client, SOURCE, path, params)
+        content = get_bytes(client, SOURCE, path, params)
     except UpstreamStatusError as exc:
         if exc.status == 401:
             raise UpstreamStatusError(
@@ -213,6 +214,14 @@ def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str
                 403,
             ) from None
         raise
+    try:
+        # From the bytes, in C: a large list page is never held as text as well.
+        return _JSON.decode(content)
+    except msgspec.DecodeError:
+        raise not_json(SOURCE, path, content) from None
+
+
+_JSON = msgspec.json.Decoder()
 
 
 def _rbac(plural: str) -> str:

@@ -126,7 +126,7 @@ class LiteLLMSnapshot:
     dropped: Mapping[str, int] = field(default_factory=dict)
     # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
     rate: float = 1.0
-    repairs: int = 0  # kept days a full read replaced, since the process started
+    repairs: int = 0  # kept days this refresh's full read found changed and replaced
 
     def check_after(self, previous: object | None) -> None:
         """The team list is checked against its own `total`; nothing else to compare."""
@@ -182,14 +182,16 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapsho
     rate = exchange_rate(cfg)
     window = month_window(now, config.zone)
     cache = _CACHES.setdefault(client, DailyCache())
-    tally = Tally()
+    tally, repaired_before = Tally(), cache.repairs
     try:
         teams = _team_list(client, cfg.page_size, tally)
         usage = _month_usage(client, cfg, window, now, cache, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
-    return LiteLLMSnapshot(teams, records, tally.frozen(), rate, cache.repairs)
+    # The refresher adds each refresh's repairs up, as it does drops.
+    repairs = cache.repairs - repaired_before
+    return LiteLLMSnapshot(teams, records, tally.frozen(), rate, repairs)
 
 
 def exchange_rate(cfg: LiteLLMConfig) -> float:

@@ -9,8 +9,11 @@ Why these query parameters:
   by controller keeps the response small on large clusters (pods of one controller share
   their template labels, so the label intersection OpenCost keeps still names the team), and
   without `includeAggregatedMetadata` OpenCost drops labels from aggregated entries.
-- `accumulate=true` over an explicit unix-seconds window: one set per query, and explicit
-  windows are not rounded to hour or day boundaries the way `1h` or `7d` are.
+- Explicit unix-seconds windows, which are not rounded to hour or day boundaries the way
+  `1h` or `7d` are. The rate window is one accumulated set; the month is read as daily sets
+  with its closed days kept between refreshes (opencost_days).
+- Bodies are decoded from bytes into typed records (opencost_wire), never into text and a
+  tree of dicts first: a month on a large cluster is tens of megabytes of JSON.
 """
 
 from __future__ import annotations
@@ -21,25 +24,36 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+import msgspec
 
 from exporter.calendar import month_start
 from exporter.config import Config, OpenCostConfig
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
 from exporter.sources.checks import (
     MAX_COST,
-    MAX_GPUS,
     MISSING_FIELD,
-    WRONG_TYPE,
     BadRecord,
     Tally,
-    nothing_left,
     number,
 )
-from exporter.sources.http import get_json, make_client
+from exporter.sources.http import get_json, make_client, not_json
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.opencost_assets import GpuNode, fetch_gpu_nodes
+from exporter.sources.opencost_days import query, reader_for
+from exporter.sources.opencost_wire import (
+    COMPONENT_FIELDS,
+    IDLE_FIELDS,
+    IDLE_KEY,
+    RESOLUTION,
+    Allocation,
+    DaySet,
+    decode_sets,
+    merge_into,
+)
 
 __all__ = [
+    "COMPONENT_FIELDS",
+    "IDLE_KEY",
     "KIND",
     "Allocation",
     "AllocationSet",
@@ -52,44 +66,6 @@ __all__ = [
 ]
 
 SOURCE = "opencost"
-IDLE_KEY = "__idle__"
-AGGREGATE = "node,namespace,controller"
-
-# Component -> the OpenCost fields that add up to it (cost plus its adjustment).
-COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "gpu": ("gpuCost", "gpuCostAdjustment"),
-    "cpu": ("cpuCost", "cpuCostAdjustment"),
-    "ram": ("ramCost", "ramCostAdjustment"),
-    "storage": ("pvCost", "pvCostAdjustment"),
-    "network": ("networkCost", "networkCostAdjustment"),
-    "other": (
-        "loadBalancerCost",
-        "loadBalancerCostAdjustment",
-        "sharedCost",
-        "externalCost",
-    ),
-}
-IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
-# When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
-_YEAR_HOURS = 366 * 24.0
-# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
-# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
-# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
-# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
-_RESOLUTION = 1e-9
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """One OpenCost allocation (a controller's pods on a node) and what it cost in the window."""
-
-    name: str  # OpenCost's key, node/namespace/controller: the sets of a window merge by it
-    namespace: str
-    node: str
-    labels: Mapping[str, str]
-    namespace_labels: Mapping[str, str]
-    costs: Mapping[str, float]
-    gpu_hours: float
 
 
 @dataclass(frozen=True)
@@ -125,6 +101,7 @@ class OpenCostSnapshot:
     month: AllocationSet
     dropped: Mapping[str, int] = field(default_factory=dict)
     gpu_nodes: tuple[GpuNode, ...] | None = None  # the rate window's node assets, if read
+    repairs: int = 0  # kept records of closed days that this refresh's reconcile corrected
 
     def check_after(self, previous: object | None) -> None:
         """An empty month-to-date after the same month had data is a lost read, not zero cost.
@@ -149,16 +126,22 @@ def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = No
 def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapshot:
     """Fetch the rate window (the last `rate_window`) and the month-to-date window.
 
-    The month starts at midnight of the 1st in the configured time zone; node assets are read
+    The month starts at midnight of the 1st in the configured time zone and is read as daily
+    sets, its closed days kept between refreshes (see opencost_days); node assets are read
     only when idle is split by node, the one policy that needs them.
     """
     cfg = section(config.sources.opencost, SOURCE)
     by_node, tally = config.idle_by_node, Tally()
     rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node, tally=tally)
     month_from = month_start(now, config.zone)
-    month = fetch_window(client, month_from, now, with_node_costs=by_node, tally=tally)
+    reader = reader_for(client)
+    allocations, idle, repairs = reader.read(client, month_from, now, config.zone, tally)
+    node_costs = _node_costs(client, month_from, now, tally) if by_node else {}
+    month = AllocationSet(month_from, now, allocations, idle, node_costs)
     nodes = fetch_gpu_nodes(client, now - cfg.rate_window, now, tally) if cfg.node_assets else None
-    return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes)
+    return OpenCostSnapshot(
+        rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes, repairs=repairs
+    )
 
 
 def fetch_window(
@@ -169,74 +152,52 @@ def fetch_window(
     with_node_costs: bool = False,
     tally: Tally | None = None,
 ) -> AllocationSet:
-    """Query one window of allocations (and node assets when idle is split by node).
+    """Query one window of allocations as one set (and node assets when idle is split by node).
 
     Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
     """
     if end - start < timedelta(seconds=1):
         raise ValueError("window must be at least one second long")
-    window = f"{int(start.timestamp())},{int(end.timestamp())}"
-    params = {
-        "window": window,
-        "aggregate": AGGREGATE,
-        "accumulate": "true",
-        "includeIdle": "true",
-        "shareIdle": "false",
-        "includeAggregatedMetadata": "true",
-    }
-    local = Tally()  # this window's drops, so "every one was bad" is judged per window
-    hours = (end - start).total_seconds() / 3600.0
-    body = get_json(client, SOURCE, "/allocation", params)
-    allocations, idle = parse_allocation_response(body, hours=hours, tally=local)
-    node_costs: dict[str, dict[str, float]] = {}
-    if with_node_costs:
-        assets = get_json(client, SOURCE, "/assets", {"window": window, "accumulate": "true"})
-        node_costs = parse_node_assets(assets, tally=local)
-    nothing_left(SOURCE, len(allocations) + len(idle), local, "allocation")
-    if tally is not None:
-        tally.update(local)
+    tally = Tally() if tally is None else tally
+    days = query(client, start, end, step=None, accumulate=True, tally=tally)
+    allocations, idle = _summed(days)
+    node_costs = _node_costs(client, start, end, tally) if with_node_costs else {}
     return AllocationSet(start, end, allocations, idle, node_costs)
 
 
 def parse_allocation_response(
     body: Any, *, hours: float | None = None, tally: Tally | None = None
 ) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    """Parse an `/allocation` body (old or new envelope) into allocations and idle cost.
+    """Parse an `/allocation` body (bytes, or decoded JSON) into allocations and idle cost.
 
-    Several sets (steps) are summed, since the exporter asks for one accumulated window. An
-    allocation or idle entry with a bad field is dropped and counted in `tally`; `hours` (the
-    window) bounds GPU-hours.
+    Several sets (steps) are summed. An allocation or idle entry with a bad field is dropped
+    and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
     """
-    tally = Tally() if tally is None else tally
-    max_gpu_hours = MAX_GPUS * (_YEAR_HOURS if hours is None else hours)
-    data = _envelope_data(body, "/allocation")
-    if data is None:
-        return (), {}
-    if not isinstance(data, list):
-        raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
+    content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
+    try:
+        days = decode_sets(content, hours, Tally() if tally is None else tally)
+    except msgspec.DecodeError:
+        raise not_json(SOURCE, "/allocation", content) from None
+    return _summed(days)
+
+
+def _summed(days: list[DaySet]) -> tuple[tuple[Allocation, ...], dict[str, float]]:
     merged: dict[str, Allocation] = {}
     idle: dict[str, float] = {}
-    for step in data:
-        if step is None:
-            continue
-        if not isinstance(step, dict):
-            raise UpstreamPayloadError(f"{SOURCE}: /allocation set: expected an object")
-        for name, raw in step.items():
-            try:
-                if not isinstance(raw, dict):
-                    raise BadRecord(WRONG_TYPE, f"allocation {name!r} is not an object")
-                if name == IDLE_KEY:
-                    part = {r: _number(raw, f, name) for r, f in IDLE_FIELDS.items()}
-                    for resource, amount in part.items():
-                        idle[resource] = idle.get(resource, 0.0) + amount
-                    continue
-                allocation = _allocation(name, raw, max_gpu_hours)
-            except BadRecord as exc:
-                tally.drop(exc)
-                continue
-            # One key per set (a JSON object); the same key in another step is more of it.
-            merged[name] = _merge(merged[name], allocation) if name in merged else allocation
+    for day in days:
+        merge_into(merged, day.allocations.values())
+        for resource, amount in day.idle.items():
+            idle[resource] = idle.get(resource, 0.0) + amount
     return tuple(merged[k] for k in sorted(merged)), idle
+
+
+def _node_costs(
+    client: httpx.Client, start: datetime, end: datetime, tally: Tally
+) -> dict[str, dict[str, float]]:
+    # One object per node, small at any scale: read whole for the window every time.
+    window = f"{int(start.timestamp())},{int(end.timestamp())}"
+    assets = get_json(client, SOURCE, "/assets", {"window": window, "accumulate": "true"})
+    return parse_node_assets(assets, tally=tally)
 
 
 def parse_node_assets(body: Any, *, tally: Tally | None = None) -> dict[str, dict[str, float]]:
@@ -281,41 +242,6 @@ def _envelope_data(body: Any, path: str) -> Any:
     return body["data"]
 
 
-def _allocation(name: str, raw: Mapping[str, Any], max_gpu_hours: float) -> Allocation:
-    props = raw.get("properties") or {}
-    if not isinstance(props, dict):
-        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
-    costs = {
-        c: sum(_number(raw, f, name) for f in fields) for c, fields in COMPONENT_FIELDS.items()
-    }
-    return Allocation(
-        name=name,
-        namespace=_text(props, "namespace", name),
-        node=_text(props, "node", name),
-        labels=_labels(props, "labels", name),
-        namespace_labels=_labels(props, "namespaceLabels", name),
-        costs=costs,
-        gpu_hours=_gpu_hours(raw, name, max_gpu_hours),
-    )
-
-
-def _gpu_hours(raw: Mapping[str, Any], name: str, high: float) -> float:
-    return _number(raw, "gpuHours", name, low=0.0, high=high)
-
-
-def _merge(a: Allocation, b: Allocation) -> Allocation:
-    costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
-    return Allocation(
-        a.name,
-        a.namespace,
-        a.node,
-        a.labels,
-        a.namespace_labels,
-        costs,
-        a.gpu_hours + b.gpu_hours,
-    )
-
-
 def _number(
     raw: Mapping[str, Any],
     key: str,
@@ -327,21 +253,7 @@ def _number(
     # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
     # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
     what = f"allocation {name!r}: {key}"
-    return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=_RESOLUTION)
-
-
-def _text(props: Mapping[str, Any], key: str, name: str) -> str:
-    value = props.get(key, "")
-    if not isinstance(value, str):
-        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not text")
-    return value
-
-
-def _labels(props: Mapping[str, Any], key: str, name: str) -> dict[str, str]:
-    value = props.get(key) or {}
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
-    return {str(k): v for k, v in value.items()}
+    return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
 
 
 KIND = SourceKind(

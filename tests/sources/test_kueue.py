@@ -344,6 +344,14 @@ def test_a_body_that_is_not_a_list_is_a_payload_error(token_file: str, body: Any
         fetch(client, cfg)
 
 
+def test_a_body_that_is_not_json_is_a_payload_error(token_file: str) -> None:
+    cfg = KueueConfig(url="https://k", token_file=token_file)
+    answer = httpx.MockTransport(lambda _: httpx.Response(200, content=b"<html>login</html>"))
+    not_json = "did not return JSON: '<html>login</html>'"
+    with build_client(cfg, answer) as client, pytest.raises(UpstreamPayloadError, match=not_json):
+        fetch(client, cfg)
+
+
 # --- building clients ----------------------------------------------------------------------
 
 

@@ -96,16 +96,28 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
 
     snapshot = opencost.fetch(_client(handler), Config(sources=SourcesConfig(opencost=CFG)), NOW)
     assert snapshot.month.allocations == () and snapshot.month.idle == {}
-    params = dict(seen[1].url.params)
-    assert params == {
-        "window": f"{int(MONTH.timestamp())},{int(NOW.timestamp())}",
+    common = {
         "aggregate": "node,namespace,controller",
-        "accumulate": "true",
         "includeIdle": "true",
         "shareIdle": "false",
         "includeAggregatedMetadata": "true",
     }
-    assert seen[0].url.params["window"] == f"{int(NOW.timestamp()) - 3600},{int(NOW.timestamp())}"
+    now, yesterday = int(NOW.timestamp()), int(datetime(2026, 11, 14, tzinfo=UTC).timestamp())
+    rate, closed, open_days = (dict(r.url.params) for r in seen)
+    assert rate == {"window": f"{now - 3600},{now}", "accumulate": "true", **common}
+    # A first read: the closed days summed by OpenCost, then yesterday and today apart.
+    assert closed == {
+        "window": f"{int(MONTH.timestamp())},{yesterday}",
+        "step": "1d",
+        "accumulate": "true",
+        **common,
+    }
+    assert open_days == {
+        "window": f"{yesterday},{now}",
+        "step": "1d",
+        "accumulate": "false",
+        **common,
+    }
     assert seen[0].headers["user-agent"].startswith("gpu-chargeback-exporter/")
 
 

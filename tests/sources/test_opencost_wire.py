@@ -1,0 +1,96 @@
+"""Typed decoding of `/allocation` bytes: the fast path and the record-by-record path agree."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from exporter.errors import UpstreamPayloadError
+from exporter.sources import opencost
+from exporter.sources.checks import Tally
+
+# Go spelling, as OpenCost writes it: integers for whole numbers, keys in its own order, the
+# idle entry first, fields this exporter never reads, and a null for NaN.
+GO_BODY = (
+    b'{"code":200,"data":[{"__idle__":{"name":"__idle__","properties":{"cluster":"c"},'
+    b'"cpuCost":3,"gpuCost":5.5,"ramCost":null,"gpuAllocation":null},'
+    b'"n1/ns-a/job:x":{"totalCost":9,"gpuCost":4,"gpuHours":2,"cpuCost":1.25,'
+    b'"cpuCostAdjustment":-0.25,"properties":{"labels":{"team":"a"},"node":"n1",'
+    b'"namespace":"ns-a","services":["s"]},"pvs":{"cluster/pv-1":{"byteHours":1,"cost":0.5}},'
+    b'"lbAllocations":null,"rawAllocationOnly":{"cpuCoreUsageMax":0.1}}}]}\n'
+)
+
+
+def _parse(content: bytes, tally: Tally | None = None) -> Any:
+    return opencost.parse_allocation_response(content, hours=24.0, tally=tally)
+
+
+def test_go_spelling_decodes_from_bytes() -> None:
+    (alloc,), idle = _parse(GO_BODY)
+    assert (alloc.name, alloc.namespace, alloc.node) == ("n1/ns-a/job:x", "ns-a", "n1")
+    assert dict(alloc.labels) == {"team": "a"} and dict(alloc.namespace_labels) == {}
+    assert alloc.costs == {
+        "gpu": 4.0,
+        "cpu": 1.0,
+        "ram": 0.0,
+        "storage": 0.0,
+        "network": 0.0,
+        "other": 0.0,
+    }
+    assert alloc.gpu_hours == 2.0 and idle == {"gpu": 5.5, "cpu": 3.0, "ram": 0.0}
+
+
+def test_one_bad_record_leaves_the_others_exactly_as_the_fast_path_reads_them() -> None:
+    good = json.loads(GO_BODY)
+    bad = json.loads(GO_BODY)
+    bad["data"][0]["n1/ns-b/job:y"] = {"properties": {"namespace": "ns-b"}, "gpuCost": True}
+    fast, slow, tally = _parse(json.dumps(good).encode()), _parse(json.dumps(bad).encode()), Tally()
+    assert _parse(json.dumps(bad).encode(), tally) == fast == slow
+    assert tally.frozen() == {"wrong_type": 1}
+
+
+@pytest.mark.parametrize(
+    ("spelling", "reason"),
+    [
+        ("0.0000000001", "out_of_range"),  # below the resolution, spelt without an exponent
+        ("-1e-10", "out_of_range"),
+        ('"1.5"', "wrong_type"),
+        ("[1]", "wrong_type"),
+    ],
+)
+def test_a_bad_number_in_any_spelling_drops_its_record(spelling: str, reason: str) -> None:
+    content = GO_BODY.replace(b'"cpuCost":1.25', b'"cpuCost":' + spelling.encode())
+    tally = Tally()
+    allocations, idle = _parse(content, tally)
+    assert allocations == () and idle["gpu"] == 5.5
+    assert tally.frozen() == {reason: 1}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"code":200,"data":{"a":{}}}', "expected a list of sets"),
+        (b'{"code":200,"data":[[1]]}', "expected an object"),
+        (b'{"code":500,"data":null,"message":"boom"}', "code 500: boom"),
+        (b'{"code":200}', "expected an object with a data field"),
+        (b"[]", "expected an object with a data field"),
+        (b"{'code': 200}", "did not return JSON"),
+        # Not JSON (RFC 8259) either, and nothing Go can write: refused whole, not one record.
+        (GO_BODY.replace(b'"cpuCost":1.25', b'"cpuCost":1e400'), "did not return JSON"),
+        (GO_BODY.replace(b'"cpuCost":1.25', b'"cpuCost":NaN'), "did not return JSON"),
+    ],
+)
+def test_a_bad_envelope_fails_the_read(content: bytes, message: str) -> None:
+    with pytest.raises(UpstreamPayloadError, match=message):
+        _parse(content)
+
+
+def test_the_old_envelope_and_null_sets() -> None:
+    content = GO_BODY.replace(
+        b'{"code":200,"data":[', b'{"code":200,"status":"success","data":[null,'
+    )
+    (alloc,), _ = _parse(content)
+    assert alloc.costs["gpu"] == 4.0
+    assert _parse(b'{"code":200,"data":null}') == ((), {})
