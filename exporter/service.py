@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 
 from exporter.clock import Clock
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.exposition import Exposition
-from exporter.worker import WorkerRefresher
+from exporter.worker import Artefact, WorkerRefresher
 
 __all__ = ["Service"]
 
@@ -19,10 +20,17 @@ log = logging.getLogger(__name__)
 class Service:
     """Owns the running worker; a reload swaps in a new one only once its config is good."""
 
-    def __init__(self, config: Config, path: str, clock: Clock) -> None:
+    def __init__(
+        self,
+        config: Config,
+        path: str,
+        clock: Clock,
+        artefacts: Mapping[str, Artefact] | None = None,
+    ) -> None:
         self._path = path
         self._clock = clock
-        self._worker = WorkerRefresher(config, path, clock)
+        self._artefacts = dict(artefacts or {})  # rendered in the worker once per join
+        self._worker = WorkerRefresher(config, path, clock, self._artefacts)
         self._pending: WorkerRefresher | None = None  # a reload's worker, until it takes over
         self._stopped = threading.Event()
         self._reloading = threading.Lock()  # one reload at a time; a scrape never takes it
@@ -36,6 +44,10 @@ class Service:
         """What a scrape gets: the current worker's last rendering."""
         return self._worker.exposition
 
+    def artefact(self, name: str) -> bytes | None:
+        """The current worker's last rendering of an artefact, if it has made one yet."""
+        return self._worker.artefacts.get(name)
+
     def start(self) -> None:
         """Start the refresh worker."""
         self._worker.start()
@@ -48,7 +60,8 @@ class Service:
         """
         with self._reloading:
             try:
-                fresh = WorkerRefresher(load_config(self._path), self._path, self._clock)
+                config = load_config(self._path)
+                fresh = WorkerRefresher(config, self._path, self._clock, self._artefacts)
             except ConfigError as exc:
                 for line in exc.lines():
                     log.error("reload refused, the running config stays: %s", line)

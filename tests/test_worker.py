@@ -14,9 +14,10 @@ import pytest
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from chargeback_demo.stack import DemoStack
 from exporter.config import Config
+from exporter.join import Chargeback
 from exporter.server import MetricsServer
 from exporter.worker import WorkerRefresher
-from tests.conftest import CLOCK
+from tests.conftest import CLOCK, FIXED_NOW
 
 # Liveness bounds, not performance figures: generous so a loaded machine cannot trip them.
 PATIENCE = 60.0
@@ -56,6 +57,21 @@ def test_the_worker_sends_its_renderings_and_the_health_of_each_source(
     )
     assert worker.health["opencost"].up
     assert worker.pid is not None and worker.pid != os.getpid()
+
+
+def _stamp(config: Config, chargeback: Chargeback) -> bytes:
+    """An artefact rendered in the worker from its last join (module level: it is pickled)."""
+    return f"{config.currency} {chargeback.at.isoformat()}".encode()
+
+
+def test_artefacts_are_rendered_in_the_worker_once_per_join(stack: DemoStack) -> None:
+    worker = WorkerRefresher(_config(stack.urls["opencost"]), clock=CLOCK, artefacts={"s": _stamp})
+    worker.start()
+    try:
+        _until("the artefact", lambda: "s" in worker.artefacts)
+        assert worker.artefacts["s"] == f"EUR {FIXED_NOW.isoformat()}".encode()
+    finally:
+        worker.stop()
 
 
 def test_a_killed_worker_is_restarted_and_counted(worker: WorkerRefresher) -> None:
