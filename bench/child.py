@@ -45,7 +45,11 @@ def _cpu() -> float:
 
 
 def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """Peak RSS of this process: VmHWM, not ru_maxrss, which keeps the forking parent's peak."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def refresh(config_path: str, out: str | None = None) -> None:

@@ -13,6 +13,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -27,13 +28,13 @@ ALLOCATIONS = 50_000
 def _venv(cache: Path) -> Path | None:
     """The peer's interpreter, installing it once; None (and why, printed) when that fails."""
     home = cache / "unalloc-venv"
-    binary = home / "bin" / "unalloc"
-    if binary.exists():
+    binary = home / "bin" / "python"
+    if (home / "bin" / "unalloc").exists():
         return binary
     venv.create(home, with_pip=True, clear=True)
     pip = [str(home / "bin" / "python"), "-m", "pip", "install", "--quiet", PEER]
     result = subprocess.run(pip, capture_output=True, text=True, check=False)
-    if result.returncode != 0 or not binary.exists():
+    if result.returncode != 0 or not (home / "bin" / "unalloc").exists():
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         print(f"\n3. skipped: `pip install {PEER}` failed ({last})")
         return None
@@ -64,15 +65,36 @@ def _payload(cache: Path, size: Size, out: Path) -> int:
     return len(grown) - ("__idle__" in grown)
 
 
-def _measure(command: list[str]) -> tuple[float, float]:
-    """CPU-s and peak RSS (MiB) of one child process, from its own rusage (wait4)."""
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+# Run the peer's CLI in its own interpreter and write that interpreter's VmHWM at exit:
+# ru_maxrss would keep the forking parent's peak (Linux carries it across exec).
+_WRAP = """
+import atexit, os, sys
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            open(os.environ["BENCH_HWM"], "w").write(line.split()[1])
+atexit.register(hwm)
+sys.argv = ["unalloc", *sys.argv[1:]]
+from unalloc.cli import main
+main()
+"""
+
+
+def _measure(command: list[str], hwm: Path | None = None) -> tuple[float, float]:
+    """CPU-s (wait4) and peak RSS in MiB (the child's JSON, or the file `hwm`) of one child."""
+    env = {**os.environ, "BENCH_HWM": str(hwm)} if hwm else None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # reaps it: Popen must not wait as well
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        printed, error = out.read(), err.read()
     if proc.returncode != 0:
-        error = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-        raise RuntimeError(f"{command[0]} exited {proc.returncode}: {error[-300:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+        raise RuntimeError(f"{command[0]} exited {proc.returncode}: {error.decode()[-300:]}")
+    cpu = usage.ru_utime + usage.ru_stime
+    rss = int(hwm.read_text()) / 1024 if hwm else float(json.loads(printed.splitlines()[-1])["rss"])
+    return cpu, rss
 
 
 def compare(cache: Path, size: Size, runs: int) -> None:
@@ -84,10 +106,10 @@ def compare(cache: Path, size: Size, runs: int) -> None:
     rows = _payload(cache, size, fixtures)
     body = fixtures / "opencost_allocation.json"
     ours = [sys.executable, "-m", "bench.child", "opencost", str(body)]
-    peer = [str(binary), "report", "--source", "opencost", "--fixtures"]
+    peer = [str(binary), "-c", _WRAP, "report", "--source", "opencost", "--fixtures"]
     peer += ["--fixture-dir", str(fixtures), "--json"]
     mine = [_measure(ours) for _ in range(runs)]
-    theirs = [_measure(peer) for _ in range(runs)]
+    theirs = [_measure(peer, fixtures / "hwm") for _ in range(runs)]
     print(
         f"\n3. OpenCost path on one /allocation body: {rows:,} allocations and __idle__, "
         f"{body.stat().st_size / 2**20:.0f} MiB (median of {runs} fresh processes)"
