@@ -173,7 +173,8 @@ def _size(size: Size, cache: Path, runs: int, seconds: float) -> None:
         # The first refresh fills the upstream cache; later ones only send its bytes.
         warm = upstreams.write_config(work / "warm.json")
         _child("refresh", str(warm), str(work / "exposition.prom"))
-        print(f"   upstream bodies ready in {time.monotonic() - started:.0f} s")
+        took = time.monotonic() - started
+        print(f"   upstream bodies ready (generated, or read from the cache) in {took:.0f} s")
         refresh_table(upstreams, work, runs)
         scrape_table(upstreams, work, seconds)
     upstreams.stop()
