@@ -72,6 +72,8 @@ IMAGE ?= ghcr.io/example/gpu-chargeback-exporter:$(VERSION)
 image:
 	docker build -t $(IMAGE) .
 
+# Sizes S and M, medians of 3 runs; BENCH_SIZES=S,M,L adds L (its first generation is slow,
+# then cached under BENCH_CACHE). Never part of `make test`.
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
 

@@ -1,119 +1,183 @@
-"""Benchmarks, measured side by side and printed as ratios (never asserted by tests).
+"""Benchmarks over a synthetic cluster, measured in child processes and printed as medians.
 
-    python -m bench.run            # or: make bench
+    make bench                        # sizes S and M, 3 runs each
+    BENCH_SIZES=S,M,L make bench      # L too (its first generation takes several minutes)
+    BENCH_RUNS=5 BENCH_SCRAPE_SECONDS=30 BENCH_CACHE=/var/tmp/bench make bench
 
-1. An HTTP scrape that sends cached bytes versus one that would join and render at scrape time.
-2. The join (attribution + chargeback) as the cluster grows: cost per allocation should stay flat.
-3. Parsing an OpenCost body versus the JSON decode alone (what our validation adds).
+1. Refresh CPU-s and peak RSS per source and in total: cold (a fresh process's first refresh)
+   and steady (its second, so closed-day caches count).
+2. Scrape p50/p99 with 4 concurrent scrapers while refreshes run, plain and gzip: the
+   exporter (refresh in a worker process), the same refresh in the serving process (before),
+   a naive prometheus-client exporter that joins on every scrape, and a static server sending
+   the same bytes (the floor).
+3. The OpenCost path beside `unalloc` (its own virtual environment) on one /allocation body.
+
+Measured, never asserted: the figures depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
 
 import json
-import random
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from functools import partial
+from pathlib import Path
 
 import httpx
 
-from exporter.attribution import Attributor
-from exporter.config import Config
-from exporter.exposition import Exposition, render
-from exporter.join import join
-from exporter.server import MetricsServer
-from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
-from exporter.sources.table import Records
+from bench import peer
+from bench.servers import Upstreams
+from bench.synthetic import SIZES, Size
+from chargeback_demo.prometheus import free_port
 
-NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
-
-
-def _best(fn: Callable[[], object], repeat: int = 5) -> float:
-    """Best of `repeat` runs, in seconds: the least disturbed measurement."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+SOURCES = ("opencost", "dcgm", "kueue", "litellm")
+SCRAPERS = 4
+MODES = ("static", "worker", "inprocess", "naive")
 
 
-def _body(n: int, teams: int = 40) -> dict[str, object]:
-    rnd = random.Random(n)
-    data: dict[str, object] = {}
-    for i in range(n):
-        name = f"node-{i % 50}/ns-{i % 300}/deployment:app-{i}"
-        data[name] = {
-            "name": name,
-            "properties": {
-                "node": f"node-{i % 50}",
-                "namespace": f"ns-{i % 300}",
-                "controller": f"deployment:app-{i}",
-                "labels": {"team": f"team-{rnd.randrange(teams)}", "app": f"app-{i}"},
-            },
-            "gpuCost": rnd.random() * 10,
-            "cpuCost": rnd.random(),
-            "ramCost": rnd.random(),
-            "pvCost": rnd.random() / 10,
-            "networkCost": 0.01,
-            "gpuHours": rnd.random() * 7,
-        }
-    data["__idle__"] = {"name": "__idle__", "gpuCost": 100.0, "cpuCost": 10.0, "ramCost": 5.0}
-    return {"code": 200, "data": [data]}
+def _child(*args: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.child", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
 
 
-def _snapshot(n: int) -> OpenCostSnapshot:
-    allocations, idle = parse_allocation_response(_body(n))
-    window = AllocationSet(NOW - timedelta(hours=1), NOW, allocations, idle)
-    return OpenCostSnapshot(window, window)
+def _median(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
 
 
-def _scrape_seconds(exposition: Callable[[], Exposition], scrapes: int = 20) -> float:
-    """Median time of a real HTTP scrape of a server that serves `exposition()`."""
-    server = MetricsServer(("127.0.0.1", 0), "/metrics", exposition)
-    server.start()
-    times = []
-    with httpx.Client() as client:
-        for _ in range(scrapes):
+def refresh_table(upstreams: Upstreams, work: Path, runs: int) -> None:
+    """Table 1: per source and all together, medians of `runs` fresh processes."""
+    print(f"\n1. refresh, size {upstreams.size.name} (median of {runs} fresh processes)")
+    print(f"   {'source':<9} {'cold CPU-s':>10} {'steady CPU-s':>12} {'peak RSS MiB':>12}")
+    for only in (*SOURCES, None):
+        config = upstreams.write_config(work / f"{only or 'all'}.json", only)
+        results = [_child("refresh", str(config)) for _ in range(runs)]
+        cold, steady, rss = (_median(results, k) for k in ("cold", "steady", "rss"))
+        print(f"   {only or 'total':<9} {cold:>10.2f} {steady:>12.2f} {rss:>12.0f}")
+
+
+class _Scrapes:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.failures = 0
+        self.lock = threading.Lock()
+
+
+def _scrape(url: str, gzip: bool, until: float, scrapes: _Scrapes) -> None:
+    headers = {"Accept-Encoding": "gzip" if gzip else "identity"}
+    with httpx.Client(timeout=120, headers=headers) as client:
+        while time.monotonic() < until:
             start = time.perf_counter()
-            client.get(f"http://127.0.0.1:{server.port}/metrics").raise_for_status()
-            times.append(time.perf_counter() - start)
-    server.stop()
-    return statistics.median(times)
+            try:
+                client.get(url).raise_for_status()
+            except httpx.HTTPError:
+                with scrapes.lock:
+                    scrapes.failures += 1
+                continue
+            with scrapes.lock:
+                scrapes.latencies.append(time.perf_counter() - start)
+
+
+def _percentiles(url: str, gzip: bool, seconds: float) -> tuple[float, float, int]:
+    scrapes, until = _Scrapes(), time.monotonic() + seconds
+    threads = [
+        threading.Thread(target=_scrape, args=(url, gzip, until, scrapes)) for _ in range(SCRAPERS)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    cuts = statistics.quantiles(scrapes.latencies, n=100) if len(scrapes.latencies) > 1 else [0.0]
+    p50, p99 = statistics.median(scrapes.latencies or [0.0]), cuts[-1]
+    return p50, p99, len(scrapes.latencies)
+
+
+def _wait(url: str, ready: Callable[[bytes], bool]) -> bytes:
+    end = time.monotonic() + 1800
+    while time.monotonic() < end:
+        try:
+            body = httpx.get(url, timeout=60, headers={"Accept-Encoding": "identity"}).content
+        except httpx.HTTPError:
+            body = b""
+        if ready(body):
+            return body
+        time.sleep(0.5)
+    raise SystemExit(f"{url} never became ready")
+
+
+def scrape_table(upstreams: Upstreams, work: Path, seconds: float) -> None:
+    """Table 2: scrape latency while refreshes run, per way of serving, plain and gzip."""
+    config = upstreams.write_config(work / "scrape.json")
+    print(
+        f"\n2. scrapes, size {upstreams.size.name}: {SCRAPERS} scrapers for {seconds:g} s each, "
+        "sources refreshing every 5 s"
+    )
+    heads = ("p50 ms", "p99 ms", "scrapes", "p99/floor")
+    print(f"   {'serving':<10} {'gzip':<5} " + " ".join(f"{h:>9}" for h in heads))
+    floor: dict[bool, float] = {}
+    for mode in MODES:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        if mode == "static":
+            args = ["static", str(work / "exposition.prom"), str(port)]
+        else:
+            args = ["serve", str(config), str(port), mode]
+        proc = subprocess.Popen([sys.executable, "-m", "bench.child", *args])
+        try:
+            _wait(url, lambda b: b"chargeback_team_cost_month_to_date" in b)
+            for gzip in (False, True):
+                p50, p99, count = _percentiles(url, gzip, seconds)
+                floor.setdefault(gzip, p99)
+                ratio = p99 / floor[gzip] if floor[gzip] else float("nan")
+                print(
+                    f"   {mode:<10} {'yes' if gzip else 'no':<5} {p50 * 1e3:>9.1f} "
+                    f"{p99 * 1e3:>9.1f} {count:>8} {ratio:>8.1f}x"
+                )
+        finally:
+            proc.terminate()
+            proc.wait()
 
 
 def main() -> None:
-    """Run every benchmark and print a table of ratios."""
-    config = Config.model_validate({"teams": [{"name": f"team-{i}"} for i in range(20)]})
-    attributor = Attributor(config)
+    """Every table at every size asked for."""
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sizes = [SIZES[s.strip()] for s in os.environ.get("BENCH_SIZES", "S,M").split(",")]
+    runs = int(os.environ.get("BENCH_RUNS", "3"))
+    seconds = float(os.environ.get("BENCH_SCRAPE_SECONDS", "20"))
+    cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
+    print(f"bench: sizes {','.join(s.name for s in sizes)}, {runs} runs, cache {cache}")
+    for size in sizes:
+        _size(size, cache, runs, seconds)
+    peer.compare(cache, max(sizes, key=lambda s: s.workloads), runs)
 
-    snap = _snapshot(5000)
-    exposition = render(join(config, attributor, Records(opencost=snap), NOW).samples)
-    cached = _scrape_seconds(lambda: exposition)
-    at_scrape = _scrape_seconds(
-        lambda: render(join(config, attributor, Records(opencost=snap), NOW).samples)
+
+def _size(size: Size, cache: Path, runs: int, seconds: float) -> None:
+    print(
+        f"\n== size {size.name}: {size.gpus:,} GPUs, {size.workloads:,} workloads, "
+        f"{size.teams:,} teams, LiteLLM {size.llm_teams:,} x {size.llm_models} x 31 days"
     )
-    print(f"1. one HTTP scrape over loopback, 5,000 allocations ({len(exposition.text):,} bytes)")
-    print(f"   cached bytes (ours)  {cached * 1e3:8.2f} ms")
-    print(f"   join + render        {at_scrape * 1e3:8.2f} ms   ratio {at_scrape / cached:,.0f}x")
-
-    print("2. join cost per allocation as the cluster grows")
-    base = None
-    for n in (500, 5000, 20000):
-        records = Records(opencost=_snapshot(n))
-        per = _best(partial(join, config, attributor, records, NOW), 3) / n
-        base = base or per
-        print(f"   {n:>6} allocations  {per * 1e6:8.2f} us each   ratio to 500: {per / base:.2f}")
-
-    body = _body(20000)
-    text = json.dumps(body)
-    decode = _best(lambda: json.loads(text), 3)
-    parse = _best(lambda: parse_allocation_response(json.loads(text)), 3)
-    print("3. OpenCost body, 20,000 allocations")
-    print(f"   json decode          {decode * 1e3:8.1f} ms")
-    print(f"   decode + validate    {parse * 1e3:8.1f} ms   ratio {parse / decode:.2f}x")
+    upstreams = Upstreams(size, cache).start()
+    with tempfile.TemporaryDirectory(prefix="chargeback-bench-") as tmp:
+        work = Path(tmp)
+        started = time.monotonic()
+        # The first refresh fills the upstream cache; later ones only send its bytes.
+        warm = upstreams.write_config(work / "warm.json")
+        _child("refresh", str(warm), str(work / "exposition.prom"))
+        took = time.monotonic() - started
+        print(f"   upstream bodies ready (generated, or read from the cache) in {took:.0f} s")
+        refresh_table(upstreams, work, runs)
+        scrape_table(upstreams, work, seconds)
+    upstreams.stop()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from exporter import __version__, redact
+from exporter import __version__, logs
 from exporter.calendar import month_start
 from exporter.clock import Clock, fixed_clock, system_clock
 from exporter.config import Config, load_config
@@ -120,15 +120,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     `clock` is the one source of "now" for every source, join and report (tests fix it).
     """
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="ts=%(asctime)s level=%(levelname)s logger=%(name)s msg=%(message)s",
-        stream=sys.stderr,
-    )
-    # httpx logs every request at INFO; one line per failed refresh is ours to write.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    # Whatever logs it (we, httpx, httpcore), no record leaves with a known secret in it.
-    redact.install()
+    logs.configure(args.log_level.upper())
     if not args.config_file:
         print("error: give --config.file FILE", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 __all__ = ["Clock", "fixed_clock", "system_clock"]
@@ -19,8 +20,14 @@ def fixed_clock(instant: datetime) -> Clock:
     """A clock that always answers `instant` (for tests, and reports at a chosen time)."""
     if instant.tzinfo is None:
         raise ValueError("a fixed clock needs an aware datetime")
+    return _Fixed(instant)
 
-    def now() -> datetime:
-        return instant
 
-    return now
+@dataclass(frozen=True)
+class _Fixed:
+    """A fixed clock as a value, not a closure: it pickles, so a worker process can get it."""
+
+    instant: datetime
+
+    def __call__(self) -> datetime:
+        return self.instant

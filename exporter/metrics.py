@@ -49,6 +49,7 @@ __all__ = [
     "TEAM_COST_PER_HOUR",
     "TEAM_GPU_UTILIZATION_RATIO",
     "TEAM_GPU_WASTE_COST_PER_HOUR",
+    "WORKER_RESTARTS",
     "Family",
     "Kind",
     "markdown_table",
@@ -449,6 +450,14 @@ BUILD_ERRORS = _f(
     "",
     "exporter",
 )
+WORKER_RESTARTS = _f(
+    "worker_restarts",
+    C,
+    "Times the refresh worker process died and was started again; scrapes kept the last values.",
+    (),
+    "",
+    "exporter",
+)
 BUILD = _f(
     "build",
     INFO,
@@ -508,6 +517,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_ENDPOINTS,
     SOURCE_RECONCILE_REPAIRS,
     BUILD_ERRORS,
+    WORKER_RESTARTS,
     BUILD,
     CONFIG,
 )

@@ -1,17 +1,17 @@
-"""The serving exporter's lifecycle: one refresher behind the server, reloaded on SIGHUP."""
+"""The serving exporter's lifecycle: one refresh worker behind the server, reloaded on SIGHUP."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 
 from exporter.clock import Clock
 from exporter.config import Config, load_config
 from exporter.errors import ConfigError
 from exporter.exposition import Exposition
-from exporter.refresher import Refresher
-from exporter.statement import StatementCache
-from exporter.wiring import Joiner, make_refresher
+from exporter.statement import STATEMENT, statement_artefact
+from exporter.worker import Artefact, WorkerRefresher
 
 __all__ = ["Service"]
 
@@ -19,51 +19,75 @@ log = logging.getLogger(__name__)
 
 
 class Service:
-    """Owns the running refresher; a reload swaps in a new one only once its config is good."""
+    """Owns the running worker; a reload swaps in a new one only once its config is good."""
 
-    def __init__(self, config: Config, path: str, clock: Clock) -> None:
+    def __init__(
+        self,
+        config: Config,
+        path: str,
+        clock: Clock,
+        artefacts: Mapping[str, Artefact] | None = None,
+    ) -> None:
         self._path = path
         self._clock = clock
-        self._refresher, self._statement = self._build(config)
+        # Rendered in the worker after each join, never at scrape cost; the statement by default.
+        chosen = {STATEMENT: statement_artefact} if artefacts is None else artefacts
+        self._artefacts = dict(chosen)
+        self._worker = WorkerRefresher(config, path, clock, self._artefacts)
+        self._pending: WorkerRefresher | None = None  # a reload's worker, until it takes over
+        self._stopped = threading.Event()
         self._reloading = threading.Lock()  # one reload at a time; a scrape never takes it
 
-    def _build(self, config: Config) -> tuple[Refresher, StatementCache]:
-        joiner = Joiner(config)
-        refresher = make_refresher(config, self._path, self._clock, joiner)
-        return refresher, StatementCache(config, lambda: joiner.last)
+    @property
+    def worker(self) -> WorkerRefresher:
+        """The worker whose renderings scrapes get."""
+        return self._worker
 
     def exposition(self) -> Exposition:
-        """What a scrape gets: the current refresher's cached bytes."""
-        return self._refresher.exposition
+        """What a scrape gets: the current worker's last rendering."""
+        return self._worker.exposition
+
+    def artefact(self, name: str) -> bytes | None:
+        """The current worker's last rendering of an artefact, if it has made one yet."""
+        return self._worker.artefacts.get(name)
 
     def statement(self) -> bytes | None:
-        """The /statement page of the current refresher's last join (None before one)."""
-        return self._statement()
+        """The /statement page of the worker's last join with cost data (None before one)."""
+        return self.artefact(STATEMENT) or None
 
     def start(self) -> None:
-        """Start the refresh loops."""
-        self._refresher.start()
+        """Start the refresh worker."""
+        self._worker.start()
 
     def reload(self) -> bool:
         """Read the config file again; keep the running config if the new one is not usable.
 
-        The new refresher fetches every source once before it takes over, so a scrape during
+        The new worker fetches every source once before it takes over, so a scrape during
         a reload gets the old figures rather than an empty exposition.
         """
         with self._reloading:
             try:
-                fresh, statement = self._build(load_config(self._path))
+                config = load_config(self._path)
+                fresh = WorkerRefresher(config, self._path, self._clock, self._artefacts)
             except ConfigError as exc:
                 for line in exc.lines():
                     log.error("reload refused, the running config stays: %s", line)
                 return False
-            fresh.refresh_all()
-            old, self._refresher, self._statement = self._refresher, fresh, statement
-            fresh.start(refreshed=True)
+            self._pending = fresh
+            if self._stopped.is_set():
+                return False
+            fresh.start(prime=True)
+            if not fresh.wait_ready():  # stopped while the first refresh ran
+                return False
+            old, self._worker, self._pending = self._worker, fresh, None
             old.stop()
             log.info("reloaded %s", self._path)
             return True
 
     def stop(self) -> None:
-        """Stop the refresh loops without waiting for an upstream that is slow to answer."""
-        self._refresher.stop()
+        """Stop the worker (and a reload's) without waiting for a slow upstream."""
+        self._stopped.set()
+        pending = self._pending
+        if pending is not None:
+            pending.stop()
+        self._worker.stop()

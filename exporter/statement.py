@@ -7,8 +7,7 @@ the HTML statement shows the same numbers as `report --format table`, to the cen
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -22,15 +21,19 @@ from exporter.join import Chargeback
 from exporter.report import Report, build_report, model_rows
 
 __all__ = [
+    "STATEMENT",
     "BudgetLine",
     "Statement",
-    "StatementCache",
     "build_statement",
     "render_statement",
+    "statement_artefact",
     "statement_report",
 ]
 
 log = logging.getLogger(__name__)
+
+# The name the worker renders the page under, and the server serves it by.
+STATEMENT = "statement"
 
 LLM_EXTERNAL = "llm_external"
 KINDS = ("gpu", "llm")
@@ -189,30 +192,6 @@ def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
     return statement_html(build_statement(report, chargeback, config)).encode()
 
 
-class StatementCache:
-    """The /statement page: rendered once per join, on its first request, then served as bytes.
-
-    A scrape never renders it. A failed rendering is logged and the previous page, if any, keeps
-    serving.
-    """
-
-    def __init__(self, config: Config, last: Callable[[], Chargeback | None]) -> None:
-        self._config = config
-        self._last = last
-        self._lock = threading.Lock()  # one rendering at a time; the next request reuses it
-        self._joined: Chargeback | None = None
-        self._page: bytes | None = None
-
-    def __call__(self) -> bytes | None:
-        """The page for the last join, or None before the first join with cost data."""
-        chargeback = self._last()
-        if chargeback is None:
-            return None
-        with self._lock:
-            if chargeback is not self._joined:
-                try:
-                    self._page = render_statement(chargeback, self._config) or self._page
-                except Exception:  # a rendering bug must not break the server
-                    log.exception("rendering the statement failed; serving the previous one")
-                self._joined = chargeback
-            return self._page
+def statement_artefact(config: Config, chargeback: Chargeback) -> bytes:
+    """The /statement page as the refresh worker renders it after each join (b"": no cost data)."""
+    return render_statement(chargeback, config) or b""

@@ -15,7 +15,7 @@ from exporter.config import Config
 from exporter.join import Chargeback
 from exporter.llm import TeamModelUsage
 from exporter.report import build_report, model_rows
-from exporter.statement import StatementCache, build_statement, render_statement
+from exporter.statement import build_statement, render_statement, statement_artefact
 from exporter.statement_html import CHARTS, statement_html
 from tests.conftest import CLOCK
 from tests.statement_dom import assert_statement_matches, read_page
@@ -179,24 +179,8 @@ def test_render_statement_needs_cost_data() -> None:
     assert page is not None and page.startswith(b"<!DOCTYPE html>")
 
 
-def test_cache_renders_once_per_join(monkeypatch: pytest.MonkeyPatch) -> None:
-    joins: list[Chargeback | None] = [None]
-    calls: list[Chargeback] = []
-
-    def render(chargeback: Chargeback, config: Config) -> bytes:
-        calls.append(chargeback)
-        if len(calls) == 3:
-            raise RuntimeError("a bug")
-        return f"page {len(calls)}".encode()
-
-    monkeypatch.setattr("exporter.statement.render_statement", render)
-    cache = StatementCache(_config(), lambda: joins[-1])
-    assert cache() is None
-    joins.append(_chargeback())
-    assert cache() == cache() == b"page 1"
-    joins.append(_chargeback())
-    assert cache() == b"page 2"
-    # A join whose rendering fails keeps the previous page, and is not rendered again.
-    joins.append(_chargeback())
-    assert cache() == cache() == b"page 2"
-    assert len(calls) == 3
+def test_the_workers_artefact_is_the_page_or_empty_before_cost_data() -> None:
+    config = _config()
+    page = statement_artefact(config, _chargeback())
+    assert page.startswith(b"<!DOCTYPE html>")
+    assert page == render_statement(_chargeback(), config)

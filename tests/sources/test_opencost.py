@@ -103,7 +103,9 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
         "includeAggregatedMetadata": "true",
     }
     now, yesterday = int(NOW.timestamp()), int(datetime(2026, 11, 14, tzinfo=UTC).timestamp())
-    rate, closed, open_days = (dict(r.url.params) for r in seen)
+    # The rate window's node assets come last; their query is the assets module's to test.
+    assert [r.url.path for r in seen] == ["/allocation"] * 3 + ["/assets"]
+    rate, closed, open_days = (dict(r.url.params) for r in seen[:3])
     assert rate == {"window": f"{now - 3600},{now}", "accumulate": "true", **common}
     # A first read: the closed days summed by OpenCost, then yesterday and today apart.
     assert closed == {

@@ -166,11 +166,12 @@ def _fetch_paths(node_assets: bool) -> tuple[list[str], OpenCostSnapshot]:
 
 def test_the_opencost_source_reads_node_assets_of_the_rate_window() -> None:
     paths, snapshot = _fetch_paths(node_assets=True)
-    assert paths == ["/allocation", "/allocation", "/assets"]
+    # The rate window, the month's closed days and its open days, then the rate window's assets.
+    assert paths == ["/allocation"] * 3 + ["/assets"]
     assert snapshot.gpu_nodes is not None and [n.name for n in snapshot.gpu_nodes] == ["n1"]
 
 
 def test_node_assets_can_be_turned_off() -> None:
     paths, snapshot = _fetch_paths(node_assets=False)
-    assert paths == ["/allocation", "/allocation"]
+    assert paths == ["/allocation"] * 3
     assert snapshot.gpu_nodes is None

@@ -1,0 +1,165 @@
+"""What the bench runs in a child process, so each figure is one fresh interpreter's own.
+
+python -m bench.child refresh CONFIG           # two refreshes: JSON of CPU-s and peak RSS
+python -m bench.child serve CONFIG PORT MODE   # MODE: worker, inprocess or naive
+python -m bench.child static FILE PORT         # the same bytes from memory, nothing else
+python -m bench.child opencost FILE            # parse, join and render one /allocation body
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import resource
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import FrameType
+
+from prometheus_client import start_http_server
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from bench.synthetic import NOW
+from exporter import logs
+from exporter.attribution import Attributor
+from exporter.clock import fixed_clock
+from exporter.config import Config, load_config
+from exporter.exposition import Exposition, families, health_samples, render
+from exporter.join import join
+from exporter.refresher import Refresher
+from exporter.server import MetricsServer
+from exporter.service import Service
+from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
+from exporter.sources.table import Records
+from exporter.wiring import Joiner, make_refresher
+
+CLOCK = fixed_clock(NOW)
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _rss_mib() -> float:
+    """Peak RSS of this process: VmHWM, not ru_maxrss, which keeps the forking parent's peak."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def refresh(config_path: str, out: str | None = None) -> None:
+    """Cold: the first refresh of a fresh process; steady: the second, caches warm.
+
+    With `out`, the exposition is written there too (what the static server then sends).
+    """
+    refresher = make_refresher(load_config(config_path), config_path, CLOCK)
+    start = _cpu()
+    ok = refresher.refresh_all()
+    cold = _cpu()
+    refresher.refresh_all()
+    steady = _cpu()
+    refresher.stop()
+    if out is not None:
+        Path(out).write_bytes(refresher.exposition.text)
+    figures = {"ok": ok, "cold": cold - start, "steady": steady - cold, "rss": _rss_mib()}
+    print(json.dumps(figures))
+
+
+class _Naive(Collector):
+    """What exporters usually do: join and build the families on every scrape."""
+
+    def __init__(self, refresher: Refresher, config: Config) -> None:
+        self._refresher, self._joiner = refresher, Joiner(config)
+
+    def collect(self) -> Iterable[Metric]:
+        samples = self._joiner(self._refresher.fresh_records(), CLOCK())
+        return families([*samples, *health_samples(self._refresher.health())])
+
+
+def serve(config_path: str, port: int, mode: str) -> None:
+    """Serve the exporter one way until SIGTERM."""
+    config = load_config(config_path)
+    stop: list[object] = []
+    if mode == "worker":
+        service = Service(config, config_path, CLOCK)
+        server = MetricsServer(("127.0.0.1", port), "/metrics", service.exposition)
+        service.start()
+        stop += [service.stop, server.stop]
+        server.start()
+    elif mode == "inprocess":  # the refresh threads beside the server, as before the worker
+        refresher = make_refresher(config, config_path, CLOCK)
+        server = MetricsServer(("127.0.0.1", port), "/metrics", lambda: refresher.exposition)
+        refresher.start()
+        stop += [refresher.stop, server.stop]
+        server.start()
+    else:
+        refresher = make_refresher(config, config_path, CLOCK)
+        registry = CollectorRegistry()
+        registry.register(_Naive(refresher, config))
+        refresher.start()
+        start_http_server(port, "127.0.0.1", registry)
+        stop.append(refresher.stop)
+
+    _until_term()
+    for step in stop:
+        step()  # type: ignore[operator]
+
+
+def _until_term() -> None:
+    """Block until SIGTERM (the handler only flags: stopping a server there would deadlock)."""
+    done = threading.Event()
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        done.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    while not done.wait(0.2):
+        pass
+
+
+def static(path: str, port: int) -> None:
+    """Serve fixed bytes (plain and gzipped) from memory: the floor any exporter can reach."""
+    text = Path(path).read_bytes()
+    exposition = Exposition(text, gzip.compress(text, 1), text, gzip.compress(text, 1))
+    server = MetricsServer(("127.0.0.1", port), "/metrics", lambda: exposition)
+    server.start()
+    _until_term()
+    server.stop()
+
+
+def opencost(path: str) -> None:
+    """Our OpenCost path over one body: decode and validate, join, render."""
+    config = Config.model_validate({"teams": [], "attribution": {"team_label_keys": ["team"]}})
+    start = _cpu()
+    allocations, idle = parse_allocation_response(json.loads(Path(path).read_bytes()))
+    window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
+    records = Records(opencost=OpenCostSnapshot(window, window))
+    exposition = render(join(config, Attributor(config), records, NOW).samples)
+    figures = {"cpu": _cpu() - start, "rss": _rss_mib(), "bytes": len(exposition.text)}
+    print(json.dumps(figures))
+
+
+def main(argv: list[str]) -> None:
+    """Dispatch on the first argument."""
+    command, *rest = argv
+    logs.configure("WARNING")
+    if command == "refresh":
+        refresh(rest[0], rest[1] if len(rest) > 1 else None)
+    elif command == "serve":
+        serve(rest[0], int(rest[1]), rest[2])
+    elif command == "static":
+        static(rest[0], int(rest[1]))
+    elif command == "opencost":
+        opencost(rest[0])
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,102 @@
+"""Loopback upstreams that send cached bytes: each answer is computed once, then kept on disk.
+
+The first request of a kind runs the fake (slow at size L) and stores status, headers and body
+under the cache directory; every later one, in this run or the next, sends those bytes as they
+are, so the exporter's measured refreshes never wait on the generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+
+from bench.synthetic import API_KEY, TOKEN, Size, Synthetic, config_dict
+from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, Handler
+
+__all__ = ["CachedUpstream", "Upstreams"]
+
+
+class CachedUpstream:
+    """A handler that answers from `directory`, computing a miss once with `handler`."""
+
+    def __init__(self, handler: Handler, directory: Path) -> None:
+        self._handler = handler
+        self._directory = directory
+        self._memory: dict[str, FakeResponse] = {}
+        self._lock = threading.Lock()  # a miss is computed once even when asked twice at once
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, request: FakeRequest) -> FakeResponse:
+        key = _key(request)
+        hit = self._memory.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            if key not in self._memory:
+                self._memory[key] = self._load(key) or self._store(key, self._handler(request))
+        return self._memory[key]
+
+    def _load(self, key: str) -> FakeResponse | None:
+        meta, body = self._directory / f"{key}.json", self._directory / f"{key}.body"
+        if not (meta.exists() and body.exists()):
+            return None
+        head = json.loads(meta.read_text(encoding="utf-8"))
+        return FakeResponse(head["status"], body.read_bytes(), head["headers"])
+
+    def _store(self, key: str, response: FakeResponse) -> FakeResponse:
+        (self._directory / f"{key}.body").write_bytes(response.body)
+        head = {"status": response.status, "headers": dict(response.headers)}
+        # The body first, then its head: a run stopped halfway leaves no half entry.
+        (self._directory / f"{key}.json").write_text(json.dumps(head), encoding="utf-8")
+        return response
+
+
+def _key(request: FakeRequest) -> str:
+    query = sorted((k, v) for k, values in request.query.items() for v in values)
+    text = json.dumps([request.method, request.path, query])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Upstreams:
+    """The four upstreams of one size on loopback, and a config file pointing at them."""
+
+    def __init__(self, size: Size, cache: Path) -> None:
+        self.cache = cache / size.name
+        synthetic = Synthetic(size)
+        handlers: dict[str, Handler] = {
+            "opencost": synthetic.opencost,
+            "dcgm": synthetic.dcgm,
+            "kueue": synthetic.kueue,
+            "litellm": synthetic.litellm,
+        }
+        self.servers = {
+            name: FakeServer(CachedUpstream(handler, self.cache / name))
+            for name, handler in handlers.items()
+        }
+        self.size = size
+
+    def start(self) -> Upstreams:
+        """Serve every upstream on a free port."""
+        for server in self.servers.values():
+            server.start()
+        secrets = self.cache / "secrets"
+        secrets.mkdir(parents=True, exist_ok=True)
+        (secrets / "litellm-key").write_text(API_KEY + "\n", encoding="utf-8")
+        (secrets / "kube-token").write_text(TOKEN + "\n", encoding="utf-8")
+        return self
+
+    def write_config(self, path: Path, only: str | None = None) -> Path:
+        """A config for every source, or for `only` one of them."""
+        urls = {name: server.url for name, server in self.servers.items()}
+        data = config_dict(self.size, urls, str(self.cache / "secrets"))
+        if only is not None:
+            data["sources"] = {only: data["sources"][only]}
+        path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
+        return path
+
+    def stop(self) -> None:
+        """Stop serving."""
+        for server in self.servers.values():
+            server.stop()

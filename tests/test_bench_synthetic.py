@@ -1,0 +1,60 @@
+"""The bench's synthetic S cluster parses through the real sources (a smoke test, not a bench)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.servers import Upstreams
+from bench.synthetic import NOW, SIZES
+from exporter.config import load_config
+from exporter.sources.table import Records
+from exporter.wiring import build_sources
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Records]:
+    cache = tmp_path_factory.mktemp("bench-cache")
+    upstreams = Upstreams(SIZES["S"], cache).start()
+    try:
+        path = upstreams.write_config(cache / "config.json")
+        snapshots = {}
+        for source in build_sources(load_config(str(path)), str(path)):
+            snapshots[source.name] = source.fetch(NOW)
+            source.close()
+        yield Records.of(snapshots)
+    finally:
+        upstreams.stop()
+
+
+def test_every_gpu_of_every_node_endpoint_is_read(records: Records) -> None:
+    assert records.dcgm is not None
+    assert len(records.dcgm.gpus) == SIZES["S"].gpus
+    assert len({gpu.node for gpu in records.dcgm.gpus}) == SIZES["S"].nodes
+
+
+def test_the_merged_allocation_set_has_every_workload_and_one_idle(records: Records) -> None:
+    assert records.opencost is not None
+    month = records.opencost.month
+    assert len(month.allocations) == SIZES["S"].workloads
+    assert sum(month.idle.values()) > 0
+
+
+def test_kueue_and_litellm_see_every_team(records: Records) -> None:
+    assert records.kueue is not None and records.litellm is not None
+    queues = {q.cluster_queue for q in records.kueue.queues}
+    assert queues == {f"cq-team-{k}" for k in range(SIZES["S"].teams)}
+    assert len(records.litellm.teams) == SIZES["S"].llm_teams
+
+
+def test_a_second_read_is_served_from_the_cache_on_disk(tmp_path: Path) -> None:
+    first = Upstreams(SIZES["S"], tmp_path).start()
+    config = first.write_config(tmp_path / "config.json", only="kueue")
+    for source in build_sources(load_config(str(config)), str(config)):
+        source.fetch(NOW)
+        source.close()
+    first.stop()
+    stored = sorted(p.name for p in (tmp_path / "S" / "kueue").iterdir())
+    assert stored and any(name.endswith(".body") for name in stored)
