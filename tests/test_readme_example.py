@@ -250,6 +250,8 @@ def _llm_phrases(config: Config, llm: LiteLLMSnapshot) -> Iterator[str]:
         spend = _usage(llm, team, GPT4O)[2]
         yield f"spent USD {_money(spend)} on `gpt-4o`"
         yield f"USD {_money(spend)} becomes {_money(spend * rate)}"
+    for model, deployment in sorted({(u.model, u.deployment) for u in llm.usage}):
+        yield f"`{model}` for `{deployment}`"
     yield f"`prompt + {weight:g} x completion`"
     yield f"{_millions(weighted['research'])} from research and {_millions(weighted['vision'])}"
     llama_spend = sum(_usage(llm, t, LLAMA)[2] for t in ("research", "vision"))
