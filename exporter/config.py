@@ -232,6 +232,9 @@ class DcgmPrometheus(_Model):
     # the scrape's own target labels (a ServiceMonitor's pod, namespace) took the plain names;
     # `plain`: the scrape keeps dcgm-exporter's labels (honor_labels, or no target labels).
     workload_labels: Literal["exported", "plain"] = "exported"
+    # Step of the month-to-date idle subquery: one sample per GPU per step. 5m bounds a day's
+    # query at 288 points per series (docs/sources-dcgm-kueue.md, "Idle GPU-hours").
+    step: Annotated[timedelta, BeforeValidator(_within("15s", "1h"))] = timedelta(minutes=5)
 
 
 class DcgmConfig(SourceConfig):

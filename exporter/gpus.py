@@ -12,7 +12,9 @@ Rules:
 - utilisation is dcgm-exporter's own average over its collect interval (30 s by default): one
   scrape per refresh is that average, not a mean over the whole refresh interval;
 - waste = share of idle allocated GPUs x the GPU-hour price of their model; a team with an idle
-  GPU whose model has no price gets no waste series rather than a number that is too low.
+  GPU whose model has no price gets no waste series rather than a number that is too low;
+- the month to date, when the source has history (through Prometheus): idle GPU-hours per team,
+  and their cost at each model's current price, priced or absent by the same rule.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from exporter.attribution import UNALLOCATED, Attributor
-from exporter.metrics import GPUS, TEAM_GPU_UTILIZATION_RATIO, TEAM_GPU_WASTE_COST_PER_HOUR
+from exporter.metrics import (
+    GPUS,
+    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
+    TEAM_GPU_UTILIZATION_RATIO,
+    TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
+    TEAM_GPU_WASTE_COST_PER_HOUR,
+)
 from exporter.samples import Sample
 from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
 
-__all__ = ["PriceLookup", "gpu_samples", "model_price"]
+__all__ = ["PriceLookup", "gpu_samples", "idle_month_samples", "model_price"]
 
 PriceLookup = Callable[[str], float | None]
 
@@ -107,4 +115,30 @@ def _samples(tallies: Mapping[str, _Tally]) -> list[Sample]:
             out.append(Sample.of(TEAM_GPU_UTILIZATION_RATIO, ratio, team=team))
         if tally.allocated > 0 and not tally.unpriced:
             out.append(Sample.of(TEAM_GPU_WASTE_COST_PER_HOUR, tally.waste, team=team))
+    return out
+
+
+def idle_month_samples(
+    snapshot: DcgmSnapshot, attributor: Attributor, price: PriceLookup
+) -> list[Sample]:
+    """The month's idle GPU-hours and their cost per team; none when the source has no history."""
+    if snapshot.idle_hours is None:
+        return []
+    hours: dict[str, float] = {}
+    cost: dict[str, float] = {}
+    unpriced: set[str] = set()
+    for entry in snapshot.idle_hours:
+        team = attributor.place(entry.namespace, entry.labels).team
+        hours[team] = hours.get(team, 0.0) + entry.hours
+        hourly = price(entry.model) if entry.hours > 0 else 0.0
+        if hourly is None:
+            unpriced.add(team)  # a figure that leaves out some hours would read too low
+        else:
+            cost[team] = cost.get(team, 0.0) + entry.hours * hourly
+    out: list[Sample] = []
+    for team in sorted(hours):
+        out.append(Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, hours[team], team=team))
+        if team not in unpriced:
+            waste = cost.get(team, 0.0)
+            out.append(Sample.of(TEAM_GPU_WASTE_COST_MONTH_TO_DATE, waste, team=team))
     return out

@@ -18,7 +18,7 @@ from exporter.chargeback import Ledger, cap_teams
 from exporter.clusterwide import idle_samples, month_samples
 from exporter.config import Config
 from exporter.costs import Window, serving_costs, window
-from exporter.gpus import PriceLookup, gpu_samples, model_price
+from exporter.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
 from exporter.llm import (
     LlmReport,
     ModelPricing,
@@ -100,6 +100,7 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         threshold = config.sources.dcgm.idle_threshold
         lookup = _model_price(config, prices)
         samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
+        samples.extend(idle_month_samples(records.dcgm, attributor, lookup))
         endpoints = sorted(records.dcgm.endpoints.items())
         samples.extend(
             Sample.of(SOURCE_ENDPOINTS, float(n), source="dcgm", state=state)

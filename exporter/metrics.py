@@ -47,7 +47,9 @@ __all__ = [
     "TEAM_BUDGET",
     "TEAM_COST_MONTH_TO_DATE",
     "TEAM_COST_PER_HOUR",
+    "TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE",
     "TEAM_GPU_UTILIZATION_RATIO",
+    "TEAM_GPU_WASTE_COST_MONTH_TO_DATE",
     "TEAM_GPU_WASTE_COST_PER_HOUR",
     "WORKER_RESTARTS",
     "Family",
@@ -237,6 +239,25 @@ TEAM_GPU_WASTE_COST_PER_HOUR = _f(
     "Cost rate of GPUs a team holds but leaves idle.",
     ("team",),
     "currency/h",
+    "dcgm",
+)
+TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE = _f(
+    "team_gpu_idle_hours_month_to_date",
+    G,
+    "GPU-hours the team's pods held GPUs below the idle threshold since the start of the "
+    "calendar month (MIG slices as their share, time-sliced GPUs split among their pods). Only "
+    "with sources.dcgm.prometheus: listed urls and discovery have no history, so it is absent.",
+    ("team",),
+    "gpu-hours",
+    "dcgm",
+)
+TEAM_GPU_WASTE_COST_MONTH_TO_DATE = _f(
+    "team_gpu_waste_cost_month_to_date",
+    G,
+    "Cost of the month's idle GPU-hours: each at its GPU model's current GPU-hour price. Absent "
+    "without sources.dcgm.prometheus, and for a team with an idle GPU model nothing prices.",
+    ("team",),
+    "currency",
     "dcgm",
 )
 # Quota, from Kueue.
@@ -492,6 +513,8 @@ CATALOGUE: tuple[Family, ...] = (
     GPUS,
     TEAM_GPU_UTILIZATION_RATIO,
     TEAM_GPU_WASTE_COST_PER_HOUR,
+    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
+    TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
     QUOTA_NOMINAL,
     QUOTA_USAGE,
     QUOTA_BORROWED,

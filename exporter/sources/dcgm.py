@@ -34,9 +34,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from exporter.calendar import month_start
 from exporter.config import Config, DcgmConfig, DcgmDiscovery, DcgmPrometheus, format_duration
 from exporter.errors import UpstreamError, UpstreamIncomplete
-from exporter.sources import dcgm_discovery, dcgm_prometheus
+from exporter.sources import dcgm_discovery, dcgm_idle, dcgm_prometheus
 from exporter.sources.checks import Tally
 from exporter.sources.dcgm_parse import (
     UNSLICED,
@@ -83,7 +84,7 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
     """Read every GPU the configured mode can see.
 
     dcgm-exporter answers with its current state; only the Prometheus mode reads a window,
-    the one ending at `now`.
+    the one ending at `now`, and the month's idle GPU-hours up to `now` (dcgm_idle).
     """
     cfg = section(config.sources.dcgm, SOURCE)
     if cfg.prometheus is not None:
@@ -148,7 +149,7 @@ def fetch_discovered(
 def fetch_prometheus(
     client: httpx.Client, config: Config, cfg: DcgmPrometheus, now: datetime
 ) -> DcgmSnapshot:
-    """Utilisation averaged over the cost's window, from the Prometheus that scrapes DCGM."""
+    """Utilisation over the cost's window and the month's idle GPU-hours, from Prometheus."""
     window = cfg.window
     if window is None:
         opencost = config.sources.opencost
@@ -161,7 +162,10 @@ def fetch_prometheus(
     records = parse_series(series, where=where, tally=tally) if series else []
     if not records:
         raise UpstreamIncomplete(f"{SOURCE}: {where}: no DCGM utilisation series with a gpu label")
-    return snapshot(records, tally)
+    threshold = section(config.sources.dcgm, SOURCE).idle_threshold
+    span = (month_start(now, config.zone), now)
+    idle = dcgm_idle.read_idle_hours(client, labels, threshold, cfg.step, span, tally)
+    return replace(snapshot(records, tally), idle_hours=idle)
 
 
 KIND = SourceKind(SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, build_client, fetch)

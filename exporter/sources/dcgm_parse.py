@@ -32,6 +32,8 @@ __all__ = [
     "UNSLICED",
     "DcgmSnapshot",
     "GpuRecord",
+    "IdleHours",
+    "describe",
     "mig_share",
     "mig_slices",
     "parse_metrics",
@@ -120,6 +122,22 @@ class GpuRecord:
 
 
 @dataclass(frozen=True)
+class IdleHours:
+    """GPU-hours one pod held a GPU or MIG instance below the idle threshold this month."""
+
+    namespace: str
+    pod: str
+    model: str
+    pod_labels: tuple[tuple[str, str], ...]
+    hours: float  # in whole GPUs: a MIG instance's hours weighed by its share
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The pod labels as a mapping, for attribution."""
+        return dict(self.pod_labels)
+
+
+@dataclass(frozen=True)
 class DcgmSnapshot:
     """Every GPU and MIG instance of one refresh, over all endpoints."""
 
@@ -127,6 +145,8 @@ class DcgmSnapshot:
     dropped: Mapping[str, int] = field(default_factory=dict)
     # Discovered endpoints by state (scraped, failed, not_ready); empty for the other modes.
     endpoints: Mapping[str, int] = field(default_factory=dict)
+    # Month-to-date idle GPU-hours per pod; None when the mode has no history (urls, discovery).
+    idle_hours: tuple[IdleHours, ...] | None = None
 
     def check_after(self, previous: object | None) -> None:
         """dcgm-exporter reports its whole current state; every endpoint must have answered."""
@@ -282,6 +302,12 @@ def _first(labels: Mapping[str, str], *names: str) -> str:
         if labels.get(name):
             return labels[name]
     return ""
+
+
+def describe(labels: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A series' identity (node, gpu, model, MIG profile and instance, workload), pod labels."""
+    pod_labels = {k: v for k, v in labels.items() if k not in _DEVICE_LABELS and v}
+    return _identity_labels(labels, ""), pod_labels
 
 
 def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, str]:

@@ -27,7 +27,7 @@ from exporter.config import DcgmPrometheus, format_duration
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.http import get_json
 
-__all__ = ["METRICS", "Series", "group_labels", "query_expr", "read_series"]
+__all__ = ["METRICS", "Series", "group_labels", "instant", "query_expr", "read_series"]
 
 SOURCE = "dcgm"
 METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL")
@@ -82,9 +82,15 @@ def read_series(
     """
     out: list[Series] = []
     for metric in METRICS:
-        params = {"query": query_expr(metric, window, labels), "time": f"{now.timestamp():.3f}"}
-        out.extend((metric, found, value) for found, value in _vector(_query(client, params)))
+        found = instant(client, query_expr(metric, window, labels), now)
+        out.extend((metric, series, value) for series, value in found)
     return out
+
+
+def instant(client: httpx.Client, expr: str, at: datetime) -> list[tuple[dict[str, str], float]]:
+    """One instant query's vector at `at`, its envelope checked; values as Prometheus gives them."""
+    params = {"query": expr, "time": f"{at.timestamp():.3f}"}
+    return _vector(_query(client, params))
 
 
 def _query(client: httpx.Client, params: dict[str, str]) -> Any:
