@@ -91,7 +91,8 @@ def rig(stack: DemoStack) -> Iterator[Rig]:
         {name: p.url for name, p in proxies.items()}, str(stack.secrets)
     )
     for name in SOURCES:
-        data["sources"][name]["timeout"] = "1s"
+        # Room for a loaded machine to serve a healthy read; "slow" waits twice as long.
+        data["sources"][name]["timeout"] = "2s"
     data["sources"]["litellm"]["page_size"] = 2  # three teams: two pages
     now = [FIXED_NOW]
     refresher = make_refresher(Config.model_validate(data), clock=lambda: now[0])
@@ -131,7 +132,7 @@ def test_a_fault_marks_only_its_source_down_and_heals(
     redact.install()
     assert rig.refresher.refresh_all()
     good = rig.served()
-    rig.proxies[source].delay = 2.0 if fault == "slow" else 0.05
+    rig.proxies[source].delay = 4.0 if fault == "slow" else 0.05
     rig.proxies[source].set(fault)
     ok = rig.refresher.refresh(source)
     rig.refresher.rebuild()
