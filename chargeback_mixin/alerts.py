@@ -18,6 +18,7 @@ GROUP = "chargeback"
 # Where a description names the alert's cluster; empty when the series have no cluster label,
 # so single-cluster texts read as before.
 IN_CLUSTER = "<in-cluster>"
+FAILED = 'state="failed"'
 
 
 @dataclass(frozen=True)
@@ -218,9 +219,103 @@ def _health_alerts(c: MixinConfig) -> list[Alert]:
     ]
 
 
+def _each_replica(c: MixinConfig, fn: str, metric: str, window: str, *matchers: str) -> str:
+    """`fn` over each replica's own counter, then one copy: resets stay per replica."""
+    # Merging replicas before rate()/increase() would read two counters as one that resets.
+    inner = f"{fn}({metric}{c.sel(*matchers)}[{window}])"
+    return f"max without ({', '.join(c.replica_labels)}) ({inner})"
+
+
+def _count(value: str = "$value") -> str:
+    # increase() extrapolates to the window's edges (1 restart may read 1.02): show whole ones.
+    return "{{ " + value + ' | printf "%.0f" }}'
+
+
+def _self_alerts(c: MixinConfig) -> list[Alert]:
+    """The exporter's own health: discovery, validation, builds, the worker, reconciles."""
+    return [
+        Alert(
+            "ChargebackSourceEndpointsFailed",
+            f"{c.dedup('chargeback_source_endpoints', FAILED)} > {c.failed_endpoints_min:g}",
+            c.failed_endpoints_for,
+            "warning",
+            "A discovering source cannot read some of its endpoints; their GPUs are missing.",
+            "{{ $value | humanize }} endpoints of source {{ $labels.source }}<in-cluster> have "
+            f"failed for {c.failed_endpoints_for}; the GPUs behind them are missing from "
+            "the GPU families.",
+        ),
+        Alert(
+            "ChargebackBuildFailing",
+            _each_replica(c, "increase", "chargeback_build_errors_total", c.build_errors_window)
+            + " > 0",
+            c.build_errors_for,
+            "warning",
+            "The exporter keeps failing to build its exposition and serves stale figures.",
+            "The {{ $labels.stage }} stage of the exposition<in-cluster> has kept failing for "
+            f"{c.build_errors_for} (failures in the last {c.build_errors_window}: "
+            + _count()
+            + "); the exporter serves its last good figures.",
+        ),
+        Alert(
+            "ChargebackSourceRecordsDropped",
+            # Identical duplicates are kept once: dropping them loses nothing.
+            _each_replica(
+                c,
+                "rate",
+                "chargeback_source_records_dropped_total",
+                c.records_dropped_window,
+                'reason!="duplicate"',
+            )
+            + f" * 3600 > {c.records_dropped_per_hour:g}",
+            c.records_dropped_for,
+            "info",
+            "A source keeps dropping upstream records that fail validation.",
+            "Source {{ $labels.source }}<in-cluster> drops {{ $value | humanize }} records an "
+            "hour as {{ $labels.reason }} (above "
+            f"{c.records_dropped_per_hour:g} an hour for {c.records_dropped_for}); "
+            "the chargeback misses what they held.",
+        ),
+        Alert(
+            "ChargebackWorkerRestarted",
+            _each_replica(
+                c, "increase", "chargeback_worker_restarts_total", c.worker_restarts_window
+            )
+            + " > 0",
+            c.worker_restarts_for,
+            "warning",
+            "The exporter's refresh worker died and was restarted.",
+            "The refresh worker of the exporter<in-cluster> died and was started again "
+            f"(restarts in the last {c.worker_restarts_window}: " + _count() + "); scrapes "
+            "kept the last values meanwhile.",
+        ),
+        Alert(
+            "ChargebackSourceClosedDaysRepaired",
+            _each_replica(
+                c,
+                "increase",
+                "chargeback_source_reconcile_repairs_total",
+                c.reconcile_repairs_window,
+            )
+            + " > 0",
+            c.reconcile_repairs_for,
+            "info",
+            "Closed days changed upstream and the exporter corrected its figures.",
+            "Re-reading its closed days, source {{ $labels.source }}<in-cluster> found kept "
+            f"records changed upstream and corrected them (in the last "
+            f"{c.reconcile_repairs_window}: " + _count() + "); month-to-date figures moved.",
+        ),
+    ]
+
+
 def alerts(c: MixinConfig) -> list[Alert]:
     """Every alert, in the order of docs/runbook.md."""
-    return _cost_alerts(c) + _gpu_budget_alerts(c) + _llm_budget_alerts(c) + _health_alerts(c)
+    return (
+        _cost_alerts(c)
+        + _gpu_budget_alerts(c)
+        + _llm_budget_alerts(c)
+        + _health_alerts(c)
+        + _self_alerts(c)
+    )
 
 
 def alerting_rules(c: MixinConfig) -> list[Rule]:

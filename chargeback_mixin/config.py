@@ -70,6 +70,23 @@ class MixinConfig:
     llm_spend_rate_window: str = "1h"
     # Hours in "a month" for the what-borrowing-would-cost-next-month panels (365 * 24 / 12).
     hours_per_month: float = 730.0
+    # ChargebackSourceEndpointsFailed: failed endpoints of a discovering source (DCGM) above
+    # which GPUs count as missing. Raise it only where a few nodes are known to be unreachable.
+    failed_endpoints_min: float = 0.0
+    # ChargebackBuildFailing: window of increase() over failed joins and renders. Keep it
+    # shorter than build_errors_for, so one failure between good builds never fires.
+    build_errors_window: str = "15m"
+    # ChargebackSourceRecordsDropped: records a source drops by validation per hour (per
+    # source and reason) above which the drop counts, over records_dropped_window. One bad
+    # record in every refresh of a 1-minute source is 60; raise it for a known noisy upstream.
+    records_dropped_per_hour: float = 1.0
+    records_dropped_window: str = "15m"
+    # ChargebackWorkerRestarted: how long one restart of the refresh worker keeps the alert on.
+    worker_restarts_window: str = "1h"
+    # ChargebackSourceClosedDaysRepaired: how long one reconcile repair keeps the alert on.
+    # Keep it at least the sources' reconcile_interval (1h) so repairs at every reconcile
+    # read as one lasting alert.
+    reconcile_repairs_window: str = "1h"
 
     # --- `for` durations -------------------------------------------------------------------
     # How long a condition must hold before the alert fires. Shorten for a noisy-free lab,
@@ -86,6 +103,14 @@ class MixinConfig:
     source_down_for: str = "15m"
     source_stale_for: str = "5m"
     exporter_absent_for: str = "15m"
+    failed_endpoints_for: str = "15m"
+    # Longer than build_errors_window: only failures repeating within every window fire.
+    build_errors_for: str = "20m"
+    records_dropped_for: str = "30m"
+    # Restarts and repairs are events: the `for` only waits out a scrape or two, and the
+    # alert then stays for the window after the last event.
+    worker_restarts_for: str = "5m"
+    reconcile_repairs_for: str = "5m"
 
     # --- Dashboards ------------------------------------------------------------------------
     # Prefix of every dashboard uid (uids stay <= 40 characters). Change it only when two

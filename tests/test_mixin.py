@@ -37,6 +37,10 @@ GRAFANA_VARS = {
 }
 
 
+# Alerts that name the replica (instance) that fails rather than counting replicas once.
+PER_TARGET_ALERTS = {"ChargebackSourceDown", "ChargebackSourceStale"}
+
+
 # --- generated files ------------------------------------------------------------------------
 
 
@@ -144,6 +148,11 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackSourceDown",
         "ChargebackSourceStale",
         "ChargebackExporterAbsent",
+        "ChargebackSourceEndpointsFailed",
+        "ChargebackBuildFailing",
+        "ChargebackSourceRecordsDropped",
+        "ChargebackWorkerRestarted",
+        "ChargebackSourceClosedDaysRepaired",
     }
 
 
@@ -247,11 +256,12 @@ def test_raw_series_are_one_copy_per_replica_before_aggregating() -> None:
             name = s.name or ""
             if name in RECORDED or name == "up":
                 continue
-            # Source alerts are per target on purpose: one broken replica is worth knowing.
-            if where.startswith("ChargebackSource"):
+            # These two are per target on purpose: one broken replica is worth knowing.
+            if where in PER_TARGET_ALERTS:
                 continue
-            # Every raw selector sits right inside the dedup, alone or in a rate/deriv.
-            assert any(f"{replicas}{fn}{name}" in expr for fn in ("", "rate(", "deriv(")), (
+            # Every raw selector sits right inside the dedup, alone or in a rate/deriv/increase.
+            fns = ("", "rate(", "deriv(", "increase(")
+            assert any(f"{replicas}{fn}{name}" in expr for fn in fns), (
                 f"{where}: {name} is aggregated across replicas"
             )
 
