@@ -179,7 +179,7 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
 
 
 def _gpu_rules(c: MixinConfig) -> list[Rule]:
-    """GPUs by state, utilisation, waste, and GPU quota borrowed and lent."""
+    """GPUs by state, utilisation, waste (now and month to date), GPU quota borrowed and lent."""
     gpu = f'resource="{c.gpu_resource}"'
     return [
         _record(
@@ -197,6 +197,15 @@ def _gpu_rules(c: MixinConfig) -> list[Rule]:
         _record(
             "team:chargeback_team_gpu_waste_cost_per_hour:sum",
             f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_waste_cost_per_hour')})",
+        ),
+        # Only with DCGM read through Prometheus: live scrapes have no month of history.
+        _record(
+            "team:chargeback_team_gpu_idle_hours_month_to_date:sum",
+            f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_idle_hours_month_to_date')})",
+        ),
+        _record(
+            "team:chargeback_team_gpu_waste_cost_month_to_date:sum",
+            f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_waste_cost_month_to_date')})",
         ),
         _record(
             "team:chargeback_quota_borrowed_gpus:sum",

@@ -57,6 +57,13 @@ E2E_CONFIG = dataclasses.replace(
     llm_budget_warning=0.0,  # any team with a LiteLLM max_budget
 )
 IDLE_ALERTS = {"ChargebackIdleGpuCostHigh", "ChargebackTeamGpusIdle"}
+# Families only an exporter reading DCGM through Prometheus serves (a month of utilisation
+# history); the demo scrapes DCGM's /metrics, so the panels on them stay empty here, and
+# tests/rules/ proves their recording rules instead.
+NEEDS_DCGM_HISTORY = (
+    "chargeback_team_gpu_idle_hours_month_to_date",
+    "chargeback_team_gpu_waste_cost_month_to_date",
+)
 BUDGET_ALERTS = {
     "ChargebackLlmBudgetAt80Percent",
     "ChargebackLlmBudgetAt95Percent",
@@ -238,8 +245,11 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
     teams = _teams(stack)
     assert teams
     served = set(_exposition(stack))
-    pending = dict(_dashboard_queries())
-    assert len(pending) >= 50, "every panel target and variable query is checked"
+    assert not served & set(NEEDS_DCGM_HISTORY), "the demo serves them now: check their panels"
+    queries = dict(_dashboard_queries())
+    pending = {w: e for w, e in queries.items() if not any(f in e for f in NEEDS_DCGM_HISTORY)}
+    assert len(queries) - len(pending) == len(NEEDS_DCGM_HISTORY), "one panel per family"
+    assert len(pending) >= 50, "every other panel target and variable query is checked"
 
     def substitutions(expr: str) -> list[str]:
         expr = expr.replace("$__rate_interval", "1m").replace("$cohort", ".*")

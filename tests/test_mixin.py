@@ -343,6 +343,18 @@ def test_dashboard_conventions(name: str) -> None:
         assert variables["team"]["datasource"]["uid"] == "${datasource}"
 
 
+def test_panels_on_families_absent_without_dcgm_history_say_so() -> None:
+    needs = ("gpu_idle_hours_month_to_date", "gpu_waste_cost_month_to_date")
+    found = 0
+    for dash in _dashboards().values():
+        for panel in _panels(dash):
+            exprs = " ".join(t["expr"] for t in panel.get("targets", []))
+            if any(n in exprs for n in needs):
+                found += 1
+                assert "sources.dcgm.prometheus" in panel["description"], panel["title"]
+    assert found == len(needs)
+
+
 def _by_labels(expr: str) -> set[str]:
     """Labels an expression groups by, at its outermost `by` (a cheap reading, enough here)."""
     m = re.match(r"\w+ by \(([^)]*)\)", expr)

@@ -23,6 +23,11 @@ IDLE_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:sum"
 IDLE_RATIO_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
 IDLE_MONTH_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_month_to_date:sum"
 IDLE_SHARE = 'component="idle_share"'
+# The month-to-date waste families need the month's utilisation history.
+NEEDS_HISTORY = (
+    "Only when the exporter reads DCGM through Prometheus (sources.dcgm.prometheus): with urls "
+    "or discovery the families are absent and the panel is empty."
+)
 
 
 def _idle(c: MixinConfig, u: Units) -> Section:
@@ -127,6 +132,22 @@ def _waste(u: Units) -> Section:
                 u.money_per_hour,
                 [query("team:chargeback_team_gpu_waste_cost_per_hour:sum", "{{team}}")],
                 width=8,
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Idle GPU-hours this month by team",
+                "GPU-hours each team's pods held GPUs below the idle threshold since the start "
+                "of the month. " + NEEDS_HISTORY,
+                u.gpu_hours,
+                [query("team:chargeback_team_gpu_idle_hours_month_to_date:sum", "{{team}}")],
+                stacked=True,
+            ),
+            timeseries_panel(
+                "Idle GPU cost this month by team",
+                "Cost of each team's idle GPU-hours since the start of the month, each at its "
+                "GPU model's current GPU-hour price. " + NEEDS_HISTORY,
+                u.money,
+                [query("team:chargeback_team_gpu_waste_cost_month_to_date:sum", "{{team}}")],
                 stacked=True,
             ),
             timeseries_panel(

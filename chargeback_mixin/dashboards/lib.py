@@ -61,6 +61,7 @@ class Units:
         self.money_per_hour = f"suffix: {cur}/h"
         self.ratio = "percentunit"
         self.gpus = "short"
+        self.gpu_hours = "suffix: GPU-h"
         self.count = "short"
         self.tokens_per_second = "short"
         self.seconds = "s"
