@@ -89,6 +89,8 @@ class Allocation:
     namespace_labels: Mapping[str, str]
     costs: Mapping[str, float]
     gpu_hours: float
+    # gpuAllocation.gpuModel (DCGM's modelName, as OpenCost saw it); "" when absent or mixed.
+    gpu_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,16 @@ def _allocation(name: str, raw: Mapping[str, Any], max_gpu_hours: float) -> Allo
         namespace_labels=_labels(props, "namespaceLabels", name),
         costs=costs,
         gpu_hours=_gpu_hours(raw, name, max_gpu_hours),
+        gpu_model=_gpu_model(raw),
     )
+
+
+def _gpu_model(raw: Mapping[str, Any]) -> str:
+    # Metadata only (OpenCost fills it when DCGM labels its series): a bad one is not a bad
+    # allocation, just an unknown model.
+    gpu = raw.get("gpuAllocation")
+    model = gpu.get("gpuModel") if isinstance(gpu, dict) else None
+    return model if isinstance(model, str) else ""
 
 
 def _gpu_hours(raw: Mapping[str, Any], name: str, high: float) -> float:
@@ -310,7 +321,15 @@ def _merge(a: Allocation, b: Allocation) -> Allocation:
         a.namespace_labels,
         costs,
         a.gpu_hours + b.gpu_hours,
+        _one_model(a.gpu_model, b.gpu_model),
     )
+
+
+def _one_model(a: str, b: str) -> str:
+    # A set that did not name the model says nothing; two that disagree make it unknown.
+    if not a or not b:
+        return a or b
+    return a if a == b else ""
 
 
 def _number(
