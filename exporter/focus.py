@@ -46,6 +46,7 @@ COLUMNS: tuple[str, ...] = (
     "Tags",
     "x_ChargePeriodLocalDate",
     "x_Component",
+    "x_QuotaBasis",
     "x_Reserved",
 )
 

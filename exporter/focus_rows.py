@@ -1,4 +1,4 @@
-"""FOCUS 1.2 rows of a closed month: one per team, component, resource and local day, footing to the cent.
+"""FOCUS 1.2 rows of a closed month: per team, component, resource and local day, to the cent.
 
 Each printed cell of the report (a team's component for the month) is split over the month's
 days in proportion to that day's share of it, by largest remainder, so the days of a cell add
@@ -89,6 +89,7 @@ class FocusContext:
     month_end: datetime
     provider: str
     billing_account: str
+    quota_basis: str | None = None  # what quota figures rest on (report.QUOTA_BASIS keys)
 
 
 def utc_stamp(moment: datetime) -> str:
@@ -113,7 +114,8 @@ def focus_rows(report: Report, days: Sequence[DayLedger], ctx: FocusContext) -> 
 
     In report order: team, component, then resource by name (the unknown one last), then day.
     """
-    hours = [Decimal(repr((d.end - d.start).total_seconds() / 3600.0)) for d in days]
+    # Timestamps: two datetimes in one zone subtract as wall time (24 h on a 25-hour day).
+    hours = [Decimal(repr((d.end.timestamp() - d.start.timestamp()) / 3600.0)) for d in days]
     rows: list[FocusRow] = []
     for team_row in report.rows:
         for component in report.components:
@@ -247,6 +249,7 @@ def _row(
         "SubAccountName": team,
         "Tags": json.dumps({"team": team}, sort_keys=True),
         "x_Component": component,
+        "x_QuotaBasis": ctx.quota_basis,
         "x_ChargePeriodLocalDate": day.start.date().isoformat(),
         "x_Reserved": "true" if team in (IDLE, OTHER, UNALLOCATED) else "false",
     }

@@ -173,3 +173,12 @@ def test_the_validator_checks_the_resource_columns(october: list[dict[str, str]]
     ]
     for row in broken:
         assert violations(header, row), row
+
+
+def test_the_day_summer_time_ends_prices_25_hours(october: list[dict[str, str]]) -> None:
+    hours = {
+        r["ConsumedQuantity"]
+        for r in october
+        if r["x_Component"] == "cpu" and r["x_ChargePeriodLocalDate"] == "2026-10-25"
+    }
+    assert hours == {"25"}
