@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -220,6 +220,7 @@ class FakeOpenCost:
             "pvByteHours": u.pv_gib_hours * 2**30,
             "pvBytes": w.pv_gib * 2**30,
             "networkTransferBytes": u.network_gib * 2**30,
+            "gpuAllocation": _gpu_allocation(c.gpu_model, w.gpus),
             **costs,
         }
 
@@ -284,6 +285,19 @@ class FakeOpenCost:
         return self._envelope(
             {key: {k: round5(v) if isinstance(v, float) else v for k, v in node.items()}}
         )
+
+
+def _gpu_allocation(model: str, gpus: Sequence[int]) -> dict[str, Any] | None:
+    """OpenCost's gpuAllocation as it reads DCGM's labels: null for a pod without a GPU."""
+    if not gpus:
+        return None
+    return {
+        "gpuDevice": f"nvidia{gpus[0]}",
+        "gpuModel": model,
+        "isGPUShared": False,
+        "gpuUsageAverage": None,
+        "gpuRequestAverage": float(len(gpus)),
+    }
 
 
 def _step(value: str | None, whole: timedelta) -> timedelta:

@@ -54,7 +54,9 @@ def merge_rows(key: str, members: list[dict[str, Any]], keep_meta: bool) -> dict
     ns = {m["properties"]["namespace"] for m in members}
     if len(ns) == 1:
         props["namespaceLabels"] = members[0]["properties"]["namespaceLabels"]
+    # OpenCost's Allocation.add keeps the first member's gpuAllocation (null stays null).
     merged.update(
+        gpuAllocation=members[0].get("gpuAllocation"),
         properties=props,
         window=members[0]["window"],
         start=min(m["start"] for m in members),
@@ -113,7 +115,7 @@ def render(name: str, row: dict[str, Any]) -> dict[str, Any]:
         "proportionalAssetResourceCosts": {},
         "lbAllocations": None,
         "sharedCostBreakdown": {},
-        "gpuAllocation": None,
+        "gpuAllocation": row.get("gpuAllocation"),
     }
     costs = ("cpuCost", "gpuCost", "ramCost", "pvCost", "networkCost")
     out["totalCost"] = sum(out[c] or 0.0 for c in costs)

@@ -147,6 +147,7 @@ def start_prometheus(
     external_labels: Mapping[str, str] | None = None,
     remote_write: Sequence[str] = (),
     remote_write_receiver: bool = False,
+    extra_args: Sequence[str] = (),
 ) -> tuple[Process, str]:
     """Prometheus on 127.0.0.1 scraping `targets`, evaluating `rule_files` every `interval`.
 
@@ -174,6 +175,7 @@ def start_prometheus(
     ]
     if remote_write_receiver:
         argv.append("--web.enable-remote-write-receiver")
+    argv.extend(extra_args)
     return _spawn(argv, workdir / "prometheus.log"), f"http://127.0.0.1:{port}"
 
 

@@ -15,12 +15,13 @@ from exporter import __version__, logs
 from exporter.calendar import month_start
 from exporter.clock import Clock, fixed_clock, system_clock
 from exporter.config import Config, load_config
-from exporter.errors import ConfigError
+from exporter.errors import ConfigError, UpstreamError
 from exporter.focus_export import focus_export
 from exporter.offline_check import check_config_offline, check_web_config_offline
 from exporter.refresher import Refresher
-from exporter.report import KUEUE_NOW, TABLES, build_report, format_report, model_rows
+from exporter.report import KUEUE_NOW, PROMETHEUS, TABLES, build_report, format_report, model_rows
 from exporter.report_month import closed_month, closed_month_sources
+from exporter.report_quota import quota_history, with_quota_history
 from exporter.server import MetricsServer, parse_listen_address
 from exporter.service import Service
 from exporter.sources.budget import RetryPolicy
@@ -223,6 +224,7 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     """
     joiner = Joiner(config)
     month = None
+    history = None
     if args.format == "focus" and args.month is None:
         print("error: --format focus needs --month YYYY-MM (a closed month)", file=sys.stderr)
         return 2
@@ -232,8 +234,18 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         except ValueError as exc:
             print(f"error: --month: {exc}", file=sys.stderr)
             return 2
+        # Configured but unreadable, the quota history fails the report (exit 1) rather than
+        # falling back to Kueue's state now: one closed month must print one bill, whenever
+        # and wherever it runs, and a silent fallback would print another.
+        if config.report.prometheus is not None:
+            try:
+                history = quota_history(config, path, month)
+            except (UpstreamError, ValueError) as exc:
+                print(f"error: report.prometheus: {exc}", file=sys.stderr)
+                return 1
         policy = RetryPolicy(clock=clock)
         sources = closed_month_sources(config, build_sources(config, path, policy), month, policy)
+        sources = with_quota_history(sources, history)
         refresher = Refresher(sources, joiner, static_samples(config), fixed_clock(month.read_at))
     else:
         refresher = make_refresher(config, path, clock, joiner)
@@ -255,11 +267,11 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
         idle=sum(records.opencost.month.idle.values()),
         closed=month is not None,
-        # Kueue keeps no history: a closed month's quota figures are today's quotas.
-        quota_basis=KUEUE_NOW if month is not None and records.kueue is not None else None,
+        quota_basis=_quota_basis(month is not None, history is not None, records),
     )
     if args.format == "focus" and month is not None:
-        sys.stdout.write(focus_export(config, build_sources(config, path), report, month))
+        sources = with_quota_history(build_sources(config, path), history)
+        sys.stdout.write(focus_export(config, sources, report, month))
     elif args.format == "html":
         sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
     else:
@@ -271,6 +283,15 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
+
+
+def _quota_basis(closed: bool, history: bool, records: Records) -> str | None:
+    # Kueue keeps no history: without report.prometheus a closed month's quotas are today's.
+    if not closed:
+        return None
+    if history:
+        return PROMETHEUS
+    return KUEUE_NOW if records.kueue is not None else None
 
 
 if __name__ == "__main__":

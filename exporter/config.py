@@ -365,6 +365,33 @@ class ModelDecl(_Model):
         return self
 
 
+class ReportPrometheus(_Model):
+    """The Prometheus that stores the exporter's own series, for a closed month's quota.
+
+    `cluster` selects one cluster's series when a central Prometheus holds several (the
+    `cluster` label); the bearer token is read from `bearer_token_file` or `bearer_token_env`.
+    """
+
+    url: Url
+    cluster: Annotated[str, Field(min_length=1)] | None = None
+    timeout: Timeout = timedelta(seconds=30)
+    ca_file: str | None = None
+    bearer_token_file: str | None = None
+    bearer_token_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_token(self) -> ReportPrometheus:
+        if self.bearer_token_file is not None and self.bearer_token_env is not None:
+            raise ValueError("set at most one of bearer_token_file or bearer_token_env")
+        return self
+
+
+class ReportConfig(_Model):
+    """What `report` reads beyond the sources: where a closed month's quota history is."""
+
+    prometheus: ReportPrometheus | None = None
+
+
 class Config(_Model):
     """The whole configuration, frozen after validation."""
 
@@ -379,6 +406,7 @@ class Config(_Model):
     attribution: AttributionConfig = AttributionConfig()
     sources: SourcesConfig = SourcesConfig()
     llm_models: tuple[ModelDecl, ...] = ()
+    report: ReportConfig = ReportConfig()
 
     @field_validator("timezone")
     @classmethod

@@ -35,6 +35,9 @@ COLUMNS: tuple[str, ...] = (
     "PricingUnit",
     "ProviderName",
     "PublisherName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
     "ServiceCategory",
     "ServiceName",
     "ServiceSubcategory",
@@ -43,6 +46,7 @@ COLUMNS: tuple[str, ...] = (
     "Tags",
     "x_ChargePeriodLocalDate",
     "x_Component",
+    "x_QuotaBasis",
     "x_Reserved",
 )
 

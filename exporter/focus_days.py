@@ -18,11 +18,13 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from exporter.attribution import OTHER, Attributor
 from exporter.chargeback import Ledger
 from exporter.config import Config
 from exporter.costs import cost_lines, gpu_hours_by_team
+from exporter.focus_resources import ResourceFigures, resource_figures
 from exporter.join import Chargeback, join
 from exporter.refresher import Source
 from exporter.report_month import ClosedMonth
@@ -38,13 +40,17 @@ __all__ = ["DayLedger", "daily_ledgers", "day_bounds", "differences"]
 class DayLedger:
     """One local day of the month, [start, end): cost and quantity per (team, component).
 
-    Quantities are GPU-hours for `gpu` and tokens for `llm_serving` and `llm_external`.
+    Quantities are GPU-hours for `gpu` and tokens for `llm_serving` and `llm_external`; the
+    same per (team, component, resource) for those components (exporter.focus_resources), where
+    the cost is the resource's weight in its cell rather than the cell's money.
     """
 
     start: datetime
     end: datetime
     costs: Mapping[tuple[str, str], float]
     quantities: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    resource_costs: ResourceFigures = field(default_factory=dict)
+    resource_quantities: ResourceFigures = field(default_factory=dict)
 
 
 def day_bounds(month: ClosedMonth) -> list[tuple[datetime, datetime]]:
@@ -61,24 +67,26 @@ def day_bounds(month: ClosedMonth) -> list[tuple[datetime, datetime]]:
 
 
 _Figures = Mapping[tuple[str, str], float]
+# Month-to-date at a day's end: costs, quantities, resource costs, resource quantities.
+_ToDate = tuple[_Figures, _Figures, ResourceFigures, ResourceFigures]
 
 
-def differences(
-    bounds: list[tuple[datetime, datetime]], to_date: list[tuple[_Figures, _Figures]]
-) -> list[DayLedger]:
-    """Each day's costs and quantities: its month-to-date figures less the previous day's."""
+def differences(bounds: list[tuple[datetime, datetime]], to_date: list[_ToDate]) -> list[DayLedger]:
+    """Each day's figures: its month-to-date figures less the previous day's."""
     out = []
-    previous: tuple[_Figures, _Figures] = ({}, {})
+    previous: _ToDate = ({}, {}, {}, {})
     for (start, end), current in zip(bounds, to_date, strict=True):
-        costs, quantities = (
-            _minus(now, before) for now, before in zip(current, previous, strict=True)
-        )
-        out.append(DayLedger(start, end, costs, quantities))
+        costs, quantities = _minus(current[0], previous[0]), _minus(current[1], previous[1])
+        by_resource = _minus(current[2], previous[2]), _minus(current[3], previous[3])
+        out.append(DayLedger(start, end, costs, quantities, *by_resource))
         previous = current
     return out
 
 
-def _minus(now: _Figures, before: _Figures) -> dict[tuple[str, str], float]:
+_K = TypeVar("_K", tuple[str, str], tuple[str, str, str])
+
+
+def _minus(now: Mapping[_K, float], before: Mapping[_K, float]) -> dict[_K, float]:
     keys = sorted(set(now) | set(before))
     diff = {k: now.get(k, 0.0) - before.get(k, 0.0) for k in keys}
     return {k: v for k, v in diff.items() if v}
@@ -102,7 +110,7 @@ def daily_ledgers(config: Config, sources: list[Source], month: ClosedMonth) -> 
         queues = _once(by_name, kueue.SOURCE, month.read_at)
         attributor = Attributor(config)
         bounds = day_bounds(month)
-        to_date = []
+        to_date: list[_ToDate] = []
         for i, (_, end) in enumerate(bounds):
             last = i == len(bounds) - 1
             read_at = month.read_at if last else end - timedelta(microseconds=1)
@@ -117,7 +125,11 @@ def daily_ledgers(config: Config, sources: list[Source], month: ClosedMonth) -> 
                 snapshots[litellm.SOURCE] = llm
             chargeback = join(config, attributor, Records.of(snapshots), read_at)
             to_date.append(
-                (_costs(chargeback.month), _quantities(config, attributor, chargeback, whole))
+                (
+                    _costs(chargeback.month),
+                    _quantities(config, attributor, chargeback, whole),
+                    *resource_figures(config, attributor, chargeback, whole),
+                )
             )
     finally:
         client.close()

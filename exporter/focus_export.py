@@ -29,5 +29,6 @@ def focus_export(config: Config, sources: list[Source], report: Report, month: C
         month_end=month.end,
         provider=PROVIDER,
         billing_account=f"chargeback-{report.currency.lower()}",
+        quota_basis=report.quota_basis,
     )
     return format_focus(focus_rows(report, days, ctx))

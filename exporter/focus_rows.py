@@ -1,4 +1,4 @@
-"""FOCUS 1.2 rows of a closed month: one per team, component and local day, footing to the cent.
+"""FOCUS 1.2 rows of a closed month: per team, component, resource and local day, to the cent.
 
 Each printed cell of the report (a team's component for the month) is split over the month's
 days in proportion to that day's share of it, by largest remainder, so the days of a cell add
@@ -16,6 +16,7 @@ from decimal import Decimal
 
 from exporter.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.focus_days import DayLedger
+from exporter.focus_resources import NO_RESOURCE, RESOURCE_COMPONENTS, Resource, resource, split
 from exporter.footing import largest_remainder
 from exporter.report import Report
 
@@ -88,6 +89,7 @@ class FocusContext:
     month_end: datetime
     provider: str
     billing_account: str
+    quota_basis: str | None = None  # what quota figures rest on (report.QUOTA_BASIS keys)
 
 
 def utc_stamp(moment: datetime) -> str:
@@ -108,23 +110,69 @@ def apportion(cents: int, weights: Sequence[Decimal], hours: Sequence[Decimal]) 
 
 
 def focus_rows(report: Report, days: Sequence[DayLedger], ctx: FocusContext) -> list[FocusRow]:
-    """Every non-empty (team, component, day) of the report as a FOCUS row, in report order."""
-    hours = [Decimal(repr((d.end - d.start).total_seconds() / 3600.0)) for d in days]
+    """Every non-empty (team, component, resource, day) of the report as a FOCUS row.
+
+    In report order: team, component, then resource by name (the unknown one last), then day.
+    """
+    # Timestamps: two datetimes in one zone subtract as wall time (24 h on a 25-hour day).
+    hours = [Decimal(repr((d.end.timestamp() - d.start.timestamp()) / 3600.0)) for d in days]
     rows: list[FocusRow] = []
     for team_row in report.rows:
         for component in report.components:
             cell = int((team_row.costs[component] * 100).to_integral_value())
-            key = (team_row.team, component)
-            weights = [Decimal(repr(d.costs.get(key, 0.0))) for d in days]
-            shares = apportion(cell, weights, hours) if cell else [0] * len(days)
-            for day, share, day_hours in zip(days, shares, hours, strict=True):
-                quantity = _quantity(component, day.quantities.get(key, 0.0), day_hours)
-                # A day without cost is kept only when it measured something (GPU-hours,
-                # tokens): a period's hours alone are not a charge.
-                measured = component in _QUANTIFIED and quantity is not None and quantity != 0
-                if share or measured:
-                    rows.append(_row(ctx, team_row.team, component, day, share, quantity))
+            for part in _parts(team_row.team, component, cell, days):
+                shares = apportion(part.cents, part.weights, hours) if part.cents else None
+                for i, (day, day_hours) in enumerate(zip(days, hours, strict=True)):
+                    share = shares[i] if shares else 0
+                    quantity = _quantity(component, part.quantities[i], day_hours)
+                    # A day without cost is kept only when it measured something (GPU-hours,
+                    # tokens): a period's hours alone are not a charge.
+                    measured = component in _QUANTIFIED and quantity is not None and quantity != 0
+                    if share or measured:
+                        rows.append(
+                            _row(ctx, team_row.team, component, day, share, quantity, part.resource)
+                        )
     return rows
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A cell's share for one resource (or the whole cell): its cents and its figures by day."""
+
+    resource: Resource | None
+    cents: int
+    weights: list[Decimal]
+    quantities: list[float]
+
+
+def _parts(team: str, component: str, cell: int, days: Sequence[DayLedger]) -> list[_Part]:
+    key = (team, component)
+    names = sorted(
+        {
+            n
+            for d in days
+            for t, c, n in (*d.resource_costs, *d.resource_quantities)
+            if (t, c) == key
+        },
+        key=lambda n: (n == NO_RESOURCE, n),
+    )
+    if component not in RESOURCE_COMPONENTS or not names:
+        weights = [Decimal(repr(d.costs.get(key, 0.0))) for d in days]
+        return [_Part(None, cell, weights, [d.quantities.get(key, 0.0) for d in days])]
+    by_day = {
+        n: [Decimal(repr(d.resource_costs.get((team, component, n), 0.0))) for d in days]
+        for n in names
+    }
+    shares = split(cell, names, [sum(by_day[n], Decimal(0)) for n in names])
+    return [
+        _Part(
+            resource(component, n),
+            shares[n],
+            by_day[n],
+            [d.resource_quantities.get((team, component, n), 0.0) for d in days],
+        )
+        for n in names
+    ]
 
 
 def _quantity(component: str, measured: float, day_hours: Decimal) -> Decimal | None:
@@ -143,6 +191,11 @@ def _number(value: Decimal) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def _description(service: Service, team: str, res: Resource | None) -> str:
+    on = f" on {res.name}" if res else ""
+    return f"{service.description}{on} for team {team}"
+
+
 def _category(team: str, component: str) -> str:
     service = SERVICES[component]
     return "Usage" if service.unit and team != IDLE else "Adjustment"
@@ -155,6 +208,7 @@ def _row(
     day: DayLedger,
     cents: int,
     quantity: Decimal | None,
+    res: Resource | None = None,
 ) -> FocusRow:
     service = SERVICES[component]
     category = _category(team, component)
@@ -171,7 +225,7 @@ def _row(
         "BillingPeriodStart": utc_stamp(ctx.month_start),
         "ChargeCategory": category,
         "ChargeClass": None,
-        "ChargeDescription": f"{service.description} for team {team}",
+        "ChargeDescription": _description(service, team, res),
         "ChargeFrequency": "Usage-Based",
         "ChargePeriodEnd": utc_stamp(day.end),
         "ChargePeriodStart": utc_stamp(day.start),
@@ -185,6 +239,9 @@ def _row(
         "PricingUnit": unit,
         "ProviderName": ctx.provider,
         "PublisherName": ctx.provider,
+        "ResourceId": res.id if res else None,
+        "ResourceName": res.name if res else None,
+        "ResourceType": res.type if res else None,
         "ServiceCategory": service.category,
         "ServiceName": service.name,
         "ServiceSubcategory": service.subcategory,
@@ -192,6 +249,7 @@ def _row(
         "SubAccountName": team,
         "Tags": json.dumps({"team": team}, sort_keys=True),
         "x_Component": component,
+        "x_QuotaBasis": ctx.quota_basis,
         "x_ChargePeriodLocalDate": day.start.date().isoformat(),
         "x_Reserved": "true" if team in (IDLE, OTHER, UNALLOCATED) else "false",
     }

@@ -19,6 +19,7 @@ from exporter.metrics import COMPONENTS
 
 __all__ = [
     "KUEUE_NOW",
+    "PROMETHEUS",
     "QUOTA_BASIS",
     "ModelRow",
     "Report",
@@ -33,10 +34,15 @@ TOTAL = "total"
 # A closed month's quota figures rest on Kueue's quotas when the report runs: Kueue keeps no
 # history. Said without the instant, so a closed month prints the same bytes whenever it runs.
 KUEUE_NOW = "kueue_now"
+# With report.prometheus: the month's time-weighted average of the exporter's own quota series.
+PROMETHEUS = "prometheus"
 QUOTA_BASIS = {
     KUEUE_NOW: "Quota figures rest on Kueue's nominal quotas and lending limits as they are "
     "when the report runs (Kueue keeps no history); borrowing is measured from the month's "
     "GPU-hours",
+    PROMETHEUS: "Quota figures rest on the month's time-weighted average of the nominal quotas "
+    "and lending limits the exporter published, read back from Prometheus; borrowing is "
+    "measured from the month's GPU-hours",
 }
 TABLES = ("teams", "models")
 _CENT = Decimal("0.01")

@@ -6,7 +6,8 @@ zone and in UTC (LiteLLM keys its daily rows by UTC date, so its month is then t
 last day), and replaces OpenCost's fetch so its month window is exactly [the month's start,
 the next month's start) in the configured zone, and its rate window (the GPU-hour price) the
 last `rate_window` of the month. Kueue and DCGM answer with their state now: they keep no
-history, so a closed month's quota figures rest on today's quotas.
+history, so a closed month's quota figures rest on today's quotas, unless `report.prometheus`
+names where the exporter's own quota series are kept (exporter.report_quota).
 """
 
 from __future__ import annotations

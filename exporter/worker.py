@@ -186,9 +186,10 @@ def _static(config: Config, restarts: int) -> list[Sample]:
 
 def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
     """The worker process: refresh, render, and send every new rendering to the parent."""
-    # The parent handles the terminal's and the orchestrator's signals and stops us itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # The parent handles the terminal's and the orchestrator's signals and stops us itself
+    # (or we see its pipe close): a SIGTERM to the whole process group must not read as a crash.
+    for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(ignored, signal.SIG_IGN)
     logs.configure(spec.log_level)
     joiner = Joiner(spec.config)
     sources = build_sources(spec.config, spec.path, RetryPolicy(clock=spec.clock))

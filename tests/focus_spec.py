@@ -136,7 +136,24 @@ def violations(header: list[str], row: Row) -> list[str]:
         for c in DATETIMES
         if row.get(c) is not None and not _DATETIME.fullmatch(str(row[c]))
     ]
-    out += _values(row) + _quantities(row) + _costs(row) + _tags(row)
+    out += _values(row) + _quantities(row) + _costs(row) + _tags(row) + _resources(row)
+    return out
+
+
+def _resources(row: Row) -> list[str]:
+    out = []
+    rid, name, kind = row.get("ResourceId"), row.get("ResourceName"), row.get("ResourceType")
+    # resourcename.md: "MUST be null when ResourceId is null".
+    if rid is None and name is not None:
+        out.append("ResourceName without ResourceId")
+    # resourcetype.md: "MUST be null when ResourceId is null" and "MUST NOT be null when
+    # ResourceId is not null".
+    if (rid is None) != (kind is None):
+        out.append("ResourceType and ResourceId disagree on null")
+    # resourcename.md: "MUST NOT duplicate ResourceId when the resource is not provisioned
+    # interactively or only has a system-generated ResourceId" (ours are derived, never typed).
+    if rid is not None and name == rid:
+        out.append("ResourceName duplicates ResourceId")
     return out
 
 

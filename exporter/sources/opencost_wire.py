@@ -73,6 +73,8 @@ class Allocation(msgspec.Struct, frozen=True, gc=False):
     namespace_labels: Mapping[str, str]
     costs: Mapping[str, float]
     gpu_hours: float
+    # gpuAllocation.gpuModel (DCGM's modelName, as OpenCost saw it); "" when absent or mixed.
+    gpu_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class _Record(msgspec.Struct, gc=False):
 
     properties: _Properties | None = None
     gpuHours: _Hours = None
+    # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
+    gpuAllocation: Any = None
     gpuCost: _Cost = None
     gpuCostAdjustment: _Cost = None
     cpuCost: _Cost = None
@@ -256,7 +260,20 @@ def _allocation(name: str, r: _Record, high: float) -> Allocation:
             "other": lb + lba + sh + ex,
         },
         gpu_hours=gpu_hours,
+        gpu_model=_gpu_model(r.gpuAllocation),
     )
+
+
+def _gpu_model(gpu: Any) -> str:
+    model = gpu.get("gpuModel") if isinstance(gpu, dict) else None
+    return model if isinstance(model, str) else ""
+
+
+def _one_model(a: str, b: str) -> str:
+    # A set that did not name the model says nothing; two that disagree make it unknown.
+    if not a or not b:
+        return a or b
+    return a if a == b else ""
 
 
 def _resolution(name: str, values: tuple[float, ...]) -> None:
@@ -268,8 +285,9 @@ def _resolution(name: str, values: tuple[float, ...]) -> None:
 
 def _sum(a: Allocation, b: Allocation) -> Allocation:
     costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
+    hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
     return Allocation(
-        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, a.gpu_hours + b.gpu_hours
+        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model
     )
 
 
