@@ -1,0 +1,109 @@
+"""The config's value types: bounded durations, URLs, prices, the idle policy, the strict model."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+__all__ = [
+    "IdlePolicy",
+    "Interval",
+    "Price",
+    "RateWindow",
+    "Staleness",
+    "StrictModel",
+    "Timeout",
+    "Url",
+    "format_duration",
+    "parse_duration",
+    "within",
+]
+
+_DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Far beyond any bound below, and well inside what timedelta can hold.
+_LONGEST = 366 * 86400.0
+
+
+def parse_duration(value: object) -> timedelta:
+    """Parse a Prometheus-style duration ("30s", "5m", "1h") or a number of seconds."""
+    if isinstance(value, timedelta):
+        return value
+    duration = timedelta(seconds=_seconds(value))
+    if not duration:
+        raise ValueError("a duration must be at least a microsecond")
+    return duration
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.match(value.strip())):
+        seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    else:
+        raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
+    if not math.isfinite(seconds):
+        raise ValueError("a duration must be a finite number")
+    if seconds <= 0:
+        raise ValueError("a duration must be positive")
+    if seconds > _LONGEST:
+        raise ValueError("a duration must be at most a year")
+    return seconds
+
+
+def format_duration(value: timedelta) -> str:
+    """The shortest exact Prometheus-style spelling of a duration ("90s", "1h", "250ms")."""
+    seconds = value.total_seconds()
+    ms = round(seconds * 1000)
+    if ms == 0 or abs(seconds * 1000 - ms) > 1e-6:
+        return f"{seconds:g}s"
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def within(low: str, high: str) -> Callable[[object], timedelta]:
+    """A duration parser that also refuses values outside [low, high]."""
+    lowest, highest = _seconds(low), _seconds(high)
+
+    def parse(value: object) -> timedelta:
+        if isinstance(value, timedelta):
+            value = value.total_seconds()
+        seconds = _seconds(value)
+        # Echo what the file says: 0.0001ms is below timedelta's microsecond resolution.
+        shown = value.strip() if isinstance(value, str) else f"{seconds:g}s"
+        if seconds < lowest:
+            raise ValueError(f"must be at least {low}, got {shown}")
+        if seconds > highest:
+            raise ValueError(f"must be at most {high}, got {shown}")
+        return timedelta(seconds=seconds)
+
+    return parse
+
+
+Interval = Annotated[timedelta, BeforeValidator(within("1s", "1d"))]
+Timeout = Annotated[timedelta, BeforeValidator(within("100ms", "5m"))]
+Staleness = Annotated[timedelta, BeforeValidator(within("1s", "7d"))]
+RateWindow = Annotated[timedelta, BeforeValidator(within("1m", "7d"))]
+Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$")]
+Price = Annotated[float, Field(ge=0)]
+
+
+class IdlePolicy(StrEnum):
+    """Who pays for capacity nobody used (README "Who pays for idle")."""
+
+    SEPARATE = "separate"
+    PROPORTIONAL = "proportional"
+    RESERVATION = "reservation"
+
+
+class StrictModel(BaseModel):
+    # allow_inf_nan: `.inf` and `.nan` are YAML floats, and no setting means either.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
