@@ -137,7 +137,8 @@ def opencost(path: str) -> None:
     """Our OpenCost path over one body: decode and validate, join, render."""
     config = Config.model_validate({"teams": [], "attribution": {"team_label_keys": ["team"]}})
     start = _cpu()
-    allocations, idle = parse_allocation_response(json.loads(Path(path).read_bytes()))
+    # The bytes as the HTTP layer hands them over: the source decodes those, never a json.loads.
+    allocations, idle = parse_allocation_response(Path(path).read_bytes())
     window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
     records = Records(opencost=OpenCostSnapshot(window, window))
     exposition = render(join(config, Attributor(config), records, NOW).samples)
