@@ -185,6 +185,9 @@ class Synthetic:
         bodies = [json.loads(a.body) for a in answers]
         merged = bodies[0]
         for body in bodies[1:]:
+            if isinstance(merged["data"], dict):  # /assets: one set, not a list of steps
+                _merge_step(merged["data"], body["data"] or {})
+                continue
             for target, step in zip(merged["data"], body["data"], strict=True):
                 _merge_step(target, step or {})
         return json_response(200, merged)
