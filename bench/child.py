@@ -22,18 +22,15 @@ from prometheus_client import start_http_server
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from bench import opencost_path
 from bench.synthetic import NOW
 from exporter import logs
-from exporter.attribution import Attributor
 from exporter.clock import fixed_clock
 from exporter.config import Config, load_config
-from exporter.exposition import Exposition, families, health_samples, render
-from exporter.join import join
+from exporter.exposition import Exposition, families, health_samples
 from exporter.refresher import Refresher
 from exporter.server import MetricsServer
 from exporter.service import Service
-from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
-from exporter.sources.table import Records
 from exporter.wiring import Joiner, make_refresher
 
 CLOCK = fixed_clock(NOW)
@@ -135,14 +132,7 @@ def static(path: str, port: int) -> None:
 
 def opencost(path: str) -> None:
     """Our OpenCost path over one body: decode and validate, join, render."""
-    config = Config.model_validate({"teams": [], "attribution": {"team_label_keys": ["team"]}})
-    start = _cpu()
-    allocations, idle = parse_allocation_response(json.loads(Path(path).read_bytes()))
-    window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
-    records = Records(opencost=OpenCostSnapshot(window, window))
-    exposition = render(join(config, Attributor(config), records, NOW).samples)
-    figures = {"cpu": _cpu() - start, "rss": _rss_mib(), "bytes": len(exposition.text)}
-    print(json.dumps(figures))
+    print(json.dumps(opencost_path.opencost(path)))
 
 
 def main(argv: list[str]) -> None:

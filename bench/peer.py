@@ -105,7 +105,7 @@ def compare(cache: Path, size: Size, runs: int) -> None:
     fixtures = cache / "peer"
     rows = _payload(cache, size, fixtures)
     body = fixtures / "opencost_allocation.json"
-    ours = [sys.executable, "-m", "bench.child", "opencost", str(body)]
+    ours = [sys.executable, "-m", "bench.opencost_path", str(body)]
     peer = [str(binary), "-c", _WRAP, "report", "--source", "opencost", "--fixtures"]
     peer += ["--fixture-dir", str(fixtures), "--json"]
     mine = [_measure(ours) for _ in range(runs)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from exporter.config import Config
 
@@ -39,6 +40,12 @@ OTHER = "__other__"
 
 _SEPARATORS = re.compile(r"[./\-]")
 _TEAM_VALUE = re.compile(r"[^a-z0-9_.-]+")
+# Entries a memo may hold before it starts again: far more than the distinct label key sets,
+# label values or placements of any one cluster, small next to its allocations.
+_MEMO_LIMIT = 100_000
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 def canonical_key(key: str) -> str:
@@ -90,6 +97,12 @@ class Attributor:
                 self._by_value.setdefault(normalise_team(value), team.name)
         self._by_queue = {cq: t.name for t in config.teams for cq in t.cluster_queues}
         self._by_litellm = {lt: t.name for t in config.teams for lt in t.litellm_teams}
+        # Memos of pure results, for a cluster's many workloads that share label key sets,
+        # label values and placements. Each is emptied when it grows past _MEMO_LIMIT, so pod
+        # churn over months cannot grow them without bound.
+        self._plans: dict[tuple[str, ...], dict[str, str]] = {}
+        self._teams: dict[str, str | None] = {}
+        self._placements: dict[tuple[str, str, str], Placement] = {}
 
     def place(
         self,
@@ -98,22 +111,24 @@ class Attributor:
         namespace_labels: Mapping[str, str] | None = None,
     ) -> Placement:
         """Decide the team of a workload from its namespace and its (raw) labels."""
-        workload = canonical_labels(labels)
-        ns_labels = canonical_labels(namespace_labels or {})
-        found = self._first(workload, self._team_keys)
-        if found is not None:
-            return Placement(found[0], "label", found[1])
+        ns_labels = namespace_labels or {}
+        plan = self._plans.get(tuple(labels)) or self._plan(labels)
+        for key in self._team_keys:  # rule 1 inlined: nearly every workload stops here
+            raw = plan.get(key)
+            team = self._team_from_value(labels[raw]) if raw is not None else None
+            if team is not None:
+                return self._placement(team, "label", key)
         if namespace in self._by_namespace:
-            return Placement(self._by_namespace[namespace], "namespace", "")
+            return self._placement(self._by_namespace[namespace], "namespace", "")
         found = self._first(ns_labels, self._ns_keys)
         if found is not None:
-            return Placement(found[0], "namespace_label", found[1])
-        found = self._first(workload, self._fallback_keys) or self._first(
+            return self._placement(found[0], "namespace_label", found[1])
+        found = self._first(labels, self._fallback_keys) or self._first(
             ns_labels, self._fallback_keys
         )
         if found is not None:
-            return Placement(found[0], "fallback", found[1])
-        return Placement(UNALLOCATED, "none", "")
+            return self._placement(found[0], "fallback", found[1])
+        return self._placement(UNALLOCATED, "none", "")
 
     def team_for_queue(self, cluster_queue: str) -> str:
         """The team of a Kueue ClusterQueue: the team declaring it, else one named after it.
@@ -143,14 +158,41 @@ class Attributor:
         return self._team_from_value(alias) or UNALLOCATED
 
     def _first(self, labels: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, str] | None:
+        """The first of `keys` (canonical) whose value in the raw `labels` names a team."""
+        if not keys:
+            return None
+        plan = self._plan(labels)
         for key in keys:
-            value = labels.get(key, "")
-            team = self._team_from_value(value)
+            raw = plan.get(key)
+            team = self._team_from_value(labels[raw]) if raw is not None else None
             if team is not None:
                 return team, key
         return None
 
+    def _plan(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """Canonical key -> the raw key `canonical_labels` would take its value from.
+
+        It depends on the key set only, and workloads share a few key sets, so it is memoised
+        by the keys as they come.
+        """
+        keys = tuple(labels)
+        plan = self._plans.get(keys)
+        if plan is None:
+            plan = {}
+            for key in sorted(keys):
+                plan.setdefault(canonical_key(key), key)
+            _remember(self._plans, keys, plan)
+        return plan
+
     def _team_from_value(self, value: str) -> str | None:
+        try:
+            return self._teams[value]
+        except KeyError:
+            team = self._team_of(value)
+            _remember(self._teams, value, team)
+            return team
+
+    def _team_of(self, value: str) -> str | None:
         normal = normalise_team(value)
         if not normal:
             return None
@@ -159,3 +201,18 @@ class Attributor:
         if self._strict or normal.startswith("__"):
             return None
         return normal
+
+    def _placement(self, team: str, via: str, key: str) -> Placement:
+        # One shared (frozen) Placement per outcome rather than one per workload.
+        memo = (team, via, key)
+        found = self._placements.get(memo)
+        if found is None:
+            found = Placement(team, via, key)
+            _remember(self._placements, memo, found)
+        return found
+
+
+def _remember(memo: dict[K, V], key: K, value: V) -> None:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value

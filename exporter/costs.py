@@ -85,14 +85,12 @@ def window(
 
 def cost_lines(window: AllocationSet, attributor: Attributor) -> tuple[CostLine, ...]:
     """Place every allocation of a window on its team."""
+    place = attributor.place
     return tuple(
-        CostLine(
-            attributor.place(a.namespace, a.labels, a.namespace_labels),
-            a.node,
-            a.costs,
-            a.namespace,
-        )
-        for a in window.allocations
+        [
+            CostLine(place(a.namespace, a.labels, a.namespace_labels), a.node, a.costs, a.namespace)
+            for a in window.allocations
+        ]
     )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exporter.attribution import Attributor, Placement, canonical_key
+from exporter import attribution
+from exporter.attribution import Attributor, Placement, canonical_key, canonical_labels
 from exporter.config import Config
 
 
@@ -145,3 +147,46 @@ def test_placement_does_not_depend_on_key_order(
     rnd.shuffle(items)  # type: ignore[attr-defined]
     rnd.shuffle(ns_items)  # type: ignore[attr-defined]
     assert a.place(namespace, dict(items), dict(ns_items)) == expected
+
+
+def _reference(namespace: str, labels: dict[str, str], ns: dict[str, str]) -> str:
+    """The precedence written out over canonical_labels, with no memo anywhere."""
+    fresh = _attributor()
+    workload, ns_labels = canonical_labels(labels), canonical_labels(ns)
+    for key in ("team", "app_kubernetes_io_team"):
+        team = fresh.team_for_queue(workload[key]) if workload.get(key) else None
+        if team is not None and team != "__unallocated__":
+            return team
+    if namespace == "ns-datos":
+        return "datos"
+    for source, keys in ((ns_labels, ("owner",)), (workload, ("app_kubernetes_io_part_of",))):
+        for key in keys:
+            team = fresh.team_for_queue(source[key]) if source.get(key) else None
+            if team is not None and team != "__unallocated__":
+                return team
+    part_of = ns_labels.get("app_kubernetes_io_part_of")
+    return fresh.team_for_queue(part_of) if part_of else "__unallocated__"
+
+
+@given(st.lists(st.tuples(labels_strategy, labels_strategy, st.sampled_from(["ns-datos", "x"]))))
+def test_memoised_placement_matches_the_precedence(
+    workloads: list[tuple[dict[str, str], dict[str, str], str]],
+) -> None:
+    # One attributor for the whole list, so later workloads hit what earlier ones memoised.
+    a = _attributor()
+    for labels, ns_labels, namespace in workloads:
+        expected = _reference(namespace, labels, ns_labels)
+        assert a.place(namespace, labels, ns_labels).team == expected
+
+
+def test_memos_start_again_when_full_and_answers_stay_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(attribution, "_MEMO_LIMIT", 3)
+    a = _attributor()
+    values = [f"Team {i}" for i in range(10)]
+    first = [a.place("x", {"team": v, f"k{i}": "y"}) for i, v in enumerate(values)]
+    again = [a.place("x", {"team": v, f"k{i}": "y"}) for i, v in enumerate(values)]
+    assert [p.team for p in first] == [f"team-{i}" for i in range(10)]
+    assert again == first
+    assert max(len(a._plans), len(a._teams), len(a._placements)) <= 3

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import opencost_decode, opencost_path
 from bench.servers import Upstreams
 from bench.synthetic import NOW, SIZES
 from exporter.config import load_config
@@ -58,3 +59,12 @@ def test_a_second_read_is_served_from_the_cache_on_disk(tmp_path: Path) -> None:
     first.stop()
     stored = sorted(p.name for p in (tmp_path / "S" / "kueue").iterdir())
     assert stored and any(name.endswith(".body") for name in stored)
+
+
+def test_the_opencost_path_bench_reads_a_body_at_the_synthetic_instant(tmp_path: Path) -> None:
+    # Spelt twice so that the path's process need not import the fakes: the two must agree.
+    assert opencost_path.NOW == NOW
+    path = tmp_path / "allocation.json"
+    path.write_bytes(opencost_decode.body(200))
+    figures = opencost_path.opencost(str(path))
+    assert figures["bytes"] > 1000 and figures["cpu"] >= 0

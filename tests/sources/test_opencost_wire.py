@@ -94,3 +94,22 @@ def test_the_old_envelope_and_null_sets() -> None:
     (alloc,), _ = _parse(content)
     assert alloc.costs["gpu"] == 4.0
     assert _parse(b'{"code":200,"data":null}') == ((), {})
+
+
+def test_a_namespaces_allocations_share_one_copy_of_its_strings_and_labels() -> None:
+    def record(node: str, controller: str, ns_labels: dict[str, str]) -> dict[str, Any]:
+        props = {"namespace": "ns-a", "node": node, "namespaceLabels": ns_labels}
+        return {"properties": {**props, "labels": {"app": controller}}, "cpuCost": 1}
+
+    team_a = {"team": "a", "kubernetes_io_metadata_name": "ns-a"}
+    step = {
+        f"{node}/ns-a/{c}": record(node, c, dict(team_a))
+        for node, c in (("n1", "job:x"), ("n2", "job:y"), ("n1", "job:z"))
+    }
+    step["n3/ns-a/job:w"] = record("n3", "job:w", {"team": "b"})  # relabelled between reads
+    allocations, _ = _parse(json.dumps({"code": 200, "data": [step]}).encode())
+    x, y, z, w = (next(a for a in allocations if a.name.endswith(c)) for c in "xyzw")
+    assert x.namespace_labels == team_a and x.namespace_labels is y.namespace_labels
+    assert w.namespace_labels == {"team": "b"}
+    assert x.namespace is y.namespace is w.namespace and x.node is z.node
+    assert [dict(a.labels) for a in (x, y, z)] == [{"app": c} for c in ("job:x", "job:y", "job:z")]

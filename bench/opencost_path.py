@@ -1,0 +1,57 @@
+"""The OpenCost path over one `/allocation` body, in a process that imports only that path.
+
+    python -m bench.opencost_path FILE      # JSON: CPU-s, peak RSS MiB, exposition bytes
+
+The peer comparison runs this rather than `bench.child`, whose other commands import the
+refresher, the servers and the upstream fakes: none of that is the OpenCost path's work, and
+the peer's process pays only for its own imports too.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from exporter.attribution import Attributor
+from exporter.config import Config
+from exporter.exposition import render
+from exporter.join import join
+from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
+from exporter.sources.table import Records
+
+__all__ = ["NOW", "opencost"]
+
+# The bench's instant (bench.synthetic.NOW), spelt here so the fakes are not imported.
+NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _rss_mib() -> float:
+    """Peak RSS of this process: VmHWM, not ru_maxrss, which keeps the forking parent's peak."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def opencost(path: str) -> dict[str, float]:
+    """Our OpenCost path over one body: decode and validate, join, render."""
+    config = Config.model_validate({"teams": [], "attribution": {"team_label_keys": ["team"]}})
+    start = _cpu()
+    # The bytes as the HTTP layer hands them over: the source decodes those, never a json.loads.
+    allocations, idle = parse_allocation_response(Path(path).read_bytes())
+    window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
+    records = Records(opencost=OpenCostSnapshot(window, window))
+    exposition = render(join(config, Attributor(config), records, NOW).samples)
+    return {"cpu": _cpu() - start, "rss": _rss_mib(), "bytes": len(exposition.text)}
+
+
+if __name__ == "__main__":
+    print(json.dumps(opencost(sys.argv[1])))
