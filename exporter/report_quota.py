@@ -27,20 +27,20 @@ from __future__ import annotations
 import json
 import math
 import os
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
 
 import httpx
 
 from exporter.config import Config, ReportPrometheus
 from exporter.credentials import read_secret
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError
+from exporter.errors import UpstreamPayloadError
 from exporter.metrics import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
 from exporter.refresher import Source
 from exporter.report_month import ClosedMonth
 from exporter.sources import kueue
-from exporter.sources.http import get_json, make_client
+from exporter.sources.http import make_client
 from exporter.sources.kueue import KueueSnapshot, QuotaRecord
+from exporter.sources.prometheus_api import instant_vector
 
 __all__ = ["SOURCE", "quota_history", "quota_queries", "with_quota_history"]
 
@@ -90,7 +90,7 @@ def quota_history(config: Config, config_path: str, month: ClosedMonth) -> Kueue
     cfg = config.report.prometheus
     if cfg is None:
         raise ValueError("report.prometheus is not configured")
-    at = f"{(month.end - timedelta(milliseconds=1)).timestamp():.3f}"
+    at = month.end - timedelta(milliseconds=1)
     with _client(cfg, config_path) as client:
         found = {
             field: _series(client, expr, at, selected=cfg.cluster is not None)
@@ -113,8 +113,8 @@ def quota_history(config: Config, config_path: str, month: ClosedMonth) -> Kueue
 _Key = tuple[str, str, str, str]
 
 
-def _series(client: httpx.Client, expr: str, at: str, *, selected: bool) -> dict[_Key, float]:
-    samples = [_sample(item) for item in _vector(client, {"query": expr, "time": at})]
+def _series(client: httpx.Client, expr: str, at: datetime, *, selected: bool) -> dict[_Key, float]:
+    samples = instant_vector(client, SOURCE, expr, at)
     clusters = {labels.get("cluster", "") for labels, _ in samples}
     if len(clusters) > 1 and not selected:
         raise UpstreamPayloadError(
@@ -142,37 +142,6 @@ def _series(client: httpx.Client, expr: str, at: str, *, selected: bool) -> dict
             raise UpstreamPayloadError(f"{SOURCE}: several series for {key[0]} ({key[3]})")
         out[key] = value
     return out
-
-
-def _vector(client: httpx.Client, params: dict[str, str]) -> list[Any]:
-    try:
-        body = get_json(client, SOURCE, "/api/v1/query", params)
-    except UpstreamStatusError as exc:
-        raise UpstreamStatusError(f"{exc} (query {params['query']!r})", exc.status) from None
-    if not isinstance(body, dict):
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query did not return an object")
-    if body.get("status") != "success":
-        kind = body.get("errorType", "unknown")
-        message = str(body.get("error", ""))[:200]
-        raise UpstreamPayloadError(f"{SOURCE}: Prometheus query failed: {kind}: {message}")
-    data = body.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != "vector":
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query did not return an instant vector")
-    result = data.get("result")
-    if not isinstance(result, list):
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query result is not a list")
-    return result
-
-
-def _sample(item: Any) -> tuple[dict[str, str], float]:
-    try:
-        labels, (_, text) = item["metric"], item["value"]
-        value = float(text)  # Prometheus spells values as strings: "2", "NaN", "+Inf"
-    except (KeyError, TypeError, ValueError):
-        raise UpstreamPayloadError(f"{SOURCE}: a vector sample is malformed") from None
-    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
-        raise UpstreamPayloadError(f"{SOURCE}: a vector sample's labels are malformed")
-    return labels, value
 
 
 def with_quota_history(sources: list[Source], history: KueueSnapshot | None) -> list[Source]:

@@ -162,7 +162,7 @@ def test_error_envelopes_and_odd_vectors_refuse() -> None:
     ]
     for body in bad:
         with _envelope(body) as client, pytest.raises(UpstreamPayloadError):
-            _series(client, "q", "1", selected=False)
+            _series(client, "q", datetime.fromtimestamp(1, UTC), selected=False)
 
 
 def _write(stack: DemoStack, tmp_path: Path, prometheus: dict[str, Any] | None) -> str:

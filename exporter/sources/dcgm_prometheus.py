@@ -19,13 +19,11 @@ import math
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 import httpx
 
 from exporter.config import DcgmPrometheus, format_duration
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError
-from exporter.sources.http import get_json
+from exporter.sources.prometheus_api import instant_vector
 
 __all__ = ["METRICS", "Series", "group_labels", "instant", "query_expr", "read_series"]
 
@@ -88,42 +86,10 @@ def read_series(
 
 
 def instant(client: httpx.Client, expr: str, at: datetime) -> list[tuple[dict[str, str], float]]:
-    """One instant query's vector at `at`, its envelope checked; values as Prometheus gives them."""
-    params = {"query": expr, "time": f"{at.timestamp():.3f}"}
-    return _vector(_query(client, params))
+    """One instant query's vector at `at`, its envelope checked.
 
-
-def _query(client: httpx.Client, params: dict[str, str]) -> Any:
-    try:
-        body = get_json(client, SOURCE, "/api/v1/query", params)
-    except UpstreamStatusError as exc:
-        # 400 bad_data, 422 execution, 503 timeout/unavailable: the message names the type.
-        raise UpstreamStatusError(f"{exc} (query {params['query']!r})", exc.status) from None
-    if not isinstance(body, dict):
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query did not return an object")
-    if body.get("status") != "success":
-        kind = body.get("errorType", "unknown")
-        message = str(body.get("error", ""))[:200]
-        raise UpstreamPayloadError(f"{SOURCE}: Prometheus query failed: {kind}: {message}")
-    data = body.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != "vector":
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query did not return an instant vector")
-    return data.get("result")
-
-
-def _vector(result: Any) -> list[tuple[dict[str, str], float]]:
-    if not isinstance(result, list):
-        raise UpstreamPayloadError(f"{SOURCE}: /api/v1/query result is not a list")
-    out = []
-    for item in result:
-        try:
-            labels, (_, text) = item["metric"], item["value"]
-            value = float(text)  # Prometheus spells values as strings: "0.5", "NaN", "+Inf"
-        except (KeyError, TypeError, ValueError):
-            raise UpstreamPayloadError(f"{SOURCE}: a vector sample is malformed") from None
-        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
-            raise UpstreamPayloadError(f"{SOURCE}: a vector sample's labels are malformed")
-        # An infinite average is corrupt, not DCGM's blank marker (which the parser skips as
-        # absent): as NaN the parser drops and counts it.
-        out.append((labels, math.nan if math.isinf(value) else value))
-    return out
+    An infinite average is corrupt, not DCGM's blank marker (which the parser skips as absent):
+    as NaN the parser drops and counts it.
+    """
+    found = instant_vector(client, SOURCE, expr, at)
+    return [(labels, math.nan if math.isinf(value) else value) for labels, value in found]
