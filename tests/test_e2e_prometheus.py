@@ -250,6 +250,11 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
     pending = {w: e for w, e in queries.items() if not any(f in e for f in NEEDS_DCGM_HISTORY)}
     assert len(queries) - len(pending) == len(NEEDS_DCGM_HISTORY), "one panel per family"
     assert len(pending) >= 50, "every other panel target and variable query is checked"
+    if _llm_month_not_begun(stack):
+        # The documented month-edge error: LiteLLM's rows are UTC dates, so in a zone ahead of
+        # UTC the month's first hours have no LLM usage yet. Everything else must still show.
+        assert "chargeback_llm_spend_month_to_date" not in served
+        pending = {w: e for w, e in pending.items() if "llm" not in e}
 
     def substitutions(expr: str) -> list[str]:
         expr = expr.replace("$__rate_interval", "1m").replace("$cohort", ".*")
@@ -271,6 +276,17 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
         f"{len(pending)} dashboard queries return no data: {json.dumps(pending, indent=1)}\n"
         f"catalogue families the demo does not serve: {missing}"
     )
+
+
+def _llm_month_not_begun(stack: Stack) -> bool:
+    """Whether LiteLLM's last read came before the first UTC date of the exporter's month."""
+    m = _exposition(stack)
+    start = m["chargeback_month_start_timestamp_seconds"][0][1]
+    offset = m["chargeback_llm_month_edge_offset_seconds"][0][1]  # east of UTC positive
+    read = dict(
+        (labels["source"], v) for labels, v in m["chargeback_source_last_success_timestamp_seconds"]
+    )
+    return read["litellm"] < start + offset
 
 
 def _catalogue_names() -> set[str]:
