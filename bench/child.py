@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import resource
 import signal
 import sys
 import threading
@@ -36,34 +35,26 @@ from exporter.wiring import Joiner, make_refresher
 CLOCK = fixed_clock(NOW)
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _rss_mib() -> float:
-    """Peak RSS of this process: VmHWM, not ru_maxrss, which keeps the forking parent's peak."""
-    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def refresh(config_path: str, out: str | None = None) -> None:
     """Cold: the first refresh of a fresh process; steady: the second, caches warm.
 
     With `out`, the exposition is written there too (what the static server then sends).
     """
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
-    start = _cpu()
+    start = opencost_path.cpu_seconds()
     ok = refresher.refresh_all()
-    cold = _cpu()
+    cold = opencost_path.cpu_seconds()
     refresher.refresh_all()
-    steady = _cpu()
+    steady = opencost_path.cpu_seconds()
     refresher.stop()
     if out is not None:
         Path(out).write_bytes(refresher.exposition.text)
-    figures = {"ok": ok, "cold": cold - start, "steady": steady - cold, "rss": _rss_mib()}
+    figures = {
+        "ok": ok,
+        "cold": cold - start,
+        "steady": steady - cold,
+        "rss": opencost_path.peak_rss_mib(),
+    }
     print(json.dumps(figures))
 
 

@@ -22,18 +22,19 @@ from exporter.join import join
 from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
 from exporter.sources.table import Records
 
-__all__ = ["NOW", "opencost"]
+__all__ = ["NOW", "cpu_seconds", "opencost", "peak_rss_mib"]
 
 # The bench's instant (bench.synthetic.NOW), spelt here so the fakes are not imported.
 NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
 
 
-def _cpu() -> float:
+def cpu_seconds() -> float:
+    """CPU seconds this process has used, user and system."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def _rss_mib() -> float:
+def peak_rss_mib() -> float:
     """Peak RSS of this process: VmHWM, not ru_maxrss, which keeps the forking parent's peak."""
     for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
         if line.startswith("VmHWM:"):
@@ -44,13 +45,13 @@ def _rss_mib() -> float:
 def opencost(path: str) -> dict[str, float]:
     """Our OpenCost path over one body: decode and validate, join, render."""
     config = Config.model_validate({"teams": [], "attribution": {"team_label_keys": ["team"]}})
-    start = _cpu()
+    start = cpu_seconds()
     # The bytes as the HTTP layer hands them over: the source decodes those, never a json.loads.
     allocations, idle = parse_allocation_response(Path(path).read_bytes())
     window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
     records = Records(opencost=OpenCostSnapshot(window, window))
     exposition = render(join(config, Attributor(config), records, NOW).samples)
-    return {"cpu": _cpu() - start, "rss": _rss_mib(), "bytes": len(exposition.text)}
+    return {"cpu": cpu_seconds() - start, "rss": peak_rss_mib(), "bytes": len(exposition.text)}
 
 
 if __name__ == "__main__":
