@@ -44,7 +44,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
     start = opencost_path.cpu_seconds()
     ok = refresher.refresh_all()
     cold = opencost_path.cpu_seconds()
-    refresher.refresh_all()
+    ok = refresher.refresh_all() and ok
     steady = opencost_path.cpu_seconds()
     refresher.stop()
     if out is not None:

@@ -48,6 +48,9 @@ def _child(*args: str) -> dict[str, float]:
         text=True,
     )
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    if not figures["ok"]:
+        # A refresh that failed measured an error path, not the work: no figure is printed.
+        raise SystemExit(f"bench.child {' '.join(args)}: a refresh failed\n{out.stderr}")
     return figures
 
 
@@ -170,8 +173,9 @@ def _size(size: Size, cache: Path, runs: int, seconds: float) -> None:
     with tempfile.TemporaryDirectory(prefix="chargeback-bench-") as tmp:
         work = Path(tmp)
         started = time.monotonic()
-        # The first refresh fills the upstream cache; later ones only send its bytes.
-        warm = upstreams.write_config(work / "warm.json")
+        # The first refresh fills the upstream cache; later ones only send its bytes. Its
+        # calls may wait as long as the generator takes (minutes for LiteLLM at L).
+        warm = upstreams.write_config(work / "warm.json", timeout="1800s")
         _child("refresh", str(warm), str(work / "exposition.prom"))
         took = time.monotonic() - started
         print(f"   upstream bodies ready (generated, or read from the cache) in {took:.0f} s")

@@ -87,12 +87,14 @@ class Upstreams:
         (secrets / "kube-token").write_text(TOKEN + "\n", encoding="utf-8")
         return self
 
-    def write_config(self, path: Path, only: str | None = None) -> Path:
-        """A config for every source, or for `only` one of them."""
+    def write_config(self, path: Path, only: str | None = None, timeout: str = "") -> Path:
+        """A config for every source, or for `only` one of them; `timeout` replaces the calls'."""
         urls = {name: server.url for name, server in self.servers.items()}
         data = config_dict(self.size, urls, str(self.cache / "secrets"))
         if only is not None:
             data["sources"] = {only: data["sources"][only]}
+        for source in data["sources"].values():
+            source["timeout"] = timeout or source["timeout"]
         path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
         return path
 
