@@ -175,7 +175,7 @@ def _size(size: Size, cache: Path, runs: int, seconds: float) -> None:
         started = time.monotonic()
         # The first refresh fills the upstream cache; later ones only send its bytes. Its
         # calls may wait as long as the generator takes (minutes for LiteLLM at L).
-        warm = upstreams.write_config(work / "warm.json", timeout="1800s")
+        warm = upstreams.write_config(work / "warm.json", warm=True)
         _child("refresh", str(warm), str(work / "exposition.prom"))
         took = time.monotonic() - started
         print(f"   upstream bodies ready (generated, or read from the cache) in {took:.0f} s")

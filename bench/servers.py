@@ -87,14 +87,18 @@ class Upstreams:
         (secrets / "kube-token").write_text(TOKEN + "\n", encoding="utf-8")
         return self
 
-    def write_config(self, path: Path, only: str | None = None, timeout: str = "") -> Path:
-        """A config for every source, or for `only` one of them; `timeout` replaces the calls'."""
+    def write_config(self, path: Path, only: str | None = None, warm: bool = False) -> Path:
+        """A config for every source, or for `only` one of them.
+
+        `warm`: the calls wait as long as the config allows (the generator may be that slow).
+        """
         urls = {name: server.url for name, server in self.servers.items()}
         data = config_dict(self.size, urls, str(self.cache / "secrets"))
         if only is not None:
             data["sources"] = {only: data["sources"][only]}
         for source in data["sources"].values():
-            source["timeout"] = timeout or source["timeout"]
+            if warm:
+                source.update(timeout="5m", refresh_timeout="2h", max_staleness="3h")
         path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
         return path
 
