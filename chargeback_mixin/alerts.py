@@ -232,7 +232,7 @@ def _count(value: str = "$value") -> str:
 
 
 def _self_alerts(c: MixinConfig) -> list[Alert]:
-    """The exporter's own health: discovery, validation, builds, the worker, reconciles."""
+    """The exporter's own health: discovery, validation, builds, the worker, reconciles, caps."""
     return [
         Alert(
             "ChargebackSourceEndpointsFailed",
@@ -303,6 +303,16 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
             "Re-reading its closed days, source {{ $labels.source }}<in-cluster> found kept "
             f"records changed upstream and corrected them (in the last "
             f"{c.reconcile_repairs_window}: " + _count() + "); month-to-date figures moved.",
+        ),
+        Alert(
+            "ChargebackTeamsFolded",
+            f"{c.dedup('chargeback_teams_over_cap')} > 0",
+            c.teams_folded_for,
+            "warning",
+            "Teams beyond attribution.max_teams are charged together as __other__.",
+            "{{ $value | humanize }} teams<in-cluster> are beyond attribution.max_teams: "
+            "their cost is folded into __other__, so neither the dashboards nor the statement "
+            "show it per team.",
         ),
     ]
 

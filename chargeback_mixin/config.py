@@ -111,6 +111,8 @@ class MixinConfig:
     # alert then stays for the window after the last event.
     worker_restarts_for: str = "5m"
     reconcile_repairs_for: str = "5m"
+    # Folding is a standing state, not an event: an hour rules out a passing burst of pods.
+    teams_folded_for: str = "1h"
 
     # --- Dashboards ------------------------------------------------------------------------
     # Prefix of every dashboard uid (uids stay <= 40 characters). Change it only when two

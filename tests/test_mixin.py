@@ -153,6 +153,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackSourceRecordsDropped",
         "ChargebackWorkerRestarted",
         "ChargebackSourceClosedDaysRepaired",
+        "ChargebackTeamsFolded",
     }
 
 
@@ -299,6 +300,27 @@ def test_recorded_series_are_all_used() -> None:
     text = "\n".join(e for _, e in ALL_EXPRS)
     unused = [n for n in RECORDED if n not in text]
     assert not unused, f"recorded but never read: {unused}"
+
+
+# Families no rule or panel reads, each explained where the operator looks for it.
+DIAGNOSTICS = {
+    "chargeback_attribution_fallback_cost_per_hour": "docs/runbook.md",
+    "chargeback_llm_unknown_models": "docs/llm.md",
+    "chargeback_llm_month_edge_offset_seconds": "docs/llm.md",
+    "chargeback_source_duration_seconds": "docs/runbook.md",
+    "chargeback_build_info": "README.md",
+    "chargeback_config_info": "README.md",
+}
+
+
+def test_every_served_family_is_read_or_explained() -> None:
+    # A lean exposition: every family is read by a rule, an alert or a panel, or is one of a
+    # few diagnostics a document tells the operator to look at.
+    read = {s.name for _, expr in ALL_EXPRS for s in _selectors(expr)}
+    unread = {f.exposed_name for f in CATALOGUE} - read
+    assert unread == set(DIAGNOSTICS), f"read by nothing: {sorted(unread - set(DIAGNOSTICS))}"
+    for name, doc in DIAGNOSTICS.items():
+        assert name in (ROOT / doc).read_text(encoding="utf-8"), f"{doc} does not explain {name}"
 
 
 # --- dashboards -----------------------------------------------------------------------------

@@ -55,6 +55,19 @@ def _spend(c: MixinConfig, u: Units) -> Section:
                 ],
             ),
             timeseries_panel(
+                "Spend per request by model",
+                "LiteLLM spend this calendar month over its requests, per model: what one "
+                "request costs on average.",
+                u.money,
+                [
+                    query(
+                        f"sum by (model) (chargeback_llm_spend_month_to_date{c.sel()}) / "
+                        f"(sum by (model) (chargeback_llm_requests_month_to_date{c.sel()}) > 0)",
+                        "{{model}}",
+                    )
+                ],
+            ),
+            timeseries_panel(
                 "LLM chargeback this month by team",
                 "What the exporter charges teams for LLM use: llm_external (providers' bills) "
                 "and llm_serving (self-hosted serving cost moved from the serving team to the "
@@ -67,6 +80,7 @@ def _spend(c: MixinConfig, u: Units) -> Section:
                         "{{team}} {{component}}",
                     )
                 ],
+                width=24,
             ),
         ],
     )
