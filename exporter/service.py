@@ -30,7 +30,8 @@ class Service:
     ) -> None:
         self._path = path
         self._clock = clock
-        # Rendered in the worker after each join, never at scrape cost; the statement by default.
+        # Rendered in the worker after a join (at most once a minute), never at scrape cost; the
+        # statement by default.
         chosen = {STATEMENT: statement_artefact} if artefacts is None else artefacts
         self._artefacts = dict(chosen)
         self._worker = WorkerRefresher(config, path, clock, self._artefacts)

@@ -193,5 +193,5 @@ def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
 
 
 def statement_artefact(config: Config, chargeback: Chargeback) -> bytes:
-    """The /statement page as the refresh worker renders it after each join (b"": no cost data)."""
+    """The /statement page as the refresh worker renders it after a join (b"": no cost data)."""
     return render_statement(chargeback, config) or b""

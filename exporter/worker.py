@@ -37,8 +37,9 @@ __all__ = ["Artefact", "Update", "WorkerRefresher"]
 log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how often the worker looks for a new rendering, and stop() for an exit
 _MAX_BACKOFF = 30.0  # seconds between restarts of a worker that keeps dying
+_ARTEFACTS_EVERY = 60.0  # seconds: the shortest pause between two renderings of the artefacts
 
-# Something else rendered once per join from the last chargeback (a statement page, say).
+# Something else rendered from the last chargeback after a join (a statement page, say).
 Artefact = Callable[[Config, Chargeback], bytes]
 
 
@@ -199,18 +200,27 @@ def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
         refresher.refresh_all()
     refresher.start(refreshed=spec.prime)
     sent: Exposition | None = None
-    artefacts: dict[str, bytes] = {}
+    artefacts = _Artefacts(spec)
     while True:
         current = refresher.exposition
         if current is not sent:
-            artefacts = _artefacts(spec, joiner.last, artefacts)
-            update = Update(current, refresher.health(), artefacts)
-            try:
-                updates.send(update)
-            except OSError:  # the parent is gone
-                os._exit(0)
+            artefacts.outdated = True
+            # Later, the exposition goes first: a slow page must not hold back the figures.
+            # The first update carries the pages, so a reload's new worker shows them at once.
+            if not artefacts.rendered:
+                artefacts.render_if_due(joiner.last)
+            _send(updates, Update(current, refresher.health(), artefacts.pages))
             sent = current
+        elif artefacts.render_if_due(joiner.last):
+            _send(updates, Update(current, refresher.health(), artefacts.pages))
         time.sleep(_TICK)
+
+
+def _send(updates: Connection, update: Update) -> None:
+    try:
+        updates.send(update)
+    except OSError:  # the parent is gone
+        os._exit(0)
 
 
 def _watch(commands: Connection, refresher: Refresher) -> None:
@@ -222,15 +232,36 @@ def _watch(commands: Connection, refresher: Refresher) -> None:
     os._exit(0)
 
 
-def _artefacts(
-    spec: _Spec, chargeback: Chargeback | None, previous: dict[str, bytes]
-) -> dict[str, bytes]:
-    if chargeback is None:
-        return previous
-    out = dict(previous)
-    for name, make in spec.artefacts.items():
-        try:
-            out[name] = make(spec.config, chargeback)
-        except Exception:  # an artefact's bug must not stop the exposition
-            log.exception("rendering %s failed; it keeps its previous version", name)
-    return out
+class _Artefacts:
+    """The artefacts of the last join, rendered at most once every _ARTEFACTS_EVERY seconds.
+
+    Every source's refresh makes a new join; a statement of a thousand teams takes seconds to
+    draw, and a page people read needs no fresher rendering than once a minute.
+    """
+
+    def __init__(self, spec: _Spec) -> None:
+        self._spec = spec
+        self.pages: Mapping[str, bytes] = {}
+        self.outdated = False
+        self._rendered_at: float | None = None
+
+    @property
+    def rendered(self) -> bool:
+        """True once they have been rendered from a join with cost data."""
+        return self._rendered_at is not None
+
+    def render_if_due(self, chargeback: Chargeback | None) -> bool:
+        """Render them again if a join came since and the pause is over; True if rendered."""
+        if not self.outdated or chargeback is None or not self._spec.artefacts:
+            return False
+        now = time.monotonic()
+        if self._rendered_at is not None and now - self._rendered_at < _ARTEFACTS_EVERY:
+            return False
+        pages = dict(self.pages)
+        for name, make in self._spec.artefacts.items():
+            try:
+                pages[name] = make(self._spec.config, chargeback)
+            except Exception:  # an artefact's bug must not stop the exposition
+                log.exception("rendering %s failed; it keeps its previous version", name)
+        self.pages, self.outdated, self._rendered_at = pages, False, now
+        return True
