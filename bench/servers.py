@@ -25,7 +25,9 @@ class CachedUpstream:
         self._handler = handler
         self._directory = directory
         self._memory: dict[str, FakeResponse] = {}
-        self._lock = threading.Lock()  # a miss is computed once even when asked twice at once
+        # A miss is computed once even when asked twice at once; other answers do not wait.
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
         directory.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, request: FakeRequest) -> FakeResponse:
@@ -33,7 +35,9 @@ class CachedUpstream:
         hit = self._memory.get(key)
         if hit is not None:
             return hit
-        with self._lock:
+        with self._locks_lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
             if key not in self._memory:
                 self._memory[key] = self._load(key) or self._store(key, self._handler(request))
         return self._memory[key]

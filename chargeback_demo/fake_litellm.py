@@ -349,6 +349,21 @@ def live_end(end: date, offset_minutes: int, now: datetime) -> date:
     return end if end < caller_today else max(end, utc.date())
 
 
+def _key_breakdown(rows: list[FakeRow]) -> dict[str, Any]:
+    """Per API key (in the order keys first appear), its rows' metrics and its team."""
+    by_key: dict[str, list[FakeRow]] = {}
+    for row in rows:
+        by_key.setdefault(row.api_key, []).append(row)
+    return {
+        key: {
+            "metrics": _metrics(rs),
+            # The last row's team, as the per-row comprehension this replaces kept.
+            "metadata": {"key_alias": None, "team_id": rs[-1].team_id},
+        }
+        for key, rs in by_key.items()
+    }
+
+
 def _breakdown(rows: list[FakeRow], aliases: Mapping[str, str | None]) -> dict[str, Any]:
     def group(key: Callable[[FakeRow], str], meta: Callable[[str], dict[str, Any]]) -> Any:
         groups: dict[str, list[FakeRow]] = {}
@@ -358,13 +373,7 @@ def _breakdown(rows: list[FakeRow], aliases: Mapping[str, str | None]) -> dict[s
             name: {
                 "metrics": _metrics(rs),
                 "metadata": meta(name),
-                "api_key_breakdown": {
-                    r.api_key: {
-                        "metrics": _metrics([x for x in rs if x.api_key == r.api_key]),
-                        "metadata": {"key_alias": None, "team_id": r.team_id},
-                    }
-                    for r in rs
-                },
+                "api_key_breakdown": _key_breakdown(rs),
             }
             for name, rs in groups.items()
         }
