@@ -9,8 +9,9 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
 - `/team/daily/activity/aggregated?start_date&end_date&timezone&include_current_utc_day` (1.108+,
   unpaged), or on 404 `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through
   raw DB rows so one date can sit on two pages: pages are merged by date, summing, never
-  overwriting. Team x model comes from one unfiltered read joined through the API-key
-  sub-breakdowns (litellm_join); closed dates are kept between refreshes (litellm_cache).
+  overwriting. Team x model comes from one unfiltered read of each UTC date (litellm_dates),
+  joined through the API-key sub-breakdowns (litellm_join); closed dates are kept between
+  refreshes (litellm_cache).
   A proxy whose breakdowns name no keys is read per model (litellm_models).
 
 Bodies are decoded with msgspec into typed structs (litellm_decode). Money is in
@@ -47,24 +48,20 @@ from exporter.sources.checks import (
     Tally,
     dedupe,
 )
-from exporter.sources.http import get_text, make_client
+from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
-from exporter.sources.litellm_cache import DailyCache, MonthWindow, month_window
+from exporter.sources.litellm_cache import DAY, DailyCache, MonthWindow, month_window
 from exporter.sources.litellm_daily import (
-    DAILY,
     UNASSIGNED,
-    ZERO,
     UsageMetrics,
     merge_daily_pages,
 )
-from exporter.sources.litellm_decode import Days, decode_body
-from exporter.sources.litellm_join import day_usage, has_key_breakdowns
-from exporter.sources.litellm_models import DAILY_AGGREGATED, Usage, per_model_usage
+from exporter.sources.litellm_dates import DatesRead, read_date
+from exporter.sources.litellm_models import Usage, per_model_usage
 from exporter.sources.litellm_wire import (
     money,
     parse_timestamp,
     read_pages,
-    read_text_pages,
     shape,
 )
 
@@ -282,59 +279,30 @@ def _month_usage(
     cache: DailyCache,
     tally: Tally,
 ) -> Iterable[Usage]:
-    """The month's use, from one read of the dates that can still change plus the kept ones."""
+    """The month's use, from the dates that can still change, read one by one, plus the kept."""
     start = cache.read_from(window, now, cfg.reconcile_interval)
-    params = {"start_date": start.isoformat(), "end_date": window.end.isoformat()}
     zone = {"timezone": str(window.offset_minutes), "include_current_utc_day": "true"}
-    days, aggregated = _read_days(client, cfg, params, zone, tally)
-    if not all(has_key_breakdowns(table) for table in days.values()):
+    read = DatesRead()
+    day = start
+    while day <= window.end:
+        read_date(client, cfg, day, zone, tally, read)
+        day += DAY
+    if not read.keyed:
         if start != window.start:  # the models of the whole month are needed
             return _month_usage(client, cfg, window, now, DailyCache(), tally)
-        models = {m for table in days.values() for m in table["models"]}
+        params = {"start_date": start.isoformat(), "end_date": window.end.isoformat()}
         return list(
             per_model_usage(
                 client,
                 {**params, **zone},
                 cfg.daily_page_size,
                 tally,
-                models=models,
-                aggregated=aggregated,
+                models=read.models,
+                aggregated=read.aggregated,
             )
         )
-    read = {d: day_usage(table) for d, table in days.items()}
-    aliases = {
-        name: cell.alias
-        for d in sorted(days)
-        for name, cell in days[d]["entities"].items()
-        if cell.alias
-    }
-    by_date = cache.update(window, start, read, aliases, now)
-    totals: dict[tuple[str, str, str], UsageMetrics] = {}
-    for usage in by_date.values():
-        for use, metrics in usage.items():
-            totals[use] = totals.get(use, ZERO).plus(metrics)
+    totals = cache.update(window, start, read.usage, read.aliases, now)
     return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
-
-
-def _read_days(
-    client: httpx.Client,
-    cfg: LiteLLMConfig,
-    params: Mapping[str, str],
-    zone: Mapping[str, str],
-    tally: Tally,
-) -> tuple[Days, bool]:
-    """One unfiltered read of daily activity, and whether the aggregated endpoint answered."""
-    days: Days = {}
-    try:
-        decode_body(get_text(client, SOURCE, DAILY_AGGREGATED, {**params, **zone}), days, tally)
-        return days, True
-    except UpstreamStatusError as exc:
-        if exc.status != 404:
-            raise
-    # Before 1.108 only the row-paged endpoint exists; it takes no time zone.
-    paged = {**params, "page_size": str(cfg.daily_page_size)}
-    read_text_pages(client, DAILY, paged, lambda text: decode_body(text, days, tally))
-    return days, False
 
 
 def _records(usage: Iterable[Usage], aliases: Mapping[str, str | None]) -> Iterator[ModelUsage]:

@@ -17,14 +17,14 @@ process, or a new month, starts with a full read.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from exporter.sources.litellm_daily import UsageMetrics
 from exporter.sources.litellm_join import DayUsage
 
-__all__ = ["DailyCache", "MonthWindow", "month_window"]
+__all__ = ["DAY", "DailyCache", "MonthWindow", "month_window"]
 
 DAY = timedelta(days=1)
 
@@ -71,6 +71,8 @@ class DailyCache:
     aliases: dict[str, str] = field(default_factory=dict)
     last_full: datetime | None = None
     repairs: int = 0
+    _closed_total: DayUsage = field(default_factory=dict)
+    _closed_summed: bool = False
 
     def read_from(self, window: MonthWindow, now: datetime, every: timedelta) -> date:
         """The first date this refresh must read: the month's start when a full read is due."""
@@ -91,8 +93,8 @@ class DailyCache:
         read: Mapping[str, DayUsage],
         aliases: Mapping[str, str],
         now: datetime,
-    ) -> dict[str, DayUsage]:
-        """Merge a read from `read_from` with the kept dates; returns the month, date by date."""
+    ) -> DayUsage:
+        """Merge a read from `read_from` with the kept dates; returns the month's totals."""
         full = read_from == window.start
         if full and self.month == window.start:
             self.repairs += _differences(self.closed, read, self.closed_until)
@@ -101,11 +103,35 @@ class DailyCache:
         kept = {d: u for d, u in self.closed.items() if date.fromisoformat(d) < read_from}
         month = {**kept, **{d: u for d, u in read.items() if u}}
         self.month, self.closed_until = window.start, window.open_from
-        self.closed = {d: u for d, u in month.items() if date.fromisoformat(d) < window.open_from}
+        ordered = sorted(month.items())
+        closed = {d: u for d, u in ordered if date.fromisoformat(d) < window.open_from}
+        self._keep_closed(closed)
         self.aliases.update(aliases)
         if full:
             self.last_full = now
-        return dict(sorted(month.items()))
+        open_days = [u for d, u in ordered if d not in closed]
+        return _summed([self._closed_total, *open_days])
+
+    def _keep_closed(self, closed: dict[str, DayUsage]) -> None:
+        # Summing a month of a thousand teams x fifty models is a million additions: the
+        # closed dates' total is kept, and summed again only when they change.
+        same = closed.keys() == self.closed.keys() and all(
+            closed[d] is self.closed[d] for d in closed
+        )
+        if not same or not self._closed_summed:
+            self._closed_total = _summed(closed.values())
+            self._closed_summed = True
+        self.closed = closed
+
+
+def _summed(days: Iterable[DayUsage]) -> DayUsage:
+    """Each use's metrics summed over the dates, in date order."""
+    totals: DayUsage = {}
+    for usage in days:
+        for use, metrics in usage.items():
+            before = totals.get(use)
+            totals[use] = metrics if before is None else before.plus(metrics)
+    return totals
 
 
 def _differences(

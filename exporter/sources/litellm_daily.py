@@ -26,7 +26,7 @@ DAILY = "/team/daily/activity"
 UNASSIGNED = "Unassigned"  # LiteLLM's entity name for rows whose team_id is NULL
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UsageMetrics:
     """Summed daily metrics; `spend` is None when the proxy did not report it."""
 

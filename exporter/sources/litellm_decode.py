@@ -89,7 +89,7 @@ Days = dict[str, dict[str, dict[str, Cell]]]
 _DECODER = msgspec.json.Decoder(_Body)
 
 
-def decode_body(text: str, days: Days, tally: Tally) -> dict[str, Any] | None:
+def decode_body(text: str | bytes | bytearray, days: Days, tally: Tally) -> dict[str, Any] | None:
     """Add one body's dates to `days`; returns its `metadata` (paging) object.
 
     Raises UpstreamPayloadError for a body without the promised shape.
@@ -126,7 +126,7 @@ def _empty() -> dict[str, dict[str, Cell]]:
     return {kind: {} for kind in KINDS}
 
 
-def _lenient(text: str, days: Days, tally: Tally) -> dict[str, Any] | None:
+def _lenient(text: str | bytes | bytearray, days: Days, tally: Tally) -> dict[str, Any] | None:
     try:
         # Python's parser, unlike msgspec's, takes the NaN a Python proxy can put on the wire.
         body = json.loads(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from typing import Any
 
 import httpx
@@ -99,3 +100,28 @@ def _metrics(rows: Iterable[Row]) -> dict[str, Any]:
         "spend": int(spend) if spend == int(spend) else spend,
         "successful_requests": sum(r.requests for r in rows),
     }
+
+
+def date_runs(urls: Iterable[httpx.URL]) -> list[tuple[str, str]]:
+    """The daily reads as runs of consecutive dates: the source reads one UTC date per call.
+
+    A paged date (several calls for one date) counts once; each run is one refresh's range.
+    """
+    runs: list[tuple[str, str]] = []
+    for url in urls:
+        params = url.params
+        if "daily" not in url.path or "model" in params or "team_ids" in params:
+            continue
+        if params.get("page", "1") != "1":
+            continue  # the next page of the same date
+        start, end = params["start_date"], params["end_date"]
+        assert start == end, f"a read of {start}..{end}, not of one date"
+        if runs and _next_date(runs[-1][1]) == start:
+            runs[-1] = (runs[-1][0], start)
+        else:
+            runs.append((start, start))
+    return runs
+
+
+def _next_date(day: str) -> str:
+    return (date.fromisoformat(day) + timedelta(days=1)).isoformat()

@@ -29,6 +29,7 @@ from exporter.sources.litellm import (
     parse_timestamp,
 )
 from exporter.sources.litellm import fetch as fetch_litellm
+from tests.sources.litellm_rows import date_runs
 
 KEY = "sk-test-viewer-0123456789"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
@@ -387,29 +388,28 @@ def test_a_date_split_across_pages_is_merged_exactly(aggregated: bool) -> None:
         (None, "gpt-4o"),
         ("c0a8d9e3-search", "llama-3-70b"),
     }
-    # The month so far, in the UTC dates LiteLLM keys its rows by.
-    daily = [r for r in seen if "daily" in r.url.path]
-    assert {(r.url.params["start_date"], r.url.params["end_date"]) for r in daily} == {
-        ("2026-11-01", "2026-11-19")
-    }
+    # The month so far, in the UTC dates LiteLLM keys its rows by, one date per read.
+    path = "/team/daily/activity" + ("/aggregated" if aggregated else "")
+    assert date_runs(r.url for r in seen if r.url.path == path) == [("2026-11-01", "2026-11-19")]
 
 
 def test_missing_aggregated_endpoint_falls_back_to_paging_once() -> None:
     seen: list[httpx.Request] = []
     _fetch(Proxy(TEAMS, SPLIT_DAILY, aggregated=False), seen, daily_page_size=7)
     paths = [r.url.path for r in seen if "daily" in r.url.path]
-    # One 404, then the paged endpoint for the discovery read and for both models.
+    # One 404, then the paged endpoint: the discovery read date by date, then each model's
+    # read over the month.
     assert paths.count("/team/daily/activity/aggregated") == 1
     paged = [r for r in seen if r.url.path == "/team/daily/activity"]
-    assert [(r.url.params.get("model"), r.url.params["page"]) for r in paged] == [
-        (None, "1"),
-        (None, "2"),
+    assert date_runs(r.url for r in paged) == [("2026-11-01", "2026-11-19")]
+    per_model = [r for r in paged if "model" in r.url.params]
+    assert [(r.url.params["model"], r.url.params["page"]) for r in per_model] == [
         ("gpt-4o", "1"),
         ("gpt-4o", "2"),
         ("llama-3-70b", "1"),
     ]
     assert {r.url.params["page_size"] for r in paged} == {"7"}
-    assert {(r.url.params["start_date"], r.url.params["end_date"]) for r in paged} == {
+    assert {(r.url.params["start_date"], r.url.params["end_date"]) for r in per_model} == {
         ("2026-11-01", "2026-11-19")
     }
 

@@ -17,7 +17,7 @@ from exporter.sources.checks import Tally
 from exporter.sources.litellm import LiteLLMSnapshot, build_client, fetch
 from exporter.sources.litellm_cache import month_window
 from exporter.sources.litellm_decode import Days, decode_body
-from tests.sources.litellm_rows import Row, RowProxy
+from tests.sources.litellm_rows import Row, RowProxy, date_runs
 
 KEY = "sk-test-viewer-read"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
@@ -100,7 +100,8 @@ def test_one_read_gives_team_x_model_by_hand() -> None:
     proxy = RowProxy(ROWS, KEY_TEAMS)
     assert _read(proxy) == EXPECTED
     daily = [u for u in proxy.seen if "daily" in u.path]
-    assert len(daily) == 1 and "model" not in daily[0].params
+    # One read of each date of the month so far, none per model.
+    assert date_runs(daily) == [("2026-11-01", "2026-11-19")] and len(daily) == 19
 
 
 def test_one_read_equals_the_per_model_read() -> None:
@@ -174,11 +175,11 @@ def test_the_month_is_the_zones_and_its_offset_is_sent(
 ) -> None:
     proxy = RowProxy([])
     _read(proxy, zone, datetime.fromisoformat(now))
-    daily = [u.params for u in proxy.seen if "daily" in u.path]
-    assert [(p["start_date"], p["end_date"], p["timezone"]) for p in daily] == [
-        (start, end, str(offset))
-    ]
-    assert daily[0]["include_current_utc_day"] == "true"
+    daily = [u for u in proxy.seen if "daily" in u.path]
+    assert date_runs(daily) == [(start, end)]
+    assert {(u.params["timezone"], u.params["include_current_utc_day"]) for u in daily} == {
+        (str(offset), "true")
+    }
     window = month_window(datetime.fromisoformat(now), _config(_cfg(), zone).zone)
     assert window.edge_seconds == edge * 3600
 
@@ -216,7 +217,7 @@ def test_the_fake_extends_only_the_live_end_as_litellm_does() -> None:
 
 
 def _starts(proxy: RowProxy) -> list[str]:
-    return [u.params["start_date"] for u in proxy.seen if "daily" in u.path]
+    return [start for start, _ in date_runs(proxy.seen)]
 
 
 def test_only_open_days_are_reread_until_the_reconcile_which_repairs_and_counts() -> None:
