@@ -204,14 +204,20 @@ class _Proxy:
         now = self.clock().astimezone(UTC)
         month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         rows = rows_between(self.cluster, history_start(now).date(), now.date(), now)
+        # Each team's spend since history began and since the 1st, in one pass over the rows
+        # (added in the rows' order, as a sum per team would).
+        this_month = month.date().isoformat()
+        spent: dict[str | None, list[float]] = {}
+        for r in rows:
+            acc = spent.setdefault(r.team_id, [0.0, 0.0])
+            acc[0] += r.spend
+            if r.date >= this_month:
+                acc[1] += r.spend
         out = []
         for index, (team_id, alias, max_budget, soft_budget) in enumerate(self.cluster.llm_teams):
             # A "30d" budget snaps to the 1st of the month: spend counts from this month's 1st.
             windowed = max_budget is not None
-            since = month.date() if windowed else history_start(now).date()
-            spend = sum(
-                r.spend for r in rows if r.team_id == team_id and r.date >= since.isoformat()
-            )
+            spend = spent.get(team_id, [0.0, 0.0])[1 if windowed else 0]
             out.append(self.team_item(index, team_id, alias, spend, max_budget, soft_budget, now))
         # LiteLLM's default order is created_at desc; created_at grows with the index here.
         return list(reversed(out))
