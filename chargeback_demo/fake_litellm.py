@@ -143,6 +143,7 @@ class _Proxy:
         self.api_key = api_key
         self.aggregated = aggregated
         self.version = version
+        self._teams: tuple[datetime, list[dict[str, Any]]] | None = None
 
     def handle(self, request: FakeRequest) -> FakeResponse:
         if request.path == "/health/liveliness":
@@ -202,6 +203,14 @@ class _Proxy:
 
     def teams(self) -> list[dict[str, Any]]:
         now = self.clock().astimezone(UTC)
+        # Every page of one listing reads the same instant's teams: computed once per instant.
+        if self._teams is not None and self._teams[0] == now:
+            return self._teams[1]
+        teams = self._teams_at(now)
+        self._teams = (now, teams)
+        return teams
+
+    def _teams_at(self, now: datetime) -> list[dict[str, Any]]:
         month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         rows = rows_between(self.cluster, history_start(now).date(), now.date(), now)
         # Each team's spend since history began and since the 1st, in one pass over the rows
