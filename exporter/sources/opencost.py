@@ -46,9 +46,8 @@ from exporter.sources.opencost_wire import (
     IDLE_KEY,
     RESOLUTION,
     Allocation,
-    DaySet,
-    decode_sets,
-    merge_into,
+    Totals,
+    decode_into,
 )
 
 __all__ = [
@@ -159,8 +158,9 @@ def fetch_window(
     if end - start < timedelta(seconds=1):
         raise ValueError("window must be at least one second long")
     tally = Tally() if tally is None else tally
-    days = query(client, start, end, step=None, accumulate=True, tally=tally)
-    allocations, idle = _summed(days)
+    totals = Totals()
+    query(client, start, end, step=None, accumulate=True, tally=tally, into=totals)
+    allocations, idle = _summed(totals)
     node_costs = _node_costs(client, start, end, tally) if with_node_costs else {}
     return AllocationSet(start, end, allocations, idle, node_costs)
 
@@ -174,21 +174,17 @@ def parse_allocation_response(
     and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
     """
     content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
+    totals = Totals()
     try:
-        days = decode_sets(content, hours, Tally() if tally is None else tally)
+        decode_into(content, hours, Tally() if tally is None else tally, totals)
     except msgspec.DecodeError:
         raise not_json(SOURCE, "/allocation", content) from None
-    return _summed(days)
+    return _summed(totals)
 
 
-def _summed(days: list[DaySet]) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    merged: dict[str, Allocation] = {}
-    idle: dict[str, float] = {}
-    for day in days:
-        merge_into(merged, day.allocations.values())
-        for resource, amount in day.idle.items():
-            idle[resource] = idle.get(resource, 0.0) + amount
-    return tuple(merged[k] for k in sorted(merged)), idle
+def _summed(totals: Totals) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    merged = totals.build()
+    return tuple(merged[k] for k in sorted(merged)), totals.idle
 
 
 def _node_costs(

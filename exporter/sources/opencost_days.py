@@ -25,7 +25,7 @@ import msgspec
 from exporter.errors import UpstreamIncomplete
 from exporter.sources.checks import Tally, nothing_left
 from exporter.sources.http import get_bytes, not_json
-from exporter.sources.opencost_wire import IDLE_FIELDS, Allocation, DaySet, decode_sets, merge_into
+from exporter.sources.opencost_wire import IDLE_FIELDS, Allocation, Totals, decode_into, merge_into
 
 __all__ = ["DAY", "RECONCILE_EVERY", "MonthReader", "query", "reader_for", "settled_until"]
 
@@ -80,15 +80,11 @@ class MonthReader:
             kept, repairs = fresh, differences(kept, fresh)
         elif settled > kept.settled:
             kept = _fold(kept, _closed(client, kept.settled, settled, now, tally))
-        days = []
+        totals = Totals(kept.allocations, kept.idle)
         if now - kept.settled >= _SECOND:  # OpenCost's window is in whole seconds
-            days = query(client, kept.settled, now, step="1d", accumulate=False, tally=tally)
-        allocations = dict(kept.allocations)
-        idle = dict(kept.idle)
-        for day in days:
-            merge_into(allocations, day.allocations.values())
-            _add(idle, day.idle)
-        has_data = any(d.allocations or any(d.idle.values()) for d in days)
+            query(client, kept.settled, now, step="1d", accumulate=False, tally=tally, into=totals)
+        has_data = totals.has_data
+        allocations, idle = totals.build(), totals.idle
         same_days = self._kept is not None and self._kept.settled == kept.settled
         if same_days and self._open_had_data and not has_data:
             # Yesterday is over and had data: nothing for it now is a lost read, not zero cost.
@@ -137,8 +133,10 @@ def query(
     step: str | None,
     accumulate: bool,
     tally: Tally,
-) -> list[DaySet]:
-    """One `/allocation` read of sets of `step` (one set without it), summed when `accumulate`.
+    into: Totals,
+) -> None:
+    """One `/allocation` read of sets of `step` (one set without it), summed when `accumulate`,
+    added to `into`.
 
     Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
     """
@@ -156,14 +154,12 @@ def query(
     whole = (end - start).total_seconds() / 3600.0
     hours = 24.0 if step == "1d" and not accumulate else whole  # what one set can span
     try:
-        days = decode_sets(content, hours, local)
+        kept = decode_into(content, hours, local, into)
     except msgspec.DecodeError:
         raise not_json(SOURCE, "/allocation", content) from None
     del content  # the records are decoded; the body need not outlive them
-    kept = sum(len(d.allocations) + len(d.idle) for d in days)
     nothing_left(SOURCE, kept, local, "allocation")
     tally.update(local)
-    return days
 
 
 def differences(kept: _Kept, fresh: _Kept) -> int:
@@ -191,13 +187,10 @@ def _closed(
     client: httpx.Client, start: datetime, end: datetime, now: datetime, tally: Tally
 ) -> _Kept:
     """The days from `start` to `end`, read whole (nothing when the range is empty)."""
-    allocations: dict[str, Allocation] = {}
-    idle: dict[str, float] = {}
+    totals = Totals()
     if end > start:
-        for day in query(client, start, end, step="1d", accumulate=True, tally=tally):
-            merge_into(allocations, day.allocations.values())
-            _add(idle, day.idle)
-    return _Kept(start, end, allocations, idle, now)
+        query(client, start, end, step="1d", accumulate=True, tally=tally, into=totals)
+    return _Kept(start, end, totals.build(), totals.idle, now)
 
 
 def _fold(kept: _Kept, more: _Kept) -> _Kept:

@@ -8,8 +8,7 @@ counted by the same rules as always, and the rest are kept. A bad envelope fails
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 import msgspec
@@ -24,8 +23,22 @@ from exporter.sources.checks import (
     Tally,
     number,
 )
+from exporter.sources.opencost_records import (
+    COMPONENT_FIELDS,
+    Allocation,
+    Totals,
+    component_costs,
+    merge_into,
+)
 
-__all__ = ["IDLE_KEY", "Allocation", "DaySet", "decode_sets", "merge_into"]
+__all__ = [
+    "COMPONENT_FIELDS",
+    "IDLE_KEY",
+    "Allocation",
+    "Totals",
+    "decode_into",
+    "merge_into",
+]
 
 SOURCE = "opencost"
 IDLE_KEY = "__idle__"
@@ -37,52 +50,12 @@ YEAR_HOURS = 366 * 24.0
 # lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
 RESOLUTION = 1e-9
 
-# Component -> the OpenCost fields that add up to it (cost plus its adjustment).
-COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "gpu": ("gpuCost", "gpuCostAdjustment"),
-    "cpu": ("cpuCost", "cpuCostAdjustment"),
-    "ram": ("ramCost", "ramCostAdjustment"),
-    "storage": ("pvCost", "pvCostAdjustment"),
-    "network": ("networkCost", "networkCostAdjustment"),
-    "other": (
-        "loadBalancerCost",
-        "loadBalancerCostAdjustment",
-        "sharedCost",
-        "externalCost",
-    ),
-}
 IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 
 # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way; the
 # bounds reject +-Inf too. A JSON null (OpenCost's NaN) or a missing field is 0.
 _Cost = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
-
-
-class Allocation(msgspec.Struct, frozen=True, gc=False):
-    """One OpenCost allocation (a controller's pods on a node) and what it cost in the window.
-
-    A frozen struct rather than a frozen dataclass: one is built per record, and a struct is
-    built in C where a frozen dataclass sets each field through object.__setattr__.
-    """
-
-    name: str  # OpenCost's key, node/namespace/controller: the sets of a window merge by it
-    namespace: str
-    node: str
-    labels: Mapping[str, str]
-    namespace_labels: Mapping[str, str]
-    costs: Mapping[str, float]
-    gpu_hours: float
-    # gpuAllocation.gpuModel (DCGM's modelName, as OpenCost saw it); "" when absent or mixed.
-    gpu_model: str = ""
-
-
-@dataclass(frozen=True)
-class DaySet:
-    """One set (step) of an `/allocation` reply: its allocations and its idle cost."""
-
-    allocations: dict[str, Allocation]
-    idle: dict[str, float]
 
 
 class _Properties(msgspec.Struct, gc=False):
@@ -117,7 +90,9 @@ class _Record(msgspec.Struct, gc=False):
 
 class _Envelope(msgspec.Struct):
     # Before mid-2025 the envelope also carried "status"; both forms put the payload in "data".
-    data: list[dict[str, _Record] | None] | None
+    # Each set stays raw (a view of the body) and is decoded on its own: only one set's
+    # records are ever held as structs at a time.
+    data: list[msgspec.Raw] | None
     code: Any = 200
     message: Any = ""
 
@@ -130,56 +105,57 @@ class _RawEnvelope(msgspec.Struct):
 
 _STRICT = msgspec.json.Decoder(_Envelope)
 _LOOSE = msgspec.json.Decoder(_RawEnvelope)
-_SETS = msgspec.json.Decoder(list[dict[str, msgspec.Raw] | None] | None)
+_SET = msgspec.json.Decoder(dict[str, _Record] | None)
+_LOOSE_SET = msgspec.json.Decoder(dict[str, msgspec.Raw] | None)
 _RECORD = msgspec.json.Decoder(_Record)
 _ANY = msgspec.json.Decoder()
 
 
-def decode_sets(content: bytes | bytearray, hours: float | None, tally: Tally) -> list[DaySet]:
-    """Every set of an `/allocation` body, oldest first, with bad records dropped into `tally`.
+def decode_into(
+    content: bytes | bytearray, hours: float | None, tally: Tally, totals: Totals
+) -> int:
+    """Add every set of an `/allocation` body to `totals`, oldest first; the records kept.
 
-    `hours` (the length of one set) bounds GPU-hours. msgspec.DecodeError (not JSON) and
-    UpstreamPayloadError (a bad envelope) are the caller's to report.
+    Bad records are dropped into `tally`; `hours` (the length of one set) bounds GPU-hours.
+    msgspec.DecodeError (not JSON) and UpstreamPayloadError (a bad envelope) are the
+    caller's to report.
     """
     high = MAX_GPUS * (YEAR_HOURS if hours is None else hours)
+    envelope = _envelope(content)
+    return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
+
+
+def _envelope(content: bytes | bytearray) -> _Envelope:
     try:
         envelope = _STRICT.decode(content)
     except msgspec.ValidationError:
-        return [_day(step, high, tally) for step in _loose_sets(content)]
-    _check_code(envelope.code, envelope.message)
-    steps = envelope.data or ()
-    return [_day(step.items(), high, tally) for step in steps if step is not None]
-
-
-def merge_into(merged: dict[str, Allocation], more: Iterable[Allocation]) -> None:
-    """Add allocations to `merged` by name: costs and GPU-hours add up, the first labels stay."""
-    for allocation in more:
-        first = merged.get(allocation.name)
-        merged[allocation.name] = allocation if first is None else _sum(first, allocation)
-
-
-def _loose_sets(
-    content: bytes | bytearray,
-) -> Iterable[Iterable[tuple[str, _Record | BadRecord]]]:
+        pass
+    else:
+        _check_code(envelope.code, envelope.message)
+        return envelope
     try:
-        envelope = _LOOSE.decode(content)
+        loose = _LOOSE.decode(content)
     except msgspec.ValidationError:
         raise UpstreamPayloadError(
             f"{SOURCE}: /allocation: expected an object with a data field"
         ) from None
-    _check_code(envelope.code, envelope.message)
+    _check_code(loose.code, loose.message)
+    raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
+
+
+def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
+    """One set's records, typed at C speed; one by one only if some record breaks the types."""
     try:
-        steps = _SETS.decode(envelope.data)
+        records = _SET.decode(step)
     except msgspec.ValidationError:
-        data = _ANY.decode(envelope.data)
-        if not isinstance(data, list):
-            raise UpstreamPayloadError(
-                f"{SOURCE}: /allocation data: expected a list of sets"
-            ) from None
+        pass
+    else:
+        return () if records is None else records.items()
+    try:
+        raws = _LOOSE_SET.decode(step)
+    except msgspec.ValidationError:
         raise UpstreamPayloadError(f"{SOURCE}: /allocation set: expected an object") from None
-    for step in steps or ():
-        if step is not None:
-            yield ((name, _one(name, raw)) for name, raw in step.items())
+    return () if raws is None else ((name, _one(name, raw)) for name, raw in raws.items())
 
 
 def _one(name: str, raw: msgspec.Raw) -> _Record | BadRecord:
@@ -194,10 +170,11 @@ def _check_code(code: Any, message: Any) -> None:
         raise UpstreamPayloadError(f"{SOURCE}: /allocation: code {code}: {message}")
 
 
-def _day(records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally: Tally) -> DaySet:
-    allocations: dict[str, Allocation] = {}
+def _day(
+    records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally: Tally, totals: Totals
+) -> int:
     idle: dict[str, float] = {}
-    shared: dict[Any, Any] = {}  # one copy of each namespace, node and namespace label map
+    kept = 0
     for name, record in records:
         try:
             if isinstance(record, BadRecord):
@@ -206,14 +183,14 @@ def _day(records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally:
                 for resource, amount in _idle(record).items():
                     idle[resource] = idle.get(resource, 0.0) + amount
                 continue
-            allocation = _allocation(name, record, high, shared)
+            _add(totals, name, record, high)
         except BadRecord as exc:
             tally.drop(exc)
             continue
-        # One key per set (a JSON object); the same key in another step is more of it.
-        first = allocations.get(name)
-        allocations[name] = allocation if first is None else _sum(first, allocation)
-    return DaySet(allocations, idle)
+        kept += 1
+    if idle:
+        totals.add_idle(idle)
+    return kept + len(idle)
 
 
 def _idle(r: _Record) -> dict[str, float]:
@@ -222,7 +199,7 @@ def _idle(r: _Record) -> dict[str, float]:
     return dict(zip(IDLE_FIELDS, values, strict=True))
 
 
-def _allocation(name: str, r: _Record, high: float, shared: dict[Any, Any]) -> Allocation:
+def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
     gpu_hours = r.gpuHours or 0.0
     if gpu_hours >= high:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: gpuHours is {gpu_hours:g}")
@@ -245,26 +222,25 @@ def _allocation(name: str, r: _Record, high: float, shared: dict[Any, Any]) -> A
     )
     _resolution(name, fields)
     g, ga, c, ca, m, ma, s, sa, n, na, lb, lba, sh, ex, _ = fields
+    costs = (g + ga, c + ca, m + ma, s + sa, n + na, lb + lba + sh + ex)
+    gpu = r.gpuAllocation
+    model = "" if gpu is None else _gpu_model(gpu)  # null on every pod without a GPU
+    if totals.add(name, costs, gpu_hours, model):
+        return
     props = r.properties or _Properties()
-    # Every allocation of a namespace or node repeats the same strings and namespace labels:
-    # keeping one copy of each takes a fifth off what a 50,000-allocation set holds.
+    shared = totals.shared
     ns_labels = props.namespaceLabels or {}
-    return Allocation(
-        name=name,
-        namespace=shared.setdefault(props.namespace, props.namespace),
-        node=shared.setdefault(props.node, props.node),
-        labels=props.labels or {},
-        namespace_labels=shared.setdefault(tuple(ns_labels.items()), ns_labels),
-        costs={
-            "gpu": g + ga,
-            "cpu": c + ca,
-            "ram": m + ma,
-            "storage": s + sa,
-            "network": n + na,
-            "other": lb + lba + sh + ex,
-        },
-        gpu_hours=gpu_hours,
-        gpu_model=_gpu_model(r.gpuAllocation),
+    totals.put(
+        Allocation(
+            name,
+            shared.setdefault(props.namespace, props.namespace),
+            shared.setdefault(props.node, props.node),
+            props.labels or {},
+            shared.setdefault(tuple(ns_labels.items()), ns_labels),
+            component_costs(*costs),
+            gpu_hours,
+            model,
+        )
     )
 
 
@@ -273,26 +249,11 @@ def _gpu_model(gpu: Any) -> str:
     return model if isinstance(model, str) else ""
 
 
-def _one_model(a: str, b: str) -> str:
-    # A set that did not name the model says nothing; two that disagree make it unknown.
-    if not a or not b:
-        return a or b
-    return a if a == b else ""
-
-
 def _resolution(name: str, values: tuple[float, ...]) -> None:
     # Builtins only (the smallest non-zero magnitude): this runs for every record.
     smallest = min(filter(None, map(abs, values)), default=RESOLUTION)
     if smallest < RESOLUTION:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: {smallest:g} is below the resolution")
-
-
-def _sum(a: Allocation, b: Allocation) -> Allocation:
-    costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
-    hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
-    return Allocation(
-        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model
-    )
 
 
 # --- the reason a record that failed typed decoding is dropped --------------------------------

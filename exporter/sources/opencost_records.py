@@ -1,0 +1,167 @@
+"""The compact record of one OpenCost allocation that the join reads, and its sums over sets.
+
+An allocation keeps only what the join and the checks read: names, labels, the cost of each
+component, GPU-hours and the GPU model. The sets of a window (or of the month's days) add up
+by name, in read order, so every float is the same whichever way the sets arrive.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = ["COMPONENT_FIELDS", "Allocation", "Totals", "component_costs", "merge_into"]
+
+# Component -> the OpenCost fields that add up to it (cost plus its adjustment).
+COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "gpu": ("gpuCost", "gpuCostAdjustment"),
+    "cpu": ("cpuCost", "cpuCostAdjustment"),
+    "ram": ("ramCost", "ramCostAdjustment"),
+    "storage": ("pvCost", "pvCostAdjustment"),
+    "network": ("networkCost", "networkCostAdjustment"),
+    "other": (
+        "loadBalancerCost",
+        "loadBalancerCostAdjustment",
+        "sharedCost",
+        "externalCost",
+    ),
+}
+
+
+class Allocation(msgspec.Struct, frozen=True, gc=False):
+    """One OpenCost allocation (a controller's pods on a node) and what it cost in the window.
+
+    A frozen struct rather than a frozen dataclass: one is built per record, and a struct is
+    built in C where a frozen dataclass sets each field through object.__setattr__.
+    """
+
+    name: str  # OpenCost's key, node/namespace/controller: the sets of a window merge by it
+    namespace: str
+    node: str
+    labels: Mapping[str, str]
+    namespace_labels: Mapping[str, str]
+    costs: Mapping[str, float]
+    gpu_hours: float
+    # gpuAllocation.gpuModel (DCGM's modelName, as OpenCost saw it); "" when absent or mixed.
+    gpu_model: str = ""
+
+
+class _Sum(msgspec.Struct, gc=False):
+    """A name that more than one set holds: its first allocation and the running sums.
+
+    Untracked by the collector (a struct with gc=False, sums in a C array of doubles): one is
+    held per allocation of a month, and tracked objects of that number make the collector's
+    full passes cost more than the sums themselves.
+    """
+
+    first: Allocation
+    costs: array[float]
+    hours: float
+    model: str
+
+
+class Totals:
+    """Allocations of one or more reads summed by name on top of a base, built once at the end.
+
+    A name held by one set stays the Allocation decoded for it; a name that another set adds
+    to becomes running sums, so no Allocation is built per set and name only to be summed
+    away. Sums run in read order (base, then each set), so every float is what adding the
+    sets' Allocations one by one gives.
+    """
+
+    def __init__(
+        self, base: Mapping[str, Allocation] | None = None, idle: Mapping[str, float] | None = None
+    ) -> None:
+        self._by_name: dict[str, Allocation | _Sum] = dict(base or {})
+        self.idle: dict[str, float] = dict(idle or {})
+        self.has_data = False  # an allocation or a non-zero idle cost was added
+        # One copy of each namespace, node and namespace label map across every set: each
+        # allocation of a namespace or node repeats them (a fifth of what a set holds).
+        self.shared: dict[Any, Any] = {}
+
+    def add(self, name: str, costs: tuple[float, ...], hours: float, model: str) -> bool:
+        """Add one record's costs (COMPONENT_FIELDS order), GPU-hours and model to `name`.
+
+        False, and nothing added, when no set held the name yet: `put` its Allocation then.
+        """
+        entry = self._by_name.get(name)
+        if entry is None:
+            return False
+        self.has_data = True
+        if isinstance(entry, _Sum):
+            sums = entry.costs
+            for i, amount in enumerate(costs):
+                sums[i] += amount
+            entry.hours += hours
+            entry.model = _one_model(entry.model, model)
+        else:
+            base = entry.costs
+            pairs = zip(COMPONENT_FIELDS, costs, strict=True)
+            sums = array("d", [base.get(c, 0.0) + amount for c, amount in pairs])
+            merged = _one_model(entry.gpu_model, model)
+            self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged)
+        return True
+
+    def put(self, allocation: Allocation) -> None:
+        """Hold a name no set held yet."""
+        self.has_data = True
+        self._by_name[allocation.name] = allocation
+
+    def add_idle(self, idle: Mapping[str, float]) -> None:
+        """Add one set's idle cost per resource."""
+        for resource, amount in idle.items():
+            self.idle[resource] = self.idle.get(resource, 0.0) + amount
+        self.has_data = self.has_data or any(idle.values())
+
+    def build(self) -> dict[str, Allocation]:
+        """Every allocation by name, sums built into Allocations (first labels kept)."""
+        return {name: _built(entry) for name, entry in self._by_name.items()}
+
+
+def component_costs(
+    gpu: float, cpu: float, ram: float, storage: float, network: float, other: float
+) -> dict[str, float]:
+    """The costs map of an allocation (COMPONENT_FIELDS order), as a literal: built per record."""
+    return {
+        "gpu": gpu,
+        "cpu": cpu,
+        "ram": ram,
+        "storage": storage,
+        "network": network,
+        "other": other,
+    }
+
+
+def _built(entry: Allocation | _Sum) -> Allocation:
+    if isinstance(entry, Allocation):
+        return entry
+    a = entry.first
+    costs = component_costs(*entry.costs)
+    return Allocation(
+        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, entry.hours, entry.model
+    )
+
+
+def merge_into(merged: dict[str, Allocation], more: Iterable[Allocation]) -> None:
+    """Add allocations to `merged` by name: costs and GPU-hours add up, the first labels stay."""
+    for allocation in more:
+        first = merged.get(allocation.name)
+        merged[allocation.name] = allocation if first is None else _sum(first, allocation)
+
+
+def _one_model(a: str, b: str) -> str:
+    # A set that did not name the model says nothing; two that disagree make it unknown.
+    if not a or not b:
+        return a or b
+    return a if a == b else ""
+
+
+def _sum(a: Allocation, b: Allocation) -> Allocation:
+    costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
+    hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
+    return Allocation(
+        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model
+    )
