@@ -1,14 +1,15 @@
 """The month to date from OpenCost as daily sets, with the closed days kept between refreshes.
 
 A day before yesterday (in the configured zone) no longer changes, so its cost is read once
-and kept. Each refresh reads only the open days, yesterday and today, as daily sets
-(`step=1d`, `accumulate=false`). When a day closes, the days that closed since the last
-refresh are read once more and added to what is kept. Every RECONCILE_EVERY the closed days
-are read again whole; any record that differs from what was kept is repaired (the fresh read
-replaces the kept one) and counted. A new process keeps nothing, so it reads the month once.
+and kept. Each refresh reads only the open days, yesterday and today. When a day closes, the
+days that closed since the last refresh are read once more and added to what is kept. Every
+RECONCILE_EVERY the closed days are read again whole; any record that differs from what was
+kept is repaired (the fresh read replaces the kept one) and counted. A new process keeps
+nothing, so it reads the month once.
 
-Closed days are read with `step=1d&accumulate=true`: OpenCost builds the same daily sets and
-sums them itself, so the sum of many days travels as one set, not one set per day.
+Both reads ask for `step=1d&accumulate=true`: OpenCost builds the same daily sets and sums them
+itself, so the closed days, and the two open ones, each travel as one set, not one per day
+(at 50,000 allocations a set is about 70 MB).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class MonthReader:
             kept = _fold(kept, _closed(client, kept.settled, settled, now, tally))
         totals = Totals(kept.allocations, kept.idle)
         if now - kept.settled >= _SECOND:  # OpenCost's window is in whole seconds
-            query(client, kept.settled, now, step="1d", accumulate=False, tally=tally, into=totals)
+            query(client, kept.settled, now, step="1d", accumulate=True, tally=tally, into=totals)
         has_data = totals.has_data
         allocations, idle = totals.build(), totals.idle
         same_days = self._kept is not None and self._kept.settled == kept.settled

@@ -107,7 +107,7 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
     assert [r.url.path for r in seen] == ["/allocation"] * 3 + ["/assets"]
     rate, closed, open_days = (dict(r.url.params) for r in seen[:3])
     assert rate == {"window": f"{now - 3600},{now}", "accumulate": "true", **common}
-    # A first read: the closed days summed by OpenCost, then yesterday and today apart.
+    # A first read: the closed days summed by OpenCost, then yesterday and today, summed too.
     assert closed == {
         "window": f"{int(MONTH.timestamp())},{yesterday}",
         "step": "1d",
@@ -117,7 +117,7 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
     assert open_days == {
         "window": f"{yesterday},{now}",
         "step": "1d",
-        "accumulate": "false",
+        "accumulate": "true",
         **common,
     }
     assert seen[0].headers["user-agent"].startswith("gpu-chargeback-exporter/")
