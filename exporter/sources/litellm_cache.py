@@ -8,10 +8,10 @@ boundary error of day rows, whichever endpoint is read (the aggregated endpoint'
 moves no row across a date; it only lets a range that ends "today" reach the current UTC date).
 
 So a refresh asks for the month's UTC dates from the zone's 1st to the later of today here and
-today in UTC, re-reads only from the day before the earlier of the two (older dates are
-closed), and keeps the rest. A full read every `reconcile_interval` compares every kept date
-with what the proxy says now, replaces those that differ and counts them as repairs. A new
-process, or a new month, starts with a full read.
+today in UTC, re-reads only today's UTC date (and yesterday's, for SETTLE after it ended), and
+keeps the rest. A full read every `reconcile_interval` compares every kept date with what the
+proxy says now, replaces those that differ and counts them as repairs. A new process, or a new
+month, starts with a full read.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from exporter.sources.litellm_join import DayUsage
 __all__ = ["DAY", "DailyCache", "MonthWindow", "month_window"]
 
 DAY = timedelta(days=1)
+# How long after a UTC date ends its rows may still be written: the proxy flushes spend to the
+# daily tables every 10 s plus up to 5 s of jitter, so an hour is ample; a later write is found
+# by the next full read and counted as a repair.
+SETTLE = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -50,10 +54,17 @@ def month_window(now: datetime, zone: tzinfo) -> MonthWindow:
     return MonthWindow(
         start=start,
         end=max(local.date(), utc.date()),
-        open_from=max(start, min(local.date(), utc.date()) - DAY),
+        open_from=max(start, _open_from(utc)),
         offset_minutes=-round(_offset(local).total_seconds() / 60),
         edge_seconds=_offset(first).total_seconds(),
     )
+
+
+def _open_from(utc: datetime) -> date:
+    """The first UTC date that may still gain rows: yesterday's until SETTLE past its end."""
+    today = utc.date()
+    midnight = datetime(today.year, today.month, today.day, tzinfo=UTC)
+    return today - DAY if utc - midnight < SETTLE else today
 
 
 def _offset(moment: datetime) -> timedelta:

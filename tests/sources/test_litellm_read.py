@@ -230,7 +230,8 @@ def test_only_open_days_are_reread_until_the_reconcile_which_repairs_and_counts(
         proxy.rows.append(Row("t-growth", "2026-11-02", "k-g", LLAMA, "llama-3-70b", 9, 1, 1, 1))
         stale = fetch(client, config, NOW + timedelta(minutes=5))
         repaired = fetch(client, config, NOW + timedelta(minutes=61))
-    assert _starts(proxy) == ["2026-11-01", "2026-11-18", "2026-11-01"]
+    # At 13:30 UTC yesterday's rows are all written: only today is read again.
+    assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-11-01"]
     assert _usage(first) == _usage(stale) == EXPECTED
     assert (first.repairs, stale.repairs, repaired.repairs) == (0, 0, 1)
     assert _usage(repaired)[("t-growth", "llama-3-70b", LLAMA)] == (1.2, 309, 101, 3)
@@ -245,7 +246,34 @@ def test_a_new_client_and_a_new_month_read_the_whole_month() -> None:
         fetch(client, _config(cfg), datetime(2026, 12, 1, 0, 10, tzinfo=UTC))
     with _client(proxy, cfg) as client:  # a restart
         fetch(client, _config(cfg), datetime(2026, 12, 1, 0, 20, tzinfo=UTC))
-    assert _starts(proxy) == ["2026-11-01", "2026-11-18", "2026-12-01", "2026-12-01"]
+    assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-12-01", "2026-12-01"]
+
+
+@pytest.mark.parametrize(
+    ("utc", "first_open"),
+    [
+        # The proxy writes spend in batches: yesterday's UTC date may gain rows for a while.
+        ("2026-11-19T00:00:00+00:00", "2026-11-18"),
+        ("2026-11-19T00:59:59+00:00", "2026-11-18"),
+        ("2026-11-19T01:00:00+00:00", "2026-11-19"),
+        ("2026-11-19T23:59:00+00:00", "2026-11-19"),
+        # On the 1st, the month has no yesterday to re-read.
+        ("2026-11-01T00:30:00+00:00", "2026-11-01"),
+    ],
+)
+def test_yesterdays_utc_date_is_reread_only_while_it_may_gain_rows(
+    utc: str, first_open: str
+) -> None:
+    window = month_window(datetime.fromisoformat(utc), _config(_cfg(), "UTC").zone)
+    assert window.open_from.isoformat() == first_open
+
+
+def test_los_angeles_evening_rereads_only_the_utc_date_that_gains_rows() -> None:
+    # 20:00 on 15 November in Los Angeles is 04:00 on the 16th in UTC: the 15th's UTC date
+    # ended four hours ago, whatever the local date says.
+    now = datetime(2026, 11, 16, 4, tzinfo=UTC)
+    window = month_window(now, _config(_cfg(), "America/Los_Angeles").zone)
+    assert (window.open_from, window.end) == (date(2026, 11, 16), date(2026, 11, 16))
 
 
 def test_incremental_reads_equal_full_reads_over_a_month_on_the_fake() -> None:
