@@ -16,13 +16,12 @@ month, starts with a full read.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
-from exporter.sources.litellm_daily import UsageMetrics
 from exporter.sources.litellm_join import DayUsage
+from exporter.sources.litellm_packed import PackedDay, Uses
 
 __all__ = ["DAY", "DailyCache", "MonthWindow", "month_window"]
 
@@ -77,13 +76,13 @@ class DailyCache:
     """Closed dates of one month, per process (a restart reads the month again)."""
 
     month: date | None = None
-    closed: dict[str, DayUsage] = field(default_factory=dict)
+    closed: dict[str, PackedDay] = field(default_factory=dict)
     closed_until: date | None = None  # every date before this one is in `closed` (or empty)
     aliases: dict[str, str] = field(default_factory=dict)
     last_full: datetime | None = None
     repairs: int = 0
-    _closed_total: DayUsage = field(default_factory=dict)
-    _closed_summed: bool = False
+    # The month's uses, and the closed dates' totals: summed again only when they change.
+    _uses: Uses = field(default_factory=Uses)
 
     def read_from(self, window: MonthWindow, now: datetime, every: timedelta) -> date:
         """The first date this refresh must read: the month's start when a full read is due."""
@@ -107,66 +106,62 @@ class DailyCache:
     ) -> DayUsage:
         """Merge a read from `read_from` with the kept dates; returns the month's totals."""
         full = read_from == window.start
-        if full and self.month == window.start:
-            self.repairs += _differences(self.closed, read, self.closed_until)
         if self.month != window.start:
-            self.closed, self.aliases = {}, {}
+            self.closed, self.aliases, self._uses = {}, {}, Uses()
+        until = window.open_from if self.closed_until is None else self.closed_until
+        packed = {
+            d: self._uses.pack(u)
+            for d, u in sorted(read.items())
+            if u and date.fromisoformat(d) < max(until, window.open_from)
+        }
+        if full and self.month == window.start:
+            self.repairs += _differences(self.closed, packed, self.closed_until)
         kept = {d: u for d, u in self.closed.items() if date.fromisoformat(d) < read_from}
-        month = {**kept, **{d: u for d, u in read.items() if u}}
+        closed = dict(sorted({**kept, **packed}.items()))
+        closed = {d: u for d, u in closed.items() if date.fromisoformat(d) < window.open_from}
         self.month, self.closed_until = window.start, window.open_from
-        ordered = sorted(month.items())
-        closed = {d: u for d, u in ordered if date.fromisoformat(d) < window.open_from}
         self._keep_closed(closed)
         self.aliases.update(aliases)
         if full:
             self.last_full = now
-        open_days = [u for d, u in ordered if d not in closed]
-        return _summed([self._closed_total, *open_days])
+        totals = self._uses.totals()
+        for d, usage in sorted(read.items()):
+            if d not in closed:
+                _add_day(totals, usage)
+        return totals
 
-    def _keep_closed(self, closed: dict[str, DayUsage]) -> None:
-        # Summing a month of a thousand teams x fifty models is a million additions: the
-        # closed dates' total is kept, and summed again only when they change.
-        same = closed.keys() == self.closed.keys() and all(
-            closed[d] is self.closed[d] for d in closed
+    def _keep_closed(self, closed: dict[str, PackedDay]) -> None:
+        # Summing a month of a thousand teams x fifty models is a million additions: when the
+        # kept dates are unchanged and later ones close, only those are added.
+        before = self.closed
+        grown = all(closed.get(d) is u for d, u in before.items()) and (
+            not before or min(closed.keys() - before.keys(), default="9999") > max(before)
         )
-        if not same or not self._closed_summed:
-            self._closed_total = _summed(closed.values())
-            self._closed_summed = True
+        if grown and self._uses.seen:
+            self._uses.add(closed[d] for d in sorted(closed.keys() - before.keys()))
+        else:
+            self._uses.clear_totals()
+            self._uses.add(closed[d] for d in sorted(closed))
         self.closed = closed
 
 
-def _summed(days: Iterable[DayUsage]) -> DayUsage:
-    """Each use's metrics summed over the dates, in date order."""
-    totals: DayUsage = {}
-    for usage in days:
-        for use, metrics in usage.items():
-            before = totals.get(use)
-            totals[use] = metrics if before is None else before.plus(metrics)
-    return totals
+def _add_day(totals: DayUsage, usage: DayUsage) -> None:
+    for use, metrics in usage.items():
+        before = totals.get(use)
+        totals[use] = metrics if before is None else before.plus(metrics)
 
 
 def _differences(
-    kept: Mapping[str, DayUsage], read: Mapping[str, DayUsage], until: date | None
+    kept: Mapping[str, PackedDay], read: Mapping[str, PackedDay], until: date | None
 ) -> int:
     """Kept dates that a full read sees differently (a date kept empty counts when it is not)."""
     if until is None:
         return 0
-    dates = {d for d in kept} | {d for d, u in read.items() if u and date.fromisoformat(d) < until}
-    return sum(1 for d in dates if not _same_day(kept.get(d, {}), read.get(d, {})))
+    dates = {d for d in kept} | {d for d in read if date.fromisoformat(d) < until}
+    return sum(1 for d in dates if not _same_day(kept.get(d), read.get(d)))
 
 
-def _same_day(a: DayUsage, b: DayUsage) -> bool:
-    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-
-
-def _same(a: UsageMetrics, b: UsageMetrics) -> bool:
-    if (a.prompt_tokens, a.completion_tokens, a.requests) != (
-        b.prompt_tokens,
-        b.completion_tokens,
-        b.requests,
-    ):
-        return False
-    if a.spend is None or b.spend is None:
-        return a.spend is b.spend
-    # The proxy sums floats in its own order: the same rows can differ in the last bits.
-    return math.isclose(a.spend, b.spend, rel_tol=1e-9, abs_tol=1e-12)
+def _same_day(a: PackedDay | None, b: PackedDay | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.same_as(b)
