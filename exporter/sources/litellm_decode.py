@@ -38,14 +38,24 @@ class _Metrics(msgspec.Struct):
     api_requests: _Count | None = None
 
 
+# Only the fields read: msgspec skips the rest of a metadata object without building it (a
+# day of a thousand teams x fifty models has 100,000 key entries).
+class _KeyMeta(msgspec.Struct):
+    team_id: str | None = None
+
+
+class _EntryMeta(msgspec.Struct):
+    team_alias: str | None = None
+
+
 class _Key(msgspec.Struct):
     metrics: _Metrics
-    metadata: dict[str, Any] | None = None
+    metadata: _KeyMeta | None = None
 
 
 class _Entry(msgspec.Struct):
     metrics: _Metrics
-    metadata: dict[str, Any] | None = None
+    metadata: _EntryMeta | None = None
     api_key_breakdown: dict[str, _Key] | None = None
 
 
@@ -137,9 +147,8 @@ def _lenient(text: str | bytes | bytearray, days: Days, tally: Tally) -> dict[st
 
 def _add_typed(into: dict[str, dict[str, Cell]], breakdown: _Breakdown) -> None:
     for name, entry in breakdown.entities.items():
-        _merge(
-            into["entities"], name, _typed(entry.metrics), entry.api_key_breakdown, entry.metadata
-        )
+        alias = entry.metadata.team_alias if entry.metadata else None
+        _merge(into["entities"], name, _typed(entry.metrics), entry.api_key_breakdown, alias)
     for name, entry in breakdown.models.items():
         _merge(into["models"], name, _typed(entry.metrics), entry.api_key_breakdown, None)
     for name, group in (breakdown.model_groups or {}).items():
@@ -158,26 +167,27 @@ def _merge(
     name: str,
     metrics: UsageMetrics,
     keys: dict[str, _Key] | None,
-    metadata: dict[str, Any] | None,
+    alias: str | None,
 ) -> None:
     cell = cells.setdefault(name, Cell())
     cell.metrics = cell.metrics.plus(metrics)
-    alias = metadata.get("team_alias") if metadata else None
-    cell.alias = cell.alias or (alias if isinstance(alias, str) else None)
+    cell.alias = cell.alias or alias
     for key, entry in (keys or {}).items():
-        _merge_key(cell, key, _typed(entry.metrics), entry.metadata)
+        owner = entry.metadata.team_id if entry.metadata else None
+        _merge_key(cell, key, _typed(entry.metrics), owner)
 
 
-def _merge_key(
-    cell: Cell, key: str, metrics: UsageMetrics, metadata: dict[str, Any] | None
-) -> None:
+def _merge_key(cell: Cell, key: str, metrics: UsageMetrics, owner: str | None) -> None:
     before = cell.keys.get(key)
     cell.keys[key] = metrics if before is None else before.plus(metrics)
-    if key in cell.owners:
-        return
-    owner = metadata.get("team_id") if metadata else None
-    if isinstance(owner, str) and owner:
-        cell.owners.setdefault(key, owner)
+    if owner and key not in cell.owners:
+        cell.owners[key] = owner
+
+
+def _text(metadata: object, name: str) -> str | None:
+    """A string field of a loosely read metadata object; anything else reads as absent."""
+    value = metadata.get(name) if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _add_loose(cells: dict[str, Cell], part: object, tally: Tally, *, names_only: bool) -> None:
@@ -194,8 +204,7 @@ def _add_loose(cells: dict[str, Cell], part: object, tally: Tally, *, names_only
             else:
                 tally.drop(exc)
             continue
-        metadata = entry.get("metadata")
-        _merge(cells, name, metrics, None, metadata if isinstance(metadata, dict) else None)
+        _merge(cells, name, metrics, None, _text(entry.get("metadata"), "team_alias"))
         keys = entry.get("api_key_breakdown")
         for key, sub in (keys if isinstance(keys, dict) else {}).items():
             try:
@@ -205,5 +214,4 @@ def _add_loose(cells: dict[str, Cell], part: object, tally: Tally, *, names_only
             except BadRecord as exc:
                 tally.drop(exc)
                 continue
-            meta = sub.get("metadata")
-            _merge_key(cells[name], key, key_metrics, meta if isinstance(meta, dict) else None)
+            _merge_key(cells[name], key, key_metrics, _text(sub.get("metadata"), "team_id"))
