@@ -3,8 +3,9 @@
 Upstream, exactly one of: `GET <url>` for every url in `sources.dcgm.urls`; every ready
 endpoint of dcgm-exporter's Service, found through its EndpointSlices (`discovery`, see
 dcgm_discovery); or the Prometheus that scrapes it (`prometheus`, see dcgm_prometheus). The
-text is parsed with prometheus_client's parser (dcgm_parse). A record names the node, the GPU,
-the pod holding it (if any) and its utilisation; it knows nothing about teams.
+text is read by dcgm_text (prometheus_client's parser for any body off its plain path) and
+turned into records by dcgm_parse. A record names the node, the GPU, the pod holding it (if
+any) and its utilisation; it knows nothing about teams.
 
 Rules (see docs/sources-dcgm-kueue.md):
 

@@ -12,9 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from exporter.errors import UpstreamPayloadError
+from exporter.sources import dcgm_text
 from exporter.sources.checks import (
     MISSING_FIELD,
     NON_FINITE,
@@ -238,11 +237,7 @@ def parse_metrics(
         tally: where a GPU dropped for a corrupt sample is counted.
     """
     try:
-        samples = [
-            (sample.name, sample.labels, sample.value)
-            for family in text_string_to_metric_families(text)
-            for sample in family.samples
-        ]
+        samples = dcgm_text.read_samples(text)
     except ValueError as exc:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
     return parse_series(samples, default_node=default_node, where=where, tally=tally)
