@@ -15,8 +15,9 @@ a slice without it is skipped (it is not this Service's metrics port).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -250,21 +251,27 @@ def _is_ready(entry: Mapping[str, Any], where: str) -> bool:
     return ready is None or ready is True
 
 
+@contextmanager
 def scrape_all(
-    client: httpx.Client, endpoints: tuple[Endpoint, ...], concurrency: int
-) -> list[Scrape]:
-    """GET every endpoint, `concurrency` at once; one failure does not stop the others.
+    client: httpx.Client, endpoints: Sequence[Endpoint], concurrency: int
+) -> Iterator[Iterator[Scrape]]:
+    """GET every endpoint, `concurrency` at once; the answers come in the endpoints' order.
 
-    Each call runs in a copy of the caller's context, so it keeps the refresh's budget: its
-    own call deadline, cut to what is left of the refresh's.
+    One failure does not stop the others. Each call runs in a copy of the caller's context,
+    so it keeps the refresh's budget: its own call deadline, cut to what is left of the
+    refresh's. The answers are taken one by one, so a body can be parsed and dropped while
+    the others are still on their way; leaving the block early cancels the calls not begun.
     """
-    if not endpoints:
-        return []
-    calls: list[Callable[[], Scrape]] = [_caller(client, e) for e in endpoints]
-    workers = max(1, min(concurrency, len(calls)))
+    workers = max(1, min(concurrency, len(endpoints)))
     with ThreadPoolExecutor(workers, thread_name_prefix="dcgm-scrape") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
-        return [future.result() for future in futures]
+        futures = [
+            pool.submit(contextvars.copy_context().run, _caller(client, e)) for e in endpoints
+        ]
+        try:
+            yield (future.result() for future in futures)
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 def _caller(client: httpx.Client, endpoint: Endpoint) -> Callable[[], Scrape]:
