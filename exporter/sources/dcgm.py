@@ -114,15 +114,15 @@ def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> D
         for scrape in scrapes:
             if scrape.error is not None:
                 raise _naming(scrape.error, scrape.endpoint.url) from None
-            text, where = scrape.text or "", scrape.endpoint.url
-            records.extend(
-                parse_metrics(text, default_node=scrape.endpoint.node, where=where, tally=tally)
-            )
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
     return snapshot(records, tally)
 
 
 def _naming(error: UpstreamError, url: str) -> UpstreamError:
     # The same error (class, reason, status), its message naming the endpoint that failed.
+    if url in str(error):
+        return error  # a payload error names it already
     named = type(error).__new__(type(error))
     named.__dict__.update(vars(error))
     detail = str(error).removeprefix(f"{SOURCE}: ")
@@ -148,15 +148,11 @@ def fetch_discovered(
     failed: list[str] = []
     with dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency) as scrapes:
         for scrape in scrapes:
-            try:
-                if scrape.error is not None:
-                    raise scrape.error
-                text, where = scrape.text or "", scrape.endpoint.url
-                records.extend(
-                    parse_metrics(text, default_node=scrape.endpoint.node, where=where, tally=tally)
-                )
-            except UpstreamError as exc:
-                failed.append(f"{scrape.endpoint.node}: {exc}")
+            if scrape.error is not None:
+                failed.append(f"{scrape.endpoint.node}: {scrape.error}")
+                continue
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
     if not found.ready:
         raise UpstreamIncomplete(
             f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "
