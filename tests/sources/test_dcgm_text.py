@@ -10,9 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.fake_dcgm import FakeDcgmOptions, render_metrics
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.dcgm_parse import GpuRecord, parse_metrics, parse_series
 from exporter.sources.dcgm_text import Sample, fast_samples, library_samples, read_samples
+from tests.conftest import FIXED_NOW
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"
 
@@ -169,11 +172,25 @@ def test_odd_bodies_are_read_or_refused_as_the_library_does(text: str) -> None:
     assert by_parse_metrics(text) == by_library(text)
 
 
-def test_the_real_shapes_take_the_fast_path() -> None:
-    text = (FIXTURES / "mig_and_idle.txt").read_text()
+FAKE_VARIANTS = [
+    FakeDcgmOptions(),
+    FakeDcgmOptions(lowercase_hostname=True, empty_pod_labels=True),
+    FakeDcgmOptions(old_namespace=True, pod_labels=True),
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        (FIXTURES / "mig_and_idle.txt").read_text(),
+        *(render_metrics(CLUSTER, FIXED_NOW, options) for options in FAKE_VARIANTS),
+    ],
+)
+def test_the_real_shapes_take_the_fast_path(text: str) -> None:
     fast = fast_samples(text)
     assert fast is not None
     assert triples(fast) == triples(dcgm_only(library_samples(text)))
+    assert parse_metrics(text) == parse_series(library_samples(text))
 
 
 def labels_of(text: str) -> Mapping[str, str]:
