@@ -84,6 +84,11 @@ class OpenCostConfig(SourceConfig):
     node_assets: bool = True
 
 
+# Endpoints scraped at once: enough for a few hundred nodes within one call's timeout, few
+# enough that the exporter's threads and sockets stay bounded.
+Concurrency = Annotated[int, Field(ge=1, le=256)]
+
+
 class DcgmDiscovery(StrictModel):
     """Find dcgm-exporter's pods through the EndpointSlices of its Service.
 
@@ -97,9 +102,7 @@ class DcgmDiscovery(StrictModel):
     port: Annotated[str, Field(min_length=1)] = "gpu-metrics"
     scheme: Literal["http", "https"] = "http"
     path: Annotated[str, Field(pattern=r"^/")] = "/metrics"
-    # Endpoints scraped at once: enough for a few hundred nodes within one call's timeout, few
-    # enough that the exporter's threads and sockets stay bounded.
-    concurrency: Annotated[int, Field(ge=1, le=256)] = 16
+    concurrency: Concurrency = 16
     url: Url | None = None
     token_file: str | None = None
     kubeconfig: str | None = None
@@ -138,6 +141,7 @@ class DcgmConfig(SourceConfig):
     """Where dcgm-exporter is read: listed urls, discovered endpoints, or through Prometheus."""
 
     urls: Annotated[tuple[Url, ...], Field(min_length=1)] | None = None
+    concurrency: Concurrency = 16  # listed urls scraped at once (discovery has its own)
     interval: Interval = timedelta(seconds=30)
     idle_threshold: Annotated[float, Field(ge=0, le=1)] = 0.05
     discovery: DcgmDiscovery | None = None
@@ -148,6 +152,10 @@ class DcgmConfig(SourceConfig):
         ways = [self.urls is not None, self.discovery is not None, self.prometheus is not None]
         if sum(ways) != 1:
             raise ValueError("set exactly one of urls, discovery or prometheus")
+        if "concurrency" in self.model_fields_set and self.urls is None:
+            where = "set discovery.concurrency" if self.discovery is not None else "not used"
+            message = f"applies to urls only ({where})"
+            raise KeyedErrors([(("concurrency",), message, None)])
         return self
 
 

@@ -1,10 +1,12 @@
 """DCGM source: dcgm-exporter's GPUs, one record per GPU or MIG instance, read one of three ways.
 
-Upstream, exactly one of: `GET <url>` for every url in `sources.dcgm.urls`; every ready
-endpoint of dcgm-exporter's Service, found through its EndpointSlices (`discovery`, see
-dcgm_discovery); or the Prometheus that scrapes it (`prometheus`, see dcgm_prometheus). The
-text is parsed with prometheus_client's parser (dcgm_parse). A record names the node, the GPU,
-the pod holding it (if any) and its utilisation; it knows nothing about teams.
+Upstream, exactly one of: `GET <url>` for every url in `sources.dcgm.urls`, `concurrency` at
+once, each within its own call deadline; every ready endpoint of dcgm-exporter's Service,
+found through its EndpointSlices (`discovery`, see dcgm_discovery); or the Prometheus that
+scrapes it (`prometheus`, see dcgm_prometheus). The
+text is read by dcgm_text (prometheus_client's parser for any body off its plain path) and
+turned into records by dcgm_parse. A record names the node, the GPU, the pod holding it (if
+any) and its utilisation; it knows nothing about teams.
 
 Rules (see docs/sources-dcgm-kueue.md):
 
@@ -28,6 +30,7 @@ Rules (see docs/sources-dcgm-kueue.md):
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -37,6 +40,7 @@ import httpx
 from exporter.calendar import month_start
 from exporter.config import Config, DcgmConfig, DcgmDiscovery, DcgmPrometheus, format_duration
 from exporter.errors import UpstreamError, UpstreamIncomplete
+from exporter.redact import redact
 from exporter.sources import dcgm_discovery, dcgm_idle, dcgm_prometheus
 from exporter.sources.checks import Tally
 from exporter.sources.dcgm_parse import (
@@ -49,7 +53,7 @@ from exporter.sources.dcgm_parse import (
     parse_series,
     snapshot,
 )
-from exporter.sources.http import get_text, make_client
+from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
 
 __all__ = [
@@ -61,6 +65,7 @@ __all__ = [
     "fetch",
     "fetch_discovered",
     "fetch_prometheus",
+    "fetch_urls",
     "mig_share",
     "mig_slices",
     "parse_metrics",
@@ -93,13 +98,36 @@ def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
         if not isinstance(client, dcgm_discovery.DiscoveryClient):
             raise TypeError("sources.dcgm.discovery needs the client build_client makes")
         return fetch_discovered(client, cfg.discovery)
+    return fetch_urls(client, cfg.urls or (), cfg.concurrency)
+
+
+def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> DcgmSnapshot:
+    """Scrape every listed URL, `concurrency` at once; any failure fails the refresh.
+
+    The error raised is the first in the list's order, naming its URL, so the same fleet
+    fails the same way whichever answer came first; the calls not yet begun are cancelled.
+    """
+    endpoints = [dcgm_discovery.Endpoint(url, urlsplit(url).hostname or url) for url in urls]
     tally = Tally()
     records: list[GpuRecord] = []
-    for url in cfg.urls or ():
-        text = get_text(client, SOURCE, url)
-        node = urlsplit(url).hostname or url
-        records.extend(parse_metrics(text, default_node=node, where=url, tally=tally))
+    with dcgm_discovery.scrape_all(client, endpoints, concurrency) as scrapes:
+        for scrape in scrapes:
+            if scrape.error is not None:
+                raise _naming(scrape.error, scrape.endpoint.url) from None
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
     return snapshot(records, tally)
+
+
+def _naming(error: UpstreamError, url: str) -> UpstreamError:
+    # The same error (class, reason, status), its message naming the endpoint that failed.
+    if url in str(error):
+        return error  # a payload error names it already
+    named = type(error).__new__(type(error))
+    named.__dict__.update(vars(error))
+    detail = str(error).removeprefix(f"{SOURCE}: ")
+    named.args = (redact(f"{SOURCE}: {url}: {detail}"),)
+    return named
 
 
 def fetch_discovered(
@@ -118,17 +146,13 @@ def fetch_discovered(
     tally = Tally()
     records: list[GpuRecord] = []
     failed: list[str] = []
-    for scrape in dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency):
-        try:
+    with dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency) as scrapes:
+        for scrape in scrapes:
             if scrape.error is not None:
-                raise scrape.error
-            text = scrape.text or ""
-            where = scrape.endpoint.url
-            records.extend(
-                parse_metrics(text, default_node=scrape.endpoint.node, where=where, tally=tally)
-            )
-        except UpstreamError as exc:
-            failed.append(f"{scrape.endpoint.node}: {exc}")
+                failed.append(f"{scrape.endpoint.node}: {scrape.error}")
+                continue
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
     if not found.ready:
         raise UpstreamIncomplete(
             f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "

@@ -2,7 +2,8 @@
 
 Upstream: `GET /apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices?labelSelector=
 kubernetes.io/service-name=<svc>&limit=N` (paged with `metadata.continue`), then `GET` every
-ready endpoint's `/metrics`, at most `concurrency` at once, each within its own call deadline.
+ready endpoint's `/metrics`, at most `concurrency` at once, each within its own call deadline,
+and read it into records there (scrape_all, which listed urls use too).
 
 EndpointSlice rules (discovery.k8s.io/v1 EndpointConditions): `ready` absent (null) means
 ready; `ready: false` is skipped and counted, whatever `serving` says, as a terminating
@@ -15,9 +16,10 @@ a slice without it is skipped (it is not this Service's metrics port).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -31,6 +33,8 @@ from exporter.errors import (
     UpstreamStatusError,
 )
 from exporter.sources import kube_client
+from exporter.sources.checks import Tally
+from exporter.sources.dcgm_parse import GpuRecord, parse_metrics
 from exporter.sources.http import USER_AGENT, get_json, get_text, tls_context
 
 __all__ = [
@@ -120,10 +124,11 @@ class Endpoints:
 
 @dataclass(frozen=True)
 class Scrape:
-    """One endpoint's answer: its text, or the error that stopped it."""
+    """One endpoint's records and what it dropped, or the error that stopped it."""
 
     endpoint: Endpoint
-    text: str | None = None
+    records: list[GpuRecord] = field(default_factory=list)
+    tally: Tally = field(default_factory=Tally)
     error: UpstreamError | None = None
 
 
@@ -250,28 +255,39 @@ def _is_ready(entry: Mapping[str, Any], where: str) -> bool:
     return ready is None or ready is True
 
 
+@contextmanager
 def scrape_all(
-    client: httpx.Client, endpoints: tuple[Endpoint, ...], concurrency: int
-) -> list[Scrape]:
-    """GET every endpoint, `concurrency` at once; one failure does not stop the others.
+    client: httpx.Client, endpoints: Sequence[Endpoint], concurrency: int
+) -> Iterator[Iterator[Scrape]]:
+    """GET and read every endpoint, `concurrency` at once; the answers come in their order.
 
-    Each call runs in a copy of the caller's context, so it keeps the refresh's budget: its
-    own call deadline, cut to what is left of the refresh's.
+    One failure does not stop the others. Each call runs in a copy of the caller's context,
+    so it keeps the refresh's budget: its own call deadline, cut to what is left of the
+    refresh's. Leaving the block early cancels the calls not yet begun.
     """
-    if not endpoints:
-        return []
-    calls: list[Callable[[], Scrape]] = [_caller(client, e) for e in endpoints]
-    workers = max(1, min(concurrency, len(calls)))
+    workers = max(1, min(concurrency, len(endpoints)))
     with ThreadPoolExecutor(workers, thread_name_prefix="dcgm-scrape") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
-        return [future.result() for future in futures]
+        futures = [
+            pool.submit(contextvars.copy_context().run, _caller(client, e)) for e in endpoints
+        ]
+        try:
+            yield (future.result() for future in futures)
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 def _caller(client: httpx.Client, endpoint: Endpoint) -> Callable[[], Scrape]:
     def call() -> Scrape:
+        tally = Tally()
         try:
-            return Scrape(endpoint, text=get_text(client, SOURCE, endpoint.url))
+            text = get_text(client, SOURCE, endpoint.url)
+            # Read here, by the call's own thread, so its body is dropped once parsed rather
+            # than held until every endpoint ahead of it in the list has been read.
+            where, node = endpoint.url, endpoint.node
+            records = parse_metrics(text, default_node=node, where=where, tally=tally)
         except UpstreamError as exc:
             return Scrape(endpoint, error=exc)
+        return Scrape(endpoint, records, tally)
 
     return call

@@ -8,13 +8,11 @@ docs/sources-dcgm-kueue.md.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from exporter.errors import UpstreamPayloadError
+from exporter.sources import dcgm_text
 from exporter.sources.checks import (
     MISSING_FIELD,
     NON_FINITE,
@@ -25,6 +23,7 @@ from exporter.sources.checks import (
     dedupe,
     nothing_left,
 )
+from exporter.sources.dcgm_mig import mig_share, mig_slices
 
 __all__ = [
     "GPU_UTIL",
@@ -50,14 +49,6 @@ GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 _BLANK_FLOOR = 2.0**47
 # DCGM's blank string: a label it could not fill, e.g. the MIG profile of a vanished instance.
 _BLANK_TEXT = "<<<"
-_MIG_PROFILE = re.compile(
-    r"^(?:\d+c\.)?(?P<slices>\d+)g\.\d+gb(?:[+-][a-z]+(?:\.[a-z]+)?)?$", re.IGNORECASE
-)
-# Compute slices per GPU and the instance sizes that exist (NVIDIA MIG user guide, "Supported
-# MIG Profiles"): A100, H100, H200, B200 and GB200 have 7 (profiles 1g, 2g, 3g, 4g, 7g); the
-# A30 and the RTX PRO 6000 Blackwell have 4 (1g, 2g, 4g; there is no 3g).
-_FOUR_SLICE_MODELS = ("A30", "RTX PRO 6000")
-_SIZES = {7: frozenset({1, 2, 3, 4, 7}), 4: frozenset({1, 2, 4})}
 UNSLICED = "unsliced"  # the mig_instance of a MIG GPU's slices that no instance holds
 
 # Labels that describe the device or the exporter; every other label on a series is a
@@ -165,29 +156,6 @@ def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
     return replace(a, utilisation=None) == replace(b, utilisation=None)
 
 
-def mig_slices(model: str) -> int:
-    """The compute slices of a GPU model in MIG mode: 4 on an A30 or RTX PRO 6000, else 7."""
-    upper = model.upper()
-    return 4 if any(name in upper for name in _FOUR_SLICE_MODELS) else 7
-
-
-def mig_share(profile: str, model: str) -> float:
-    """A MIG instance's share of its GPU: the profile's `<n>g` over the GPU's compute slices.
-
-    An A100/H100/H200/B200 has 7 ("1g.10gb" = 1/7, "3g.40gb" = 3/7); an A30 has 4 ("2g.12gb" =
-    2/4). Raises ValueError for a profile that is not `[<c>c.]<n>g.<mem>gb[+<ext>]`, or whose
-    size does not exist on that GPU (5g anywhere, 3g on an A30).
-    """
-    match = _MIG_PROFILE.match(profile.strip())
-    if match is None:
-        raise ValueError(f"unknown MIG profile {profile!r}")
-    slices = mig_slices(model)
-    used = int(match["slices"])
-    if used not in _SIZES[slices]:
-        raise ValueError(f"MIG profile {profile!r} does not fit a {slices}-slice {model!r}")
-    return used / slices
-
-
 def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
     """Add, per GPU in MIG mode, an unallocated record for the compute slices no instance holds.
 
@@ -238,11 +206,7 @@ def parse_metrics(
         tally: where a GPU dropped for a corrupt sample is counted.
     """
     try:
-        samples = [
-            (sample.name, sample.labels, sample.value)
-            for family in text_string_to_metric_families(text)
-            for sample in family.samples
-        ]
+        samples = dcgm_text.read_samples(text)
     except ValueError as exc:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
     return parse_series(samples, default_node=default_node, where=where, tally=tally)
@@ -258,8 +222,9 @@ def parse_series(
     """Records from (metric name, labels, value) triples, however they were read."""
     tally = Tally() if tally is None else tally
     entities: dict[tuple[str, ...], _Entity] = {}
+    seen: _Seen = {}
     for name, labels, value in samples:
-        _collect(entities, name, labels, value, default_node)
+        _collect(entities, seen, name, labels, value, default_node)
     if not entities:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: no DCGM_FI_* series with a gpu label")
     records: list[GpuRecord] = []
@@ -275,8 +240,13 @@ def parse_series(
     return _apportion(records)
 
 
+# Labels objects already collected, by id, each kept alive beside its entity so no id is reused.
+_Seen = dict[int, tuple[Mapping[str, str], _Entity]]
+
+
 def _collect(
     entities: dict[tuple[str, ...], _Entity],
+    seen: _Seen,
     name: str,
     labels: Mapping[str, str],
     value: float,
@@ -285,14 +255,26 @@ def _collect(
     metric = name.upper()
     if not metric.startswith("DCGM_FI_") or "gpu" not in labels:
         return
-    ident = _identity_labels(labels, default_node)
-    key = tuple(ident.values())
-    entity = entities.setdefault(key, _Entity(ident))
+    # dcgm_text gives every family of a GPU the same labels object: its entity is found once.
+    hit = seen.get(id(labels))
+    if hit is not None and hit[0] is labels:
+        entity = hit[1]
+    else:
+        entity = _entity(entities, labels, default_node)
+        seen[id(labels)] = (labels, entity)
     if not value >= _BLANK_FLOOR:  # NaN is kept, to be refused by validation
         entity.values.setdefault(metric, float(value))
+
+
+def _entity(
+    entities: dict[tuple[str, ...], _Entity], labels: Mapping[str, str], default_node: str
+) -> _Entity:
+    ident = _identity_labels(labels, default_node)
+    entity = entities.setdefault(tuple(ident.values()), _Entity(ident))
     for label, label_value in labels.items():
         if label not in _DEVICE_LABELS and label_value:
             entity.pod_labels.setdefault(label, label_value)
+    return entity
 
 
 def _first(labels: Mapping[str, str], *names: str) -> str:

@@ -172,7 +172,8 @@ def test_a_refresh_past_its_deadline_is_a_timeout_even_when_each_call_is_quick()
     server = FakeServer(slow).start()
     try:
         urls = [f"{server.url}/node-{n}/metrics" for n in range(4)]
-        dcgm = {"urls": urls, "timeout": "1s", "refresh_timeout": "2.5s"}
+        # One call at a time, so each starts with what the calls before it left of the budget.
+        dcgm = {"urls": urls, "timeout": "1s", "refresh_timeout": "2.5s", "concurrency": 1}
         config = Config.model_validate({"sources": {"dcgm": dcgm}})
         (source,) = build_sources(config, policy=policy(watch))
         with pytest.raises(UpstreamError) as caught:
