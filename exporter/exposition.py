@@ -24,12 +24,13 @@ from exporter.metrics import (
 )
 from exporter.samples import Sample
 from exporter.sources.checks import DROP_REASONS
-from exporter.textformat import metric_family, render_formats
+from exporter.textformat import RenderCache, metric_family, render_formats
 
 __all__ = [
     "BUILD_STAGES",
     "TEXT_CONTENT_TYPE",
     "Exposition",
+    "RenderCache",
     "SourceHealth",
     "build_error_samples",
     "health_samples",
@@ -116,9 +117,12 @@ def families(samples: Iterable[Sample]) -> list[Metric]:
     return [metric_family(fam, grouped[fam.name]) for fam in CATALOGUE if fam.name in grouped]
 
 
-def render(samples: Iterable[Sample]) -> Exposition:
-    """Render samples once into every format; a scrape then only sends bytes."""
-    text, openmetrics = render_formats(samples)
+def render(samples: Iterable[Sample], memo: RenderCache | None = None) -> Exposition:
+    """Render samples once into every format; a scrape then only sends bytes.
+
+    `memo` (a caller's own RenderCache) reuses the lines of families that did not change.
+    """
+    text, openmetrics = render_formats(samples, memo)
     return Exposition(text, _gzip(text), openmetrics, _gzip(openmetrics))
 
 
