@@ -59,7 +59,16 @@ from exporter.sources.litellm_cache import month_window
 from exporter.sources.opencost import OpenCostSnapshot
 from exporter.sources.table import Records
 
-__all__ = ["Chargeback", "budget_samples", "config_budgets", "join", "ledger_samples"]
+__all__ = [
+    "Chargeback",
+    "LlmMemo",
+    "LlmPart",
+    "budget_samples",
+    "config_budgets",
+    "join",
+    "ledger_samples",
+    "llm_part",
+]
 
 
 @dataclass(frozen=True)
@@ -88,8 +97,57 @@ class _Quota:
     lent: Mapping[tuple[str, str, str], float]
 
 
-def join(config: Config, attributor: Attributor, records: Records, now: datetime) -> Chargeback:
-    """Build the chargeback from whichever sources have fresh records."""
+@dataclass(frozen=True)
+class LlmPart:
+    """What the join takes from one LiteLLM snapshot alone: usage and budget state, as samples."""
+
+    llm: LiteLLMSnapshot  # in the exporter's currency
+    usage: Mapping[tuple[str, str], TeamModelUsage]
+    samples: tuple[Sample, ...]
+
+
+def llm_part(snapshot: LiteLLMSnapshot, attributor: Attributor) -> LlmPart:
+    """Convert the snapshot and build its per team and model usage and its samples."""
+    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
+    llm = snapshot.converted()
+    usage = team_model_usage(llm.usage, attributor)
+    samples = (*llm_usage_samples(usage), *llm_budget_state_samples(llm.teams, attributor))
+    return LlmPart(llm, usage, samples)
+
+
+class LlmMemo:
+    """The LLM part of the last LiteLLM snapshot joined, reused while that snapshot is fresh.
+
+    LiteLLM refreshes on its own interval, and at a thousand teams by fifty models its part of
+    the join is most of it: the other sources' refreshes need not redo it. Keyed on the
+    snapshot object (held, so its id cannot be reused) and the attributor, not on `converted()`,
+    which makes a new object per call.
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[LiteLLMSnapshot, Attributor, LlmPart] | None = None
+
+    def part(self, snapshot: LiteLLMSnapshot, attributor: Attributor) -> LlmPart:
+        """The snapshot's LLM part, computed when it is not the last one seen."""
+        last = self._last
+        if last is not None and last[0] is snapshot and last[1] is attributor:
+            return last[2]
+        part = llm_part(snapshot, attributor)
+        self._last = (snapshot, attributor, part)
+        return part
+
+
+def join(
+    config: Config,
+    attributor: Attributor,
+    records: Records,
+    now: datetime,
+    memo: LlmMemo | None = None,
+) -> Chargeback:
+    """Build the chargeback from whichever sources have fresh records.
+
+    A caller that joins again and again passes an LlmMemo; the result is the same without.
+    """
     samples: list[Sample] = []
     budgets = config_budgets(config)
     opencost = records.opencost
@@ -112,12 +170,12 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
             configured = {t.name for t in config.teams if t.budget.gpu is not None}
             hours = hours_in_month(now, config.zone)
             budgets.update(quota_budgets(quota.flavors, configured, flavor_prices, hours))
-    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
-    llm = records.litellm.converted() if records.litellm is not None else None
-    usage = team_model_usage(llm.usage, attributor) if llm else {}
-    if llm is not None:
-        samples.extend(llm_usage_samples(usage))
-        samples.extend(llm_budget_state_samples(llm.teams, attributor))
+    llm: LiteLLMSnapshot | None = None
+    usage: Mapping[tuple[str, str], TeamModelUsage] = {}
+    if records.litellm is not None:
+        part = (memo or LlmMemo()).part(records.litellm, attributor)
+        llm, usage = part.llm, part.usage
+        samples.extend(part.samples)
         samples.extend(_llm_read_samples(llm, config, now))
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(now, config.zone))
