@@ -36,14 +36,16 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
+from exporter.deflate import Chunk
 from exporter.metrics import BACKGROUND_NOTE, CATALOGUE, Family, Kind
 from exporter.samples import Sample
 
-__all__ = ["RenderCache", "metric_family", "render_formats"]
+__all__ = ["RenderCache", "metric_family", "render_chunks", "render_formats"]
 
 # Names both formats write unchanged: OpenMetrics would turn a ':' into '_', text would not.
 _PLAIN = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _EOF = "# EOF\n"
+_EOF_CHUNK = Chunk(_EOF.encode("utf-8"))
 # How prometheus_client writes a value (Go's float formatting), typed for us.
 _value = cast(Callable[[float], str], floatToGoString)
 _KEY = itemgetter(0)
@@ -76,11 +78,19 @@ def render_formats(
     With a `memo`, each family whose samples equal its last rendering's reuses its lines; the
     bytes are the same as without one.
     """
+    text, openmetrics = render_chunks(samples, memo)
+    return b"".join(c.data for c in text), b"".join(c.data for c in openmetrics)
+
+
+def render_chunks(
+    samples: Iterable[Sample], memo: RenderCache | None = None
+) -> tuple[list[Chunk], list[Chunk]]:
+    """`render_formats` as chunks (family headers, family lines) that the two formats share."""
     grouped: dict[str, list[Sample]] = defaultdict(list)
     for sample in samples:
         grouped[sample.family.name].append(sample)
-    text: list[bytes] = []
-    openmetrics: list[bytes] = []
+    text: list[Chunk] = []
+    openmetrics: list[Chunk] = []
     pieces = _Pieces()
     rendered: dict[str, _Rendered] = {}
     reused: list[str] = []
@@ -92,17 +102,16 @@ def render_formats(
         last = memo.lookup(fam.name, group) if memo is not None else None
         if last is None:
             body = "".join(_lines(fam, shape, group, pieces)).encode("utf-8")
-            last = _Rendered(group, body)
+            last = _Rendered(group, Chunk(body))
         else:
             reused.append(fam.name)
         rendered[fam.name] = last
-        body = last.body
-        text += (shape.text_head, body)
-        openmetrics += (shape.openmetrics_head, body)
-    openmetrics.append(_EOF.encode("utf-8"))
+        text += (shape.text_head, last.body)
+        openmetrics += (shape.openmetrics_head, last.body)
+    openmetrics.append(_EOF_CHUNK)
     if memo is not None:
         memo.keep(rendered, tuple(reused))
-    return b"".join(text), b"".join(openmetrics)
+    return text, openmetrics
 
 
 class RenderCache:
@@ -129,11 +138,11 @@ class RenderCache:
 
 
 class _Rendered:
-    """One family's samples as rendered, and the bytes of its series lines."""
+    """One family's samples as rendered, and its series lines."""
 
     __slots__ = ("body", "samples", "zeros")
 
-    def __init__(self, samples: list[Sample], body: bytes) -> None:
+    def __init__(self, samples: list[Sample], body: Chunk) -> None:
         self.samples = samples
         self.body = body
         # Where the zero values are and which are -0.0; found once, when first rendered.
@@ -154,8 +163,8 @@ def _negative(value: float) -> bool:
 class _Shape:
     """What every series of a family shares: its headers, sample name and label order."""
 
-    text_head: bytes
-    openmetrics_head: bytes
+    text_head: Chunk
+    openmetrics_head: Chunk
     sample_name: str
     order: tuple[int, ...]  # indexes into the family's labels, sorted by label name
     # Catalogue-order values -> values in label-name order.
@@ -189,7 +198,7 @@ def _shape(fam: Family) -> _Shape:
     # itemgetter of one index returns the item, not a 1-tuple; one label is in order anyway.
     pick = _same if order == tuple(range(len(order))) else itemgetter(*order)
     head = openmetrics_head.removesuffix(_EOF).encode("utf-8")
-    return _Shape(text_head, head, name, order, pick)
+    return _Shape(Chunk(text_head), Chunk(head), name, order, pick)
 
 
 class _Escaped(dict[str, str]):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exporter.exposition import Exposition, render
 from exporter.metrics import CATALOGUE, LLM_SPEND_MONTH_TO_DATE, TEAM_COST_PER_HOUR, Family
 from exporter.samples import Sample
 from exporter.textformat import RenderCache, render_formats
@@ -80,7 +83,10 @@ def test_cached_renders_are_byte_for_byte_uncached_ones(steps: list[_Step]) -> N
     memo = RenderCache()
     for step in steps:
         samples = _flat(step.families)
-        assert render_formats(samples, memo) == render_formats(samples)
+        cached = render(samples, memo)
+        # Plain and gzipped, in both formats.
+        assert cached == render(samples)
+        assert (cached.text, cached.openmetrics) == render_formats(samples)
         # Not vacuous: a family handed over unchanged came from the cache.
         assert step.kept <= set(memo.reused)
 
@@ -114,3 +120,32 @@ def test_a_failed_render_leaves_the_cache_as_it_was() -> None:
         render_formats([one, one, spend], memo)
     assert render_formats([one, spend], memo) == first
     assert set(memo.reused) == {TEAM_COST_PER_HOUR.name, LLM_SPEND_MONTH_TO_DATE.name}
+
+
+def _one_member(gzipped: bytes) -> bytes:
+    """The content of a gzip body that is exactly one member, nothing after it."""
+    assert gzipped[:3] == b"\x1f\x8b\x08"
+    reader = zlib.decompressobj(wbits=31)
+    content = reader.decompress(gzipped) + reader.flush()
+    assert reader.eof and reader.unused_data == b""
+    return content
+
+
+def _check_gzip(exposition: Exposition) -> None:
+    assert _one_member(exposition.text_gzip) == exposition.text
+    assert _one_member(exposition.openmetrics_gzip) == exposition.openmetrics
+    assert gzip.decompress(exposition.text_gzip) == exposition.text
+
+
+def test_gzip_bodies_are_one_member_of_the_plain_bytes() -> None:
+    cost = [
+        Sample.of(TEAM_COST_PER_HOUR, float(i), team=f"t{i}", component="gpu") for i in range(500)
+    ]
+    spend = [Sample.of(LLM_SPEND_MONTH_TO_DATE, 2.0, team="a", model="m")]
+    memo = RenderCache()
+    _check_gzip(render([], memo))
+    _check_gzip(render([*cost, *spend], memo))
+    changed = render([*cost[:-1], *spend], memo)
+    assert memo.reused == (LLM_SPEND_MONTH_TO_DATE.name,)
+    _check_gzip(changed)
+    assert len(changed.text_gzip) < len(changed.text) / 3
