@@ -9,12 +9,12 @@ itself, so the bytes stay what it writes (tests compare the two on every catalog
 
 A caller that renders again and again (the Refresher) passes a RenderCache: a family whose
 samples equal those it had last time keeps its rendered lines, so a refresh of one source does
-not re-render the hundreds of thousands of series another source feeds.
+not re-render the hundreds of thousands of series another source feeds; one whose series are
+the same but whose values moved keeps its series order and label pieces, and writes values.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +38,7 @@ from prometheus_client.utils import floatToGoString
 
 from exporter.deflate import Chunk
 from exporter.metrics import BACKGROUND_NOTE, CATALOGUE, Family, Kind
+from exporter.render_cache import Layout, RenderCache, Rendered
 from exporter.samples import Sample
 
 __all__ = ["RenderCache", "metric_family", "render_chunks", "render_formats"]
@@ -48,8 +49,6 @@ _EOF = "# EOF\n"
 _EOF_CHUNK = Chunk(_EOF.encode("utf-8"))
 # How prometheus_client writes a value (Go's float formatting), typed for us.
 _value = cast(Callable[[float], str], floatToGoString)
-_KEY = itemgetter(0)
-Series = list[tuple[tuple[str, ...], Sample]]
 
 
 def metric_family(fam: Family, samples: Sequence[Sample]) -> Metric:
@@ -65,8 +64,9 @@ def metric_family(fam: Family, samples: Sequence[Sample]) -> Metric:
         metric = CounterMetricFamily(fam.name, help_text, labels=fam.labels)
     else:
         metric = GaugeMetricFamily(fam.name, help_text, labels=fam.labels)
-    for values, s in _sorted_series(fam, samples):
-        metric.add_metric(list(values), s.value)
+    order, keys = _series_order(fam, samples)
+    for i, values in zip(order, keys, strict=True):
+        metric.add_metric(list(values), samples[i].value)
     return metric
 
 
@@ -92,71 +92,29 @@ def render_chunks(
     text: list[Chunk] = []
     openmetrics: list[Chunk] = []
     pieces = _Pieces()
-    rendered: dict[str, _Rendered] = {}
+    rendered: dict[str, Rendered] = {}
     reused: list[str] = []
+    relaid: list[str] = []
     for fam in CATALOGUE:
         group = grouped.get(fam.name)
         if not group:
             continue
         shape = _shape(fam)
-        last = memo.lookup(fam.name, group) if memo is not None else None
-        if last is None:
-            body = "".join(_lines(fam, shape, group, pieces)).encode("utf-8")
-            last = _Rendered(group, Chunk(body))
-        else:
+        last = memo.last(fam.name) if memo is not None else None
+        if last is not None and last.same(group):
             reused.append(fam.name)
+        else:
+            layout = last.layout if last is not None else None
+            last = _render_family(fam, shape, group, pieces, layout)
+            if layout is not None and last.layout is layout:
+                relaid.append(fam.name)
         rendered[fam.name] = last
         text += (shape.text_head, last.body)
         openmetrics += (shape.openmetrics_head, last.body)
     openmetrics.append(_EOF_CHUNK)
     if memo is not None:
-        memo.keep(rendered, tuple(reused))
+        memo.keep(rendered, tuple(reused), tuple(relaid))
     return text, openmetrics
-
-
-class RenderCache:
-    """Each family's samples and series lines from the last rendering that used this cache.
-
-    A family's lines are reused only when its samples equal the last ones, in the same order.
-    Equal samples write equal lines but for one case: 0.0 == -0.0, and Go's formatting writes
-    "-0.0", so the sign of every zero value is compared too. Not thread-safe: one renderer
-    at a time (the Refresher renders under its build lock).
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[str, _Rendered] = {}
-        self.reused: tuple[str, ...] = ()  # the families the last rendering took from here
-
-    def lookup(self, name: str, samples: list[Sample]) -> _Rendered | None:
-        """The family as last rendered, if its samples are the same."""
-        last = self._last.get(name)
-        return last if last is not None and last.same(samples) else None
-
-    def keep(self, rendered: dict[str, _Rendered], reused: tuple[str, ...]) -> None:
-        """Remember a finished rendering: its families only, so a vanished one is forgotten."""
-        self._last, self.reused = rendered, reused
-
-
-class _Rendered:
-    """One family's samples as rendered, and its series lines."""
-
-    __slots__ = ("body", "samples", "zeros")
-
-    def __init__(self, samples: list[Sample], body: Chunk) -> None:
-        self.samples = samples
-        self.body = body
-        # Where the zero values are and which are -0.0; found once, when first rendered.
-        self.zeros = tuple((i, _negative(s.value)) for i, s in enumerate(samples) if s.value == 0)
-
-    def same(self, samples: list[Sample]) -> bool:
-        """Whether `samples` would render to `body`."""
-        if samples != self.samples:  # identical samples make this a pointer walk
-            return False
-        return all(_negative(samples[i].value) is neg for i, neg in self.zeros)
-
-
-def _negative(value: float) -> bool:
-    return math.copysign(1.0, value) < 0
 
 
 @dataclass(frozen=True)
@@ -224,22 +182,42 @@ class _Pieces(dict[str, _Escaped]):
         return escaped
 
 
-def _lines(fam: Family, shape: _Shape, samples: Sequence[Sample], pieces: _Pieces) -> list[str]:
-    name = shape.sample_name
+def _render_family(
+    fam: Family, shape: _Shape, samples: list[Sample], pieces: _Pieces, layout: Layout | None
+) -> Rendered:
+    """A family's lines; with the layout of the same series in the same order, only values."""
     if fam.kind is Kind.INFO:
         # Info series keep their order, and their labels are whatever each one carries.
         one = _value(1.0)
-        return [_info_line(name, s, pieces, one) for s in samples]
-    series = _sorted_series(fam, samples)
+        lines = [_info_line(shape.sample_name, s, pieces, one) for s in samples]
+        return Rendered(samples, _chunk(lines), None)
+    labels = [s.labels for s in samples]
+    if layout is None or layout.labels != labels:
+        layout = _layout(fam, shape, samples, labels, pieces)
+    pairs = zip(layout.prefixes, layout.order, strict=True)
+    return Rendered(samples, _chunk([f"{p}{_value(samples[i].value)}\n" for p, i in pairs]), layout)
+
+
+def _chunk(lines: list[str]) -> Chunk:
+    return Chunk("".join(lines).encode("utf-8"))
+
+
+def _layout(
+    fam: Family,
+    shape: _Shape,
+    samples: list[Sample],
+    labels: list[tuple[tuple[str, str], ...]],
+    pieces: _Pieces,
+) -> Layout:
+    order, keys = _series_order(fam, samples)
+    name = shape.sample_name
     if not fam.labels:
-        return [f"{name} {_value(s.value)}\n" for _, s in series]
+        return Layout(labels, order, [f"{name} "] * len(order))
     escapers = tuple(pieces[fam.labels[i]] for i in shape.order)
     pick, head = shape.pick, name + "{"
     # map(getitem, ...) looks every piece up in C; a miss escapes it once (__missing__).
-    return [
-        f"{head}{','.join(map(getitem, escapers, pick(values)))}}} {_value(s.value)}\n"
-        for values, s in series
-    ]
+    prefixes = [f"{head}{','.join(map(getitem, escapers, pick(k)))}}} " for k in keys]
+    return Layout(labels, order, prefixes)
 
 
 def _info_line(name: str, sample: Sample, pieces: _Pieces, value: str) -> str:
@@ -249,14 +227,20 @@ def _info_line(name: str, sample: Sample, pieces: _Pieces, value: str) -> str:
     return f"{name}{{{','.join(pieces[label][raw] for label, raw in pairs)}}} {value}\n"
 
 
-def _sorted_series(fam: Family, samples: Sequence[Sample]) -> Series:
-    """Each series with its label values in catalogue order, sorted; a duplicate is an error."""
-    series = sorted(zip(_label_values(fam, samples), samples, strict=True), key=_KEY)
-    keys = [values for values, _ in series]
+def _series_order(
+    fam: Family, samples: Sequence[Sample]
+) -> tuple[list[int], list[tuple[str, ...]]]:
+    """The samples' indexes sorted by label values (catalogue order), and those values sorted.
+
+    A duplicate series is an error.
+    """
+    values = _label_values(fam, samples)
+    order = sorted(range(len(values)), key=values.__getitem__)
+    keys = [values[i] for i in order]
     if any(map(eq, keys, islice(keys, 1, None))):
         duplicate = next(a for a, b in pairwise(keys) if a == b)
         raise ValueError(f"{fam.name}: duplicate series {list(duplicate)}")
-    return series
+    return order, keys
 
 
 def _label_values(fam: Family, samples: Sequence[Sample]) -> list[tuple[str, ...]]:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.exposition import Exposition, render
-from exporter.metrics import CATALOGUE, LLM_SPEND_MONTH_TO_DATE, TEAM_COST_PER_HOUR, Family
+from exporter.metrics import CATALOGUE, LLM_SPEND_MONTH_TO_DATE, TEAM_COST_PER_HOUR, Family, Kind
 from exporter.samples import Sample
 from exporter.textformat import RenderCache, render_formats
 
@@ -20,6 +20,7 @@ _numbers = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([0.0, -0.0, 1.0, 1e22, 0.1 + 0.2]),
 )
+INFO = {f.name for f in CATALOGUE if f.kind is Kind.INFO}
 _ACTIONS = ("same", "copy", "value", "zero", "reorder", "drop", "grow")
 
 
@@ -40,15 +41,16 @@ def _copy(s: Sample) -> Sample:
 class _Step:
     families: dict[str, list[Sample]]
     kept: frozenset[str]  # families whose samples are the very objects of the step before
+    revalued: frozenset[str]  # families with the same series as before, a value changed
 
 
 @st.composite
 def _steps(draw: st.DrawFn) -> list[_Step]:
     chosen = draw(st.lists(st.sampled_from(CATALOGUE), min_size=1, max_size=6, unique=True))
     current = {fam.name: draw(_family(fam)) for fam in chosen}
-    steps = [_Step(dict(current), frozenset())]
+    steps = [_Step(dict(current), frozenset(), frozenset())]
     for _ in range(draw(st.integers(1, 5))):
-        kept = set()
+        kept, revalued = set(), set()
         for fam in chosen:
             group = current.get(fam.name)
             action = draw(st.sampled_from(_ACTIONS))
@@ -65,11 +67,12 @@ def _steps(draw: st.DrawFn) -> list[_Step]:
                 # "zero": 0.0 <-> -0.0, which compare equal and render apart.
                 new = (-old if old == 0 else 0.0) if action == "zero" else draw(_numbers)
                 current[fam.name] = [*group[:i], Sample(fam, group[i].labels, new), *group[i + 1 :]]
+                revalued.add(fam.name)
             elif action == "reorder":
                 current[fam.name] = draw(st.permutations(group))
             else:
                 del current[fam.name]
-        steps.append(_Step(dict(current), frozenset(kept)))
+        steps.append(_Step(dict(current), frozenset(kept), frozenset(revalued)))
     return steps
 
 
@@ -87,8 +90,11 @@ def test_cached_renders_are_byte_for_byte_uncached_ones(steps: list[_Step]) -> N
         # Plain and gzipped, in both formats.
         assert cached == render(samples)
         assert (cached.text, cached.openmetrics) == render_formats(samples)
-        # Not vacuous: a family handed over unchanged came from the cache.
+        # Not vacuous: a family handed over unchanged came from the cache, and one with the
+        # same series kept its layout (an info family has none).
         assert step.kept <= set(memo.reused)
+        revalued = step.revalued - INFO
+        assert revalued <= set(memo.reused) | set(memo.relaid)
 
 
 def test_a_changed_family_is_rendered_again_and_the_others_are_reused() -> None:
@@ -101,6 +107,19 @@ def test_a_changed_family_is_rendered_again_and_the_others_are_reused() -> None:
     assert (text, openmetrics) == render_formats([*changed, *spend])
     assert b'chargeback_team_cost_per_hour{component="gpu",team="b"} 7.25\n' in text
     assert memo.reused == (LLM_SPEND_MONTH_TO_DATE.name,)
+    assert memo.relaid == (TEAM_COST_PER_HOUR.name,)
+
+
+def test_a_new_series_is_laid_out_again_in_order() -> None:
+    b = Sample.of(TEAM_COST_PER_HOUR, 1.0, team="b", component="gpu")
+    memo = RenderCache()
+    render_formats([b], memo)
+    a = Sample.of(TEAM_COST_PER_HOUR, 2.0, team="a", component="gpu")
+    text, _ = render_formats([b, a], memo)
+    assert text.endswith(
+        b'team="a"} 2.0\nchargeback_team_cost_per_hour{component="gpu",team="b"} 1.0\n'
+    )
+    assert memo.relaid == memo.reused == ()
 
 
 def test_a_zero_that_changes_sign_is_rendered_again() -> None:
