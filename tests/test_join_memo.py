@@ -61,10 +61,11 @@ def test_the_memo_keys_on_the_snapshot_object_not_its_conversion(stack: DemoStac
     config = _config(stack)
     llm = read_all(config).litellm
     assert llm is not None
-    attributor, memo = Attributor(config), LlmMemo()
-    part = memo.part(llm, attributor)
-    assert memo.part(llm, attributor) is part
+    attributor, memo, models = Attributor(config), LlmMemo(), config.llm_models
+    part = memo.part(llm, attributor, models)
+    assert memo.part(llm, attributor, models) is part
     # An equal snapshot is another refresh: computed again (and equal), never assumed equal.
-    again = memo.part(LiteLLMSnapshot(llm.teams, llm.usage, llm.dropped, llm.rate), attributor)
+    equal = LiteLLMSnapshot(llm.teams, llm.usage, llm.dropped, llm.rate)
+    again = memo.part(equal, attributor, models)
     assert again is not part and again == part
-    assert memo.part(llm, Attributor(config)) is not part
+    assert memo.part(equal, Attributor(config), models) is not again
