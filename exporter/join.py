@@ -16,12 +16,13 @@ from exporter.attribution import Attributor
 from exporter.calendar import hours_in_month, month_start
 from exporter.chargeback import Ledger, cap_teams
 from exporter.clusterwide import idle_samples, month_samples
-from exporter.config import Config
+from exporter.config import Config, ModelDecl
 from exporter.costs import Window, serving_costs, window
 from exporter.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
 from exporter.llm import (
     LlmReport,
     ModelPricing,
+    Routed,
     TeamModelUsage,
     apply_llm_to,
     llm_budget_state_samples,
@@ -29,6 +30,7 @@ from exporter.llm import (
     llm_report_samples,
     llm_usage_samples,
     model_pricing,
+    route,
     serving_namespaces,
     team_model_usage,
 )
@@ -59,7 +61,16 @@ from exporter.sources.litellm_cache import month_window
 from exporter.sources.opencost import OpenCostSnapshot
 from exporter.sources.table import Records
 
-__all__ = ["Chargeback", "budget_samples", "config_budgets", "join", "ledger_samples"]
+__all__ = [
+    "Chargeback",
+    "LlmMemo",
+    "LlmPart",
+    "budget_samples",
+    "config_budgets",
+    "join",
+    "ledger_samples",
+    "llm_part",
+]
 
 
 @dataclass(frozen=True)
@@ -88,8 +99,62 @@ class _Quota:
     lent: Mapping[tuple[str, str, str], float]
 
 
-def join(config: Config, attributor: Attributor, records: Records, now: datetime) -> Chargeback:
-    """Build the chargeback from whichever sources have fresh records."""
+@dataclass(frozen=True)
+class LlmPart:
+    """What the join takes from one LiteLLM snapshot alone: usage and budget state, as samples."""
+
+    llm: LiteLLMSnapshot  # in the exporter's currency
+    routed: Routed  # its usage records with their teams and declarations
+    usage: Mapping[tuple[str, str], TeamModelUsage]
+    samples: tuple[Sample, ...]
+
+
+def llm_part(
+    snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
+) -> LlmPart:
+    """Convert the snapshot, route its records, and build its usage per team and model."""
+    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
+    llm = snapshot.converted()
+    routed = route(llm.usage, models, attributor)
+    usage = team_model_usage(routed, attributor)
+    samples = (*llm_usage_samples(usage), *llm_budget_state_samples(llm.teams, attributor))
+    return LlmPart(llm, routed, usage, samples)
+
+
+class LlmMemo:
+    """The LLM part of the last LiteLLM snapshot joined, reused while that snapshot is fresh.
+
+    LiteLLM refreshes on its own interval, and at a thousand teams by fifty models its part of
+    the join is most of it: the other sources' refreshes need not redo it. Keyed on the
+    snapshot object (held, so its id cannot be reused), the attributor and the declarations,
+    not on `converted()`, which makes a new object per call.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] = ()  # snapshot, attributor, declarations: held
+        self._part: LlmPart | None = None
+
+    def part(
+        self, snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
+    ) -> LlmPart:
+        """The snapshot's LLM part, computed when it is not the last one seen."""
+        key = (snapshot, attributor, models)
+        if self._part is None or not all(a is b for a, b in zip(key, self._key, strict=True)):
+            self._part, self._key = llm_part(snapshot, attributor, models), key
+        return self._part
+
+
+def join(
+    config: Config,
+    attributor: Attributor,
+    records: Records,
+    now: datetime,
+    memo: LlmMemo | None = None,
+) -> Chargeback:
+    """Build the chargeback from whichever sources have fresh records.
+
+    A caller that joins again and again passes an LlmMemo; the result is the same without.
+    """
     samples: list[Sample] = []
     budgets = config_budgets(config)
     opencost = records.opencost
@@ -112,12 +177,12 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
             configured = {t.name for t in config.teams if t.budget.gpu is not None}
             hours = hours_in_month(now, config.zone)
             budgets.update(quota_budgets(quota.flavors, configured, flavor_prices, hours))
-    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
-    llm = records.litellm.converted() if records.litellm is not None else None
-    usage = team_model_usage(llm.usage, attributor) if llm else {}
-    if llm is not None:
-        samples.extend(llm_usage_samples(usage))
-        samples.extend(llm_budget_state_samples(llm.teams, attributor))
+    part: LlmPart | None = None
+    usage: Mapping[tuple[str, str], TeamModelUsage] = {}
+    if records.litellm is not None:
+        part = (memo or LlmMemo()).part(records.litellm, attributor, config.llm_models)
+        llm, usage = part.llm, part.usage
+        samples.extend(part.samples)
         samples.extend(_llm_read_samples(llm, config, now))
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(now, config.zone))
@@ -129,9 +194,9 @@ def join(config: Config, attributor: Attributor, records: Records, now: datetime
         hourly = apply_quota(hourly, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
         month = apply_quota(month, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
     pricing: tuple[ModelPricing, ...] = ()
-    if llm is not None:
-        hourly, month, report = _with_llm(config, attributor, llm, hourly, month)
-        pricing = _pricing(config, llm, month)
+    if part is not None:
+        hourly, month, report = _with_llm(config, attributor, part.routed, hourly, month)
+        pricing = _pricing(config, part.routed, month)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
     declared = [t.name for t in config.teams]
@@ -235,15 +300,15 @@ def _windows(
 
 
 def _with_llm(
-    config: Config, attributor: Attributor, llm: LiteLLMSnapshot, hourly: Window, month: Window
+    config: Config, attributor: Attributor, routed: Routed, hourly: Window, month: Window
 ) -> tuple[Window, Window, LlmReport]:
     """Add external LLM spend and move self-hosted serving cost to the teams that sent tokens.
 
     The month's token shares re-attribute each window's serving cost; the month's report says
     which models the config does not declare.
     """
-    month, report = apply_llm_to(month, llm.usage, config, attributor)
-    hourly, _ = apply_llm_to(hourly, llm.usage, config, attributor)
+    month, report = apply_llm_to(month, routed, config, attributor)
+    hourly, _ = apply_llm_to(hourly, routed, config, attributor)
     return hourly, month, report
 
 
@@ -253,11 +318,11 @@ def _llm_read_samples(llm: LiteLLMSnapshot, config: Config, now: datetime) -> li
     return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge)]
 
 
-def _pricing(config: Config, llm: LiteLLMSnapshot, month: Window) -> tuple[ModelPricing, ...]:
+def _pricing(config: Config, routed: Routed, month: Window) -> tuple[ModelPricing, ...]:
     """Pricing drift: the month's serving cost against what LiteLLM declares."""
     serving = serving_costs(month.lines, serving_namespaces(config))
     weight = config.llm_completion_weight
-    return tuple(model_pricing(llm.usage, config.llm_models, serving, weight))
+    return tuple(model_pricing(routed, config.llm_models, serving, weight))
 
 
 def config_budgets(config: Config) -> dict[tuple[str, str], float]:

@@ -45,6 +45,7 @@ from exporter.sources.litellm import ModelUsage, TeamBudget
 __all__ = [
     "LlmReport",
     "ModelPricing",
+    "Routed",
     "TeamModelUsage",
     "apply_llm",
     "apply_llm_to",
@@ -54,6 +55,7 @@ __all__ = [
     "llm_report_samples",
     "llm_usage_samples",
     "model_pricing",
+    "route",
     "serving_namespaces",
     "team_model_usage",
     "weighted_tokens",
@@ -89,6 +91,26 @@ def _team(record: ModelUsage | TeamBudget, attributor: Attributor) -> str:
     return attributor.team_for_litellm(record.team_id, record.alias)
 
 
+@dataclass(frozen=True)
+class Routed:
+    """Usage records in the order they are summed in, each with its team and its declaration.
+
+    It depends on the snapshot, the declarations and the attributor only: a join keeps it per
+    LiteLLM snapshot and routes each record once, not once per window and per rebuild.
+    """
+
+    rows: tuple[tuple[ModelUsage, str, ModelDecl | None], ...]
+
+
+def route(
+    usage: Iterable[ModelUsage], models: tuple[ModelDecl, ...], attributor: Attributor
+) -> Routed:
+    """Sort the records and find each one's team and declaration."""
+    declared = {m.model: m for m in models}
+    ordered = sorted(usage, key=_order)
+    return Routed(tuple((r, _team(r, attributor), declaration(r, declared)) for r in ordered))
+
+
 # --- (a) usage and budget samples ------------------------------------------------------------
 
 
@@ -103,7 +125,7 @@ class TeamModelUsage:
 
 
 def team_model_usage(
-    usage: Iterable[ModelUsage], attributor: Attributor
+    usage: Iterable[ModelUsage] | Routed, attributor: Attributor
 ) -> dict[tuple[str, str], TeamModelUsage]:
     """Month-to-date use per (team, model), summed over the LiteLLM teams that map to the team.
 
@@ -112,8 +134,9 @@ def team_model_usage(
     """
     spend: dict[tuple[str, str], float | None] = {}
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for record in sorted(usage, key=_order):
-        key = (_team(record, attributor), record.model)
+    rows = usage.rows if isinstance(usage, Routed) else route(usage, (), attributor).rows
+    for record, team, _ in rows:
+        key = (team, record.model)
         before = spend.get(key, 0.0)
         spend[key] = None if before is None or record.spend is None else before + record.spend
         acc = counts[key]
@@ -182,7 +205,7 @@ def llm_report_samples(report: LlmReport) -> list[Sample]:
 
 def apply_llm(
     ledger: Ledger,
-    usage: Iterable[ModelUsage],
+    usage: Iterable[ModelUsage] | Routed,
     models: tuple[ModelDecl, ...],
     attributor: Attributor,
     serving_cost: Mapping[str, Mapping[str, float]],
@@ -193,7 +216,7 @@ def apply_llm(
 
     Args:
         ledger: the cost ledger of one window (month to date, or the hourly rate); not changed.
-        usage: month-to-date LiteLLM usage per LiteLLM team and model.
+        usage: month-to-date LiteLLM usage per LiteLLM team and model (or it routed).
         models: the config's model declarations.
         attributor: maps LiteLLM teams to teams.
         serving_cost: serving namespace -> {team: cost placed on that team from that namespace},
@@ -205,17 +228,15 @@ def apply_llm(
     Conservation: the new total equals the old total plus `report.external_spend`; the
     `llm_serving` components sum to zero.
     """
-    declared = {m.model: m for m in models}
+    rows = usage.rows if isinstance(usage, Routed) else route(usage, models, attributor).rows
     out = Ledger(dict(ledger.costs), dict(ledger.fallback))
     unknown: set[str] = set()
     unpriced: set[str] = set()
     external = 0.0
     tokens: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for record in sorted(usage, key=_order):
-        decl = declaration(record, declared)
+    for record, team, decl in rows:
         if decl is None:
             unknown.add(record.model)
-        team = _team(record, attributor)
         if decl is not None and decl.self_hosted is not None:
             w = weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
             tokens[decl.self_hosted.namespace][team] += w
@@ -283,7 +304,7 @@ class ModelPricing:
 
 
 def model_pricing(
-    usage: Iterable[ModelUsage],
+    usage: Iterable[ModelUsage] | Routed,
     models: tuple[ModelDecl, ...],
     serving_cost: Mapping[str, Mapping[str, float]],
     weight: float,
@@ -296,12 +317,15 @@ def model_pricing(
     `input x (prompt + w x completion) = input x W`, so the price that recovers the measured cost
     is `input = serving cost / W` and `output = w x input`. Pass the month-to-date serving cost.
     """
-    decls = {m.model: m for m in models}
+    if isinstance(usage, Routed):
+        routed = [(record, decl) for record, _, decl in usage.rows]
+    else:
+        decls = {m.model: m for m in models}
+        routed = [(r, declaration(r, decls)) for r in sorted(usage, key=_order)]
     hosted: dict[str, str] = {}  # public name -> serving namespace
     per_model: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     unknown_spend: set[str] = set()
-    for record in sorted(usage, key=_order):
-        decl = declaration(record, decls)
+    for record, decl in routed:
         if decl is None or decl.self_hosted is None:
             continue
         hosted.setdefault(record.model, decl.self_hosted.namespace)
@@ -351,7 +375,7 @@ def serving_namespaces(config: Config) -> list[str]:
 
 
 def apply_llm_to(
-    window: Window, usage: Iterable[ModelUsage], config: Config, attributor: Attributor
+    window: Window, usage: Iterable[ModelUsage] | Routed, config: Config, attributor: Attributor
 ) -> tuple[Window, LlmReport]:
     """`apply_llm` on one window: its serving cost and LLM scale come from the window itself."""
     serving = {

@@ -74,6 +74,10 @@ class GpuPrices:
         self._by_model = {canonical_model(m): p for m, p in sorted((by_model or {}).items())}
         self._by_flavor = dict(by_flavor or {})
         self._nodes = self._describe(dcgm_models or {})
+        # Answers kept per name: a join asks for each node's flavor and each GPU's model price,
+        # and every answer walks all nodes or all allocations (10,000 nodes: minutes, not ms).
+        self._flavor_nodes: dict[str, frozenset[str] | None] = {}
+        self._models: dict[str, float | None] = {}
 
     def _describe(self, dcgm_models: Mapping[str, str]) -> dict[str, _Node]:
         names = {n.name for n in self._assets} | set(dcgm_models)
@@ -105,19 +109,23 @@ class GpuPrices:
         key = canonical_model(model)
         if key in self._by_model:
             return self._by_model[key]
-        nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
-        return self._charged(nodes) if nodes else None
+        if key not in self._models:
+            nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
+            self._models[key] = self._charged(nodes) if nodes else None
+        return self._models[key]
 
     def flavor_nodes(self, name: str) -> frozenset[str] | None:
         """Nodes a flavor stands for; None means every node (no `nodeLabels`, or not listed)."""
         wanted = self._flavors.get(name)
         if not wanted:
             return None
-        return frozenset(
-            node
-            for node, seen in self._nodes.items()
-            if all(seen.labels.get(k) == v for k, v in wanted.items())
-        )
+        if name not in self._flavor_nodes:
+            self._flavor_nodes[name] = frozenset(
+                node
+                for node, seen in self._nodes.items()
+                if all(seen.labels.get(k) == v for k, v in wanted.items())
+            )
+        return self._flavor_nodes[name]
 
     def flavor_of_node(self, node: str, candidates: Collection[str]) -> str | None:
         """The candidate flavor that selects a node most specifically (then by name), if any."""

@@ -15,6 +15,7 @@ from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
 from exporter.exposition import (
     Exposition,
+    RenderCache,
     SourceHealth,
     build_error_samples,
     health_samples,
@@ -108,6 +109,7 @@ class Refresher:
         self._build_errors: Counter[str] = Counter()
         self._build_error = ""  # the last build failure logged ("" once healed)
         self._joined: tuple[Sample, ...] = ()  # the last joined samples that rendered
+        self._rendered = RenderCache()  # families that did not change keep their lines
         self.exposition: Exposition = render(self._static)
 
     @property
@@ -221,7 +223,8 @@ class Refresher:
     def _render(self, joined: tuple[Sample, ...], stage: str) -> bool:
         """Render `joined` with the current health; on failure count `stage` (if any)."""
         try:
-            self.exposition = render([*self._static, *joined, *self._self_samples()])
+            samples = [*self._static, *joined, *self._self_samples()]
+            self.exposition = render(samples, self._rendered)
         except Exception as exc:  # noqa: BLE001 - a bad sample must not stop serving
             if stage:
                 self._build_failed(stage, exc)

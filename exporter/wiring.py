@@ -14,7 +14,7 @@ from exporter.attribution import Attributor
 from exporter.clock import Clock, system_clock
 from exporter.config import Config
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
-from exporter.join import Chargeback, join
+from exporter.join import Chargeback, LlmMemo, join
 from exporter.metrics import BUILD, CONFIG
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
@@ -90,11 +90,13 @@ class Joiner:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._attributor = Attributor(config)
+        self._llm = LlmMemo()  # LiteLLM's part, redone only when its snapshot changes
         self.last: Chargeback | None = None
 
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         """Join, remember, and hand the samples to the renderer."""
-        chargeback = join(self._config, self._attributor, Records.of(snapshots), now)
+        records = Records.of(snapshots)
+        chargeback = join(self._config, self._attributor, records, now, self._llm)
         previous, self.last = self.last, chargeback
         folded = chargeback.folded_teams
         if folded != (previous.folded_teams if previous else ()) and folded:

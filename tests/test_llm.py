@@ -27,6 +27,7 @@ from exporter.llm import (
     llm_report_samples,
     llm_usage_samples,
     model_pricing,
+    route,
     team_model_usage,
 )
 from exporter.metrics import (
@@ -380,3 +381,18 @@ def test_an_undeclared_model_is_reported_by_its_public_name() -> None:
     after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
     assert report.unknown_models == ("claude-sonnet",)
     assert after.costs == {("vision", "llm_external"): 0.75}
+
+
+@settings(max_examples=100, deadline=None)
+@given(usage_records, serving, st.floats(0.1, 10))
+def test_routed_usage_gives_what_the_records_give(
+    usage: list[ModelUsage], serving_cost: dict[str, dict[str, float]], weight: float
+) -> None:
+    # The join routes a LiteLLM snapshot once and hands the routes to every step.
+    routed = route(usage, MODELS, ATTRIBUTOR)
+    ledger = Ledger({("search", "gpu"): 50.0})
+    direct = apply_llm(ledger, usage, MODELS, ATTRIBUTOR, serving_cost, weight, 0.5)
+    assert apply_llm(ledger, routed, MODELS, ATTRIBUTOR, serving_cost, weight, 0.5) == direct
+    pricing = model_pricing(usage, MODELS, serving_cost, weight)
+    assert model_pricing(routed, MODELS, serving_cost, weight) == pricing
+    assert team_model_usage(routed, ATTRIBUTOR) == team_model_usage(usage, ATTRIBUTOR)

@@ -11,6 +11,7 @@ import httpx
 
 from exporter.config import Config, LiteLLMConfig, SourcesConfig
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.exposition import build_error_samples, render
 from exporter.metrics import TEAM_BUDGET
 from exporter.refresher import Refresher, Source
 from exporter.samples import Sample
@@ -197,3 +198,20 @@ def test_overlapping_litellm_pages_through_the_refresher() -> None:
     assert refresher.fresh_records()["litellm"] is good
     assert [t.team_id for t in good.teams] == ["b", "a"]  # type: ignore[attr-defined]
     client.close()
+
+
+def test_rebuilds_serve_what_an_uncached_render_of_the_same_samples_would() -> None:
+    rounds: list[list[Sample]] = [
+        [Sample.of(TEAM_BUDGET, 1.0, team="a", kind="gpu")],
+        [Sample.of(TEAM_BUDGET, 1.0, team="a", kind="gpu")],  # equal samples, new objects
+        [Sample.of(TEAM_BUDGET, 2.5, team="a", kind="gpu")],  # a value moved
+        [Sample.of(TEAM_BUDGET, 2.5, team=t, kind="gpu") for t in ("b", "a")],  # a new series
+    ]
+    static = [Sample.of(TEAM_BUDGET, 9.0, team="static", kind="llm")]
+    current: list[Sample] = []
+    refresher = Refresher([], lambda records, now: current, static, clock=CLOCK)
+    for samples in rounds:
+        current = samples
+        refresher.rebuild()
+        expected = render([*static, *samples, *build_error_samples({})])
+        assert refresher.exposition == expected
