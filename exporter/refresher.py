@@ -159,6 +159,11 @@ class Refresher:
         duration: float,
         exc: BaseException | None = None,
     ) -> None:
+        if self._stop.is_set():
+            # stop() closed the client under a refresh still in flight: that is the shutdown,
+            # not the upstream failing, and the last good records stand.
+            log.debug("source=%s refresh cut short by stop: %s", name, message)
+            return
         with self._lock:
             state = self._states[name]
             state.up, state.duration = False, duration

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import httpx
+import pytest
 
 from exporter.config import Config, LiteLLMConfig, SourcesConfig
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamUnavailable
 from exporter.exposition import build_error_samples, render
 from exporter.metrics import TEAM_BUDGET
 from exporter.refresher import Refresher, Source
@@ -215,3 +218,30 @@ def test_rebuilds_serve_what_an_uncached_render_of_the_same_samples_would() -> N
         refresher.rebuild()
         expected = render([*static, *samples, *build_error_samples({})])
         assert refresher.exposition == expected
+
+
+def test_a_refresh_cut_short_by_stop_is_no_upstream_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    started, closed = threading.Event(), threading.Event()
+
+    def fetch(now: datetime) -> object:
+        started.set()
+        while not closed.is_set():  # a call to a slow upstream, ended by closing its client
+            time.sleep(0.01)
+        raise UpstreamUnavailable("slow: unreachable (the client has been closed)")
+
+    source = Source("slow", interval=60, max_staleness=600, fetch=fetch, close=closed.set)
+    refresher = Refresher([source], _build)
+    refresher.start()
+    deadline = time.monotonic() + 10
+    # Polls rather than Event.wait(timeout), which never times out under libfaketime.
+    while not started.is_set() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with caplog.at_level(logging.DEBUG, logger="exporter.refresher"):
+        refresher.stop(grace=0.05)
+        while "cut short by stop" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "cut short by stop" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert refresher.health()["slow"].errors == {}
