@@ -134,11 +134,11 @@ class DailyCache:
         # Summing a month of a thousand teams x fifty models is a million additions: when the
         # kept dates are unchanged and later ones close, only those are added.
         before = self.closed
-        grown = all(closed.get(d) is u for d, u in before.items()) and (
-            not before or min(closed.keys() - before.keys(), default="9999") > max(before)
-        )
-        if grown and self._uses.seen:
-            self._uses.add(closed[d] for d in sorted(closed.keys() - before.keys()))
+        new = sorted(closed.keys() - before.keys())
+        kept = all(closed.get(d) is u for d, u in before.items())
+        later = not before or not new or new[0] > max(before)  # date order keeps sums exact
+        if kept and later and self._uses.seen:
+            self._uses.add(closed[d] for d in new)
         else:
             self._uses.clear_totals()
             self._uses.add(closed[d] for d in sorted(closed))
