@@ -25,12 +25,12 @@ from bench import opencost_path
 from bench.synthetic import NOW
 from exporter import logs
 from exporter.clock import fixed_clock
-from exporter.config import Config, load_config
-from exporter.exposition import Exposition, families, health_samples
-from exporter.refresher import Refresher
-from exporter.server import MetricsServer
-from exporter.service import Service
-from exporter.wiring import Joiner, make_refresher
+from exporter.config.schema import Config, load_config
+from exporter.exposition.render import Exposition, families, health_samples
+from exporter.serve.lifecycle import Service
+from exporter.serve.refresher import Refresher
+from exporter.serve.server import MetricsServer
+from exporter.serve.wiring import Joiner, make_refresher
 
 CLOCK = fixed_clock(NOW)
 

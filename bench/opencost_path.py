@@ -15,11 +15,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from exporter.attribution import Attributor
-from exporter.config import Config
-from exporter.exposition import render
-from exporter.join import join
-from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
+from exporter.config.schema import Config
+from exporter.exposition.render import render
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.sources.opencost.source import (
+    AllocationSet,
+    OpenCostSnapshot,
+    parse_allocation_response,
+)
 from exporter.sources.table import Records
 
 __all__ = ["NOW", "cpu_seconds", "opencost", "peak_rss_mib"]

@@ -15,7 +15,7 @@ from chargeback_demo.cluster import CLUSTER, Cluster
 from chargeback_demo.fake_opencost import FakeOpenCost
 from chargeback_demo.httpfake import FakeServer
 from exporter.clock import Clock, system_clock
-from exporter.config import Config
+from exporter.config.schema import Config
 
 __all__ = ["DemoStack", "demo_config_dict"]
 

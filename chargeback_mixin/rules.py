@@ -27,7 +27,7 @@ clusters; where no series has a cluster label, the cluster is simply the empty o
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
-from exporter.metrics import COMPONENTS
+from exporter.exposition.catalogue import COMPONENTS
 
 __all__ = [
     "GROUP",

@@ -14,22 +14,29 @@ from types import FrameType
 from exporter import __version__, logs
 from exporter.calendar import month_start
 from exporter.clock import Clock, fixed_clock, system_clock
-from exporter.config import Config, load_config
+from exporter.config.offline_check import check_config_offline, check_web_config_offline
+from exporter.config.schema import Config, load_config
+from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError, UpstreamError
-from exporter.focus_export import focus_export
-from exporter.offline_check import check_config_offline, check_web_config_offline
-from exporter.refresher import Refresher
-from exporter.report import KUEUE_NOW, PROMETHEUS, TABLES, build_report, format_report, model_rows
-from exporter.report_month import closed_month, closed_month_sources
-from exporter.report_quota import quota_history, with_quota_history
-from exporter.server import MetricsServer, parse_listen_address
-from exporter.service import Service
-from exporter.sources.budget import RetryPolicy
+from exporter.finance.closed_month import closed_month, closed_month_sources
+from exporter.finance.focus.export import focus_export
+from exporter.finance.quota_history import quota_history, with_quota_history
+from exporter.finance.report import (
+    KUEUE_NOW,
+    PROMETHEUS,
+    TABLES,
+    build_report,
+    format_report,
+    model_rows,
+)
+from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.html import statement_html
+from exporter.serve.lifecycle import Service
+from exporter.serve.refresher import Refresher
+from exporter.serve.server import MetricsServer, parse_listen_address
+from exporter.serve.wiring import Joiner, build_sources, make_refresher, static_samples
+from exporter.sources.deadline import RetryPolicy
 from exporter.sources.table import Records
-from exporter.statement import build_statement
-from exporter.statement_html import statement_html
-from exporter.web_config import WebServing, load_web_config
-from exporter.wiring import Joiner, build_sources, make_refresher, static_samples
 
 __all__ = ["main"]
 
@@ -220,7 +227,7 @@ def _on_signals(server: MetricsServer, service: Service) -> None:
 def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
     """Fetch every source once, join once, and print that join's month as the report.
 
-    With --month, the sources are read at that month's end (see exporter.report_month).
+    With --month, the sources are read at that month's end (see exporter.finance.closed_month).
     """
     joiner = Joiner(config)
     month = None

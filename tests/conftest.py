@@ -10,9 +10,9 @@ import pytest
 
 from chargeback_demo.stack import DemoStack
 from exporter.clock import Clock, fixed_clock
-from exporter.config import Config
+from exporter.config.schema import Config
+from exporter.serve.wiring import build_sources
 from exporter.sources.table import Records
-from exporter.wiring import build_sources
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
 FIXED_NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exporter import attribution
-from exporter.attribution import Attributor, Placement, canonical_key, canonical_labels
-from exporter.config import Config
+from exporter.config.schema import Config
+from exporter.ledger import attribution
+from exporter.ledger.attribution import Attributor, Placement, canonical_key, canonical_labels
 
 
 def _attributor(**attribution: object) -> Attributor:

@@ -10,9 +10,9 @@ import pytest
 from bench import opencost_decode, opencost_path
 from bench.servers import Upstreams
 from bench.synthetic import NOW, SIZES
-from exporter.config import load_config
+from exporter.config.schema import load_config
+from exporter.serve.wiring import build_sources
 from exporter.sources.table import Records
-from exporter.wiring import build_sources
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.attribution import Placement
-from exporter.chargeback import CostLine, Ledger, cap_teams, charge
-from exporter.config import IdlePolicy
+from exporter.config.schema import IdlePolicy
+from exporter.ledger.attribution import Placement
+from exporter.ledger.chargeback import CostLine, Ledger, cap_teams, charge
 
 PRICE, HOURS = 1.40, 720
 

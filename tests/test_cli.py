@@ -14,7 +14,7 @@ import pytest
 from chargeback_demo.exporter import main as demo_main
 from chargeback_demo.stack import DemoStack
 from exporter.cli import main
-from exporter.sources.opencost import fetch_window
+from exporter.sources.opencost.source import fetch_window
 from tests.conftest import CLOCK
 
 

@@ -8,19 +8,23 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from exporter.attribution import Attributor
-from exporter.clusterwide import idle_samples, month_samples
-from exporter.config import Config
-from exporter.join import join
-from exporter.metrics import (
+from exporter.config.schema import Config
+from exporter.exposition.catalogue import (
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
     CLUSTER_RESOURCE_COST_PER_HOUR,
     MONTH_END_TIMESTAMP_SECONDS,
     MONTH_START_TIMESTAMP_SECONDS,
 )
-from exporter.samples import Sample
-from exporter.sources.opencost import AllocationSet, OpenCostSnapshot, parse_allocation_response
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.clusterwide import idle_samples, month_samples
+from exporter.ledger.join import join
+from exporter.sources.opencost.source import (
+    AllocationSet,
+    OpenCostSnapshot,
+    parse_allocation_response,
+)
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 

@@ -10,7 +10,7 @@ import yaml
 
 from chargeback_demo.stack import demo_config_dict
 from exporter.cli import main
-from exporter.config import format_duration, load_config, parse_duration
+from exporter.config.schema import format_duration, load_config, parse_duration
 from exporter.credentials import read_secret
 from exporter.errors import ConfigError
 

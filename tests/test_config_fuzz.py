@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exporter.cli import main
-from exporter.config import load_config
-from exporter.config_yaml import MAX_NODES, load_yaml_with_lines
+from exporter.config.loader import MAX_NODES, load_yaml_with_lines
+from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 from tests.conftest import CLOCK
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from exporter.cli import main
-from exporter.config import load_config
+from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 
 PRICES = """\

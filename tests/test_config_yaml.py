@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from exporter.cli import main
-from exporter.config import load_config
-from exporter.config_yaml import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_yaml_with_lines
+from exporter.config.loader import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_yaml_with_lines
+from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 from tests.conftest import CLOCK
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter import costs
-from exporter.attribution import Attributor
-from exporter.config import Config, IdlePolicy
-from exporter.costs import gpu_price_per_hour, idle_groups, serving_costs
-from exporter.sources.opencost import AllocationSet, parse_allocation_response
+from exporter.config.schema import Config, IdlePolicy
+from exporter.ledger import costs
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs import gpu_price_per_hour, idle_groups, serving_costs
+from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 CONFIG = Config.model_validate(

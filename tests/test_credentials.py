@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from exporter.cli import main
-from exporter.config import KueueConfig
+from exporter.config.schema import KueueConfig
 from exporter.credentials import MAX_SECRET_BYTES, read_secret
 from exporter.errors import UpstreamUnavailable
 from exporter.sources.kube_client import build_client

@@ -12,7 +12,7 @@ import yaml
 
 from exporter import __version__
 from exporter.cli import DEFAULT_LISTEN
-from exporter.config import load_config
+from exporter.config.schema import load_config
 from tests.kustomize import BASE, EXAMPLE, ROOT, Doc, one, render
 
 KUBERNETES = BASE / "kubernetes"

@@ -10,9 +10,10 @@ import httpx
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 
-from exporter.config import Config
-from exporter.sources import dcgm_discovery, kueue
-from exporter.sources.dcgm import fetch_discovered
+from exporter.config.schema import Config
+from exporter.sources.dcgm import discovery as dcgm_discovery
+from exporter.sources.dcgm.source import fetch_discovered
+from exporter.sources.kueue import source as kueue
 from tests.conftest import FIXED_NOW
 from tests.kustomize import render
 

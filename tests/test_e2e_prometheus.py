@@ -38,7 +38,7 @@ from chargeback_mixin import rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from chargeback_mixin.dashboards import DASHBOARDS, dashboard_json
-from exporter.metrics import CATALOGUE
+from exporter.exposition.catalogue import CATALOGUE
 from tests.e2e import get, poll, query, recorded
 
 pytestmark = pytest.mark.skipif(

@@ -24,10 +24,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from chargeback_demo.faultproxy import FaultProxy
 from chargeback_demo.stack import KUBE_TOKEN, LITELLM_KEY, DemoStack, demo_config_dict
 from exporter import redact
-from exporter.config import Config
-from exporter.refresher import Refresher
-from exporter.server import MetricsServer
-from exporter.wiring import make_refresher
+from exporter.config.schema import Config
+from exporter.serve.refresher import Refresher
+from exporter.serve.server import MetricsServer
+from exporter.serve.wiring import make_refresher
 from tests.conftest import FIXED_NOW
 
 SOURCES = ("opencost", "dcgm", "kueue", "litellm")

@@ -13,12 +13,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
-from exporter.chargeback import Ledger
-from exporter.focus_days import DayLedger
-from exporter.focus_resources import NO_RESOURCE, resource, split
-from exporter.focus_rows import FocusContext, focus_rows
-from exporter.report import build_report
-from exporter.sources.opencost import parse_allocation_response
+from exporter.finance.focus.days import DayLedger
+from exporter.finance.focus.resources import NO_RESOURCE, resource, split
+from exporter.finance.focus.rows import FocusContext, focus_rows
+from exporter.finance.report import build_report
+from exporter.ledger.chargeback import Ledger
+from exporter.sources.opencost.source import parse_allocation_response
 from tests.conftest import CLOCK
 from tests.focus_spec import violations
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.footing import cents, foot, largest_remainder
+from exporter.finance.footing import cents, foot, largest_remainder
 
 
 def _table(rows: list[list[str]]) -> list[list[Decimal]]:

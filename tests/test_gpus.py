@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from exporter.attribution import UNALLOCATED, Attributor
-from exporter.config import Config
-from exporter.gpus import gpu_samples, model_price
-from exporter.metrics import GPUS
-from exporter.samples import Sample
-from exporter.sources.dcgm import DcgmSnapshot, GpuRecord, parse_metrics
+from exporter.config.schema import Config
+from exporter.exposition.catalogue import GPUS
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import UNALLOCATED, Attributor
+from exporter.ledger.gpus import gpu_samples, model_price
+from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord, parse_metrics
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dcgm" / "mig_and_idle.txt"
 PRICES = model_price({"NVIDIA H100 80GB HBM3": 2.0, "NVIDIA A100 80GB PCIe": 1.4})

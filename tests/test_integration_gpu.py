@@ -8,10 +8,10 @@ import pytest
 
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.attribution import Attributor
 from exporter.clock import fixed_clock
-from exporter.config import Config
-from exporter.join import join
+from exporter.config.schema import Config
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
@@ -109,7 +109,7 @@ def test_kube_401_is_one_line_and_the_others_keep_serving(
 ) -> None:
     import logging
 
-    from exporter.wiring import make_refresher
+    from exporter.serve.wiring import make_refresher
 
     (stack.secrets / "kube-token").write_text("not-the-token\n")
     refresher = make_refresher(stack.config(), clock=CLOCK)

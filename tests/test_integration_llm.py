@@ -8,10 +8,10 @@ import math
 import pytest
 
 from chargeback_demo.stack import DemoStack
-from exporter.attribution import Attributor
-from exporter.join import join
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.serve.wiring import make_refresher
 from exporter.sources.table import Records
-from exporter.wiring import make_refresher
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 

@@ -10,14 +10,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.attribution import Attributor
 from exporter.calendar import month_start
-from exporter.config import Config
-from exporter.join import join
-from exporter.sources import opencost
-from exporter.sources.budget import Backoff, RetryPolicy
+from exporter.config.schema import Config
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.serve.wiring import build_sources
+from exporter.sources.deadline import Backoff, RetryPolicy
+from exporter.sources.opencost import source as opencost
 from exporter.sources.table import Records
-from exporter.wiring import build_sources
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
@@ -104,7 +104,7 @@ def _families(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
 
 @pytest.mark.parametrize("fault", ["500", "garbage", "html", "nulls_ok"])
 def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: str) -> None:
-    from exporter.wiring import make_refresher
+    from exporter.serve.wiring import make_refresher
 
     config = _config(stack)
     sleeps: list[float] = []  # a 502 is retried: record the waits instead of sleeping them
@@ -130,8 +130,8 @@ def test_faults_mark_the_source_down_and_keep_serving(stack: DemoStack, fault: s
 
 
 def test_stale_records_are_dropped(stack: DemoStack) -> None:
-    from exporter.refresher import Refresher
-    from exporter.wiring import static_samples
+    from exporter.serve.refresher import Refresher
+    from exporter.serve.wiring import static_samples
 
     config = _config(stack)
     now = [FIXED_NOW]
@@ -158,7 +158,7 @@ def test_slow_upstream_times_out(stack: DemoStack) -> None:
     data["sources"]["opencost"]["timeout"] = "0.2s"
     config = Config.model_validate(data)
     stack.opencost.fault, stack.opencost.delay_seconds = "slow", 1.0
-    from exporter.wiring import make_refresher
+    from exporter.serve.wiring import make_refresher
 
     refresher = make_refresher(config, clock=CLOCK)
     assert not refresher.refresh_all()
@@ -169,7 +169,7 @@ def test_slow_upstream_times_out(stack: DemoStack) -> None:
 
 
 def test_an_empty_month_after_data_fails_and_keeps_the_last_read(stack: DemoStack) -> None:
-    from exporter.wiring import make_refresher
+    from exporter.serve.wiring import make_refresher
 
     refresher = make_refresher(_config(stack), clock=CLOCK)
     assert refresher.refresh_all()
@@ -186,7 +186,7 @@ def test_an_empty_month_after_data_fails_and_keeps_the_last_read(stack: DemoStac
 
 
 def test_one_huge_allocation_is_dropped_and_counted(stack: DemoStack) -> None:
-    from exporter.wiring import make_refresher
+    from exporter.serve.wiring import make_refresher
 
     stack.opencost.fault = "huge"  # one allocation says gpuCost 1e308
     refresher = make_refresher(_config(stack), clock=CLOCK)

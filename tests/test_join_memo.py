@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.attribution import Attributor
-from exporter.config import Config
-from exporter.join import LlmMemo, join
-from exporter.metrics import LLM_SPEND_MONTH_TO_DATE
-from exporter.samples import Sample
-from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.config.schema import Config
+from exporter.exposition.catalogue import LLM_SPEND_MONTH_TO_DATE
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import LlmMemo, join
+from exporter.serve.wiring import Joiner
+from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.table import SOURCES, Records
-from exporter.wiring import Joiner
 from tests.conftest import FIXED_NOW, read_all
 
 

@@ -15,10 +15,10 @@ DEV_ONLY = (
 )
 # What sources/ may not reach: the scheduler, the wiring, the joins and the renderer.
 NOT_FROM_SOURCES = (
-    "exporter.refresher",
-    "exporter.wiring",
+    "exporter.serve.refresher",
+    "exporter.serve.wiring",
     "exporter.assemble",
-    "exporter.exposition",
+    "exporter.exposition.render",
     "exporter.cli",
 )
 

@@ -10,18 +10,18 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.attribution import Attributor
 from exporter.cli import main
-from exporter.config import Config, LiteLLMConfig, SourcesConfig, TeamConfig
+from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig, TeamConfig
 from exporter.errors import ExchangeRateError
-from exporter.join import join
-from exporter.metrics import (
+from exporter.exposition.catalogue import (
     LLM_BUDGET_MAX,
     LLM_BUDGET_SOFT,
     LLM_BUDGET_SPEND,
     LLM_SPEND_MONTH_TO_DATE,
 )
-from exporter.sources.litellm import (
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.sources.litellm.source import (
     LiteLLMSnapshot,
     ModelUsage,
     TeamBudget,

@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.attribution import UNALLOCATED, Attributor
-from exporter.chargeback import Ledger, cap_teams
-from exporter.config import (
+from exporter.config.schema import (
     AttributionConfig,
     BudgetConfig,
     Config,
@@ -18,8 +16,15 @@ from exporter.config import (
     SelfHosted,
     TeamConfig,
 )
-from exporter.join import budget_samples, config_budgets
-from exporter.llm import (
+from exporter.exposition.catalogue import (
+    LLM_UNKNOWN_MODELS,
+    TEAM_BUDGET,
+)
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import UNALLOCATED, Attributor
+from exporter.ledger.chargeback import Ledger, cap_teams
+from exporter.ledger.join import budget_samples, config_budgets
+from exporter.ledger.llm import (
     LlmReport,
     apply_llm,
     llm_budget_state_samples,
@@ -30,12 +35,7 @@ from exporter.llm import (
     route,
     team_model_usage,
 )
-from exporter.metrics import (
-    LLM_UNKNOWN_MODELS,
-    TEAM_BUDGET,
-)
-from exporter.samples import Sample
-from exporter.sources.litellm import ModelUsage, TeamBudget
+from exporter.sources.litellm.source import ModelUsage, TeamBudget
 
 TEAMS = (
     TeamConfig(name="research", litellm_teams=("9f3c2a10-research",), budget=BudgetConfig(llm=400)),

@@ -19,7 +19,7 @@ from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin import alerts, generate, rules
 from chargeback_mixin.config import DEFAULT, MixinConfig, load_config
-from exporter.metrics import CATALOGUE
+from exporter.exposition.catalogue import CATALOGUE
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMTOOL = shutil.which("promtool")

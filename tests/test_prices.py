@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from exporter.attribution import IDLE, Attributor
 from exporter.calendar import month_start
-from exporter.config import Config, IdlePolicy
-from exporter.join import join
-from exporter.metrics import TEAM_GPU_WASTE_COST_PER_HOUR
-from exporter.prices import GpuPrices, canonical_model, node_models
-from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
-from exporter.sources.kueue import KueueSnapshot, QuotaRecord
-from exporter.sources.kueue_flavors import FlavorRecord
-from exporter.sources.opencost import Allocation, AllocationSet, OpenCostSnapshot
-from exporter.sources.opencost_assets import GpuNode
+from exporter.config.schema import Config, IdlePolicy
+from exporter.exposition.catalogue import TEAM_GPU_WASTE_COST_PER_HOUR
+from exporter.ledger.attribution import IDLE, Attributor
+from exporter.ledger.join import join
+from exporter.ledger.prices import GpuPrices, canonical_model, node_models
+from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.opencost.assets import GpuNode
+from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 

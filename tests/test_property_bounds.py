@@ -11,17 +11,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chargeback_demo.stack import demo_config_dict
-from exporter.attribution import Attributor
 from exporter.calendar import month_start
-from exporter.config import Config, IdlePolicy
-from exporter.join import join
+from exporter.config.schema import Config, IdlePolicy
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
 from exporter.sources.checks import MAX_COST, MAX_GPUS, MAX_TOKENS
-from exporter.sources.dcgm import DcgmSnapshot, GpuRecord
-from exporter.sources.kueue import KueueSnapshot, QuotaRecord
-from exporter.sources.kueue_flavors import FlavorRecord
-from exporter.sources.litellm import LiteLLMSnapshot, ModelUsage, TeamBudget
-from exporter.sources.opencost import COMPONENT_FIELDS, Allocation, AllocationSet, OpenCostSnapshot
-from exporter.sources.opencost_assets import GpuNode
+from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.litellm.source import LiteLLMSnapshot, ModelUsage, TeamBudget
+from exporter.sources.opencost.assets import GpuNode
+from exporter.sources.opencost.source import (
+    COMPONENT_FIELDS,
+    Allocation,
+    AllocationSet,
+    OpenCostSnapshot,
+)
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 

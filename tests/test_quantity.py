@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exporter.quantity import parse_quantity
+from exporter.sources.kueue.quantity import parse_quantity
 
 
 @pytest.mark.parametrize(

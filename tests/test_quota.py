@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.attribution import IDLE, UNALLOCATED, Attributor, Placement
-from exporter.chargeback import CostLine, Ledger, charge
-from exporter.config import Config, IdlePolicy
-from exporter.quota import (
+from exporter.config.schema import Config, IdlePolicy
+from exporter.ledger.attribution import IDLE, UNALLOCATED, Attributor, Placement
+from exporter.ledger.chargeback import CostLine, Ledger, charge
+from exporter.ledger.quota import (
     LendingMismatch,
     apply_flavor_quota,
     apply_gpu_quota,
@@ -25,7 +25,7 @@ from exporter.quota import (
     quota_budgets,
     quota_samples,
 )
-from exporter.sources.kueue import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 
 GPU = "nvidia.com/gpu"
 INF = math.inf

@@ -5,17 +5,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from exporter.metrics import markdown_table
-from exporter.offline_check import check_config_offline
+from exporter.config.offline_check import check_config_offline
+from exporter.exposition.catalogue import markdown_table
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_metric_table_is_the_catalogue() -> None:
-    start = "<!-- metrics-table: generated from exporter/metrics.py; a test keeps it in step -->\n"
+    start = (
+        "<!-- metrics-table: generated from exporter/exposition/catalogue.py;"
+        " a test keeps it in step -->\n"
+    )
     table = README.split(start, 1)[1].split("<!-- end metrics-table -->", 1)[0]
-    assert table == markdown_table(), "paste exporter.metrics.markdown_table() into the README"
+    assert table == markdown_table(), (
+        "paste exporter.exposition.catalogue.markdown_table() into the README"
+    )
 
 
 def test_the_two_commands_come_first_and_exist() -> None:

@@ -3,7 +3,7 @@
 The cluster (tests/readme_example_upstreams) is served over httpx.MockTransport and read by each
 source's own `fetch` (OpenCost `/allocation` and `/assets`, Kueue ClusterQueues and
 ResourceFlavors, LiteLLM's team list and aggregated daily activity with API-key breakdowns),
-then joined by `exporter.join.join`. The README's config block is the config; its table and
+then joined by `exporter.ledger.join.join`. The README's config block is the config; its table and
 prose are parsed and compared with the join's month to date, cent by cent.
 """
 
@@ -17,17 +17,19 @@ import httpx
 import pytest
 import yaml
 
-from exporter.attribution import IDLE, Attributor
 from exporter.calendar import month_start
-from exporter.chargeback import Ledger
-from exporter.config import Config
-from exporter.join import Chargeback, gpu_prices, join
-from exporter.llm import EXTERNAL, weighted_tokens
-from exporter.metrics import LLM_UNKNOWN_MODELS
-from exporter.sources import kueue, litellm, opencost
+from exporter.config.schema import Config
+from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
+from exporter.ledger.attribution import IDLE, Attributor
+from exporter.ledger.chargeback import Ledger
+from exporter.ledger.join import Chargeback, gpu_prices, join
+from exporter.ledger.llm import EXTERNAL, weighted_tokens
 from exporter.sources.kube_client import build_client as kube_client
-from exporter.sources.kueue import KueueSnapshot
-from exporter.sources.litellm import LiteLLMSnapshot
+from exporter.sources.kueue import source as kueue
+from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.litellm import source as litellm
+from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.opencost import source as opencost
 from exporter.sources.table import Records
 from tests.readme_example_upstreams import (
     GPT4O,

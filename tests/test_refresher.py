@@ -12,14 +12,14 @@ from datetime import datetime
 import httpx
 import pytest
 
-from exporter.config import Config, LiteLLMConfig, SourcesConfig
+from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamUnavailable
-from exporter.exposition import build_error_samples, render
-from exporter.metrics import TEAM_BUDGET
-from exporter.refresher import Refresher, Source
-from exporter.samples import Sample
-from exporter.sources import litellm
-from exporter.sources.litellm import TEAM_LIST
+from exporter.exposition.catalogue import TEAM_BUDGET
+from exporter.exposition.render import build_error_samples, render
+from exporter.exposition.samples import Sample
+from exporter.serve.refresher import Refresher, Source
+from exporter.sources.litellm import source as litellm
+from exporter.sources.litellm.source import TEAM_LIST
 from tests.conftest import CLOCK
 
 
@@ -238,7 +238,7 @@ def test_a_refresh_cut_short_by_stop_is_no_upstream_failure(
     # Polls rather than Event.wait(timeout), which never times out under libfaketime.
     while not started.is_set() and time.monotonic() < deadline:
         time.sleep(0.01)
-    with caplog.at_level(logging.DEBUG, logger="exporter.refresher"):
+    with caplog.at_level(logging.DEBUG, logger="exporter.serve.refresher"):
         refresher.stop(grace=0.05)
         while "cut short by stop" not in caplog.text and time.monotonic() < deadline:
             time.sleep(0.01)

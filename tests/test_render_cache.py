@@ -10,10 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.exposition import Exposition, render
-from exporter.metrics import CATALOGUE, LLM_SPEND_MONTH_TO_DATE, TEAM_COST_PER_HOUR, Family, Kind
-from exporter.samples import Sample
-from exporter.textformat import RenderCache, render_formats
+from exporter.exposition.catalogue import (
+    CATALOGUE,
+    LLM_SPEND_MONTH_TO_DATE,
+    TEAM_COST_PER_HOUR,
+    Family,
+    Kind,
+)
+from exporter.exposition.render import Exposition, render
+from exporter.exposition.samples import Sample
+from exporter.exposition.textformat import RenderCache, render_formats
 
 _values = st.text(alphabet=st.sampled_from('ab-_"\\\n é'), max_size=4)
 _numbers = st.one_of(

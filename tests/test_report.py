@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.attribution import IDLE, UNALLOCATED
-from exporter.chargeback import Ledger
-from exporter.config import Config
-from exporter.footing import cents
-from exporter.llm import TeamModelUsage
-from exporter.report import Report, build_report, format_report, model_rows
-from exporter.report_month import closed_month
+from exporter.config.schema import Config
+from exporter.finance.closed_month import closed_month
+from exporter.finance.footing import cents
+from exporter.finance.report import Report, build_report, format_report, model_rows
+from exporter.ledger.attribution import IDLE, UNALLOCATED
+from exporter.ledger.chargeback import Ledger
+from exporter.ledger.llm import TeamModelUsage
 from tests.conftest import FIXED_NOW
 
 

@@ -19,10 +19,10 @@ from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.cli import main
 from exporter.clock import fixed_clock
-from exporter.config import Config, ReportPrometheus
+from exporter.config.schema import Config, ReportPrometheus
 from exporter.errors import UpstreamPayloadError
-from exporter.report_month import closed_month
-from exporter.report_quota import _series, quota_history
+from exporter.finance.closed_month import closed_month
+from exporter.finance.quota_history import _series, quota_history
 from tests.conftest import CLOCK
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from exporter.exposition import Exposition, render
-from exporter.metrics import SOURCE_UP
-from exporter.samples import Sample
-from exporter.server import MetricsServer, gzip_accepted, parse_listen_address
+from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.render import Exposition, render
+from exporter.exposition.samples import Sample
+from exporter.serve.server import MetricsServer, gzip_accepted, parse_listen_address
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="opencost")])
 

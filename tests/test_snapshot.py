@@ -13,20 +13,20 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
 from chargeback_demo.stack import DemoStack
-from exporter.attribution import Attributor
-from exporter.exposition import (
+from exporter.exposition.catalogue import CATALOGUE, SOURCE_UP, TEAM_COST_PER_HOUR, Kind
+from exporter.exposition.render import (
     Exposition,
     SourceHealth,
     build_error_samples,
     health_samples,
     render,
 )
-from exporter.join import join
-from exporter.metrics import CATALOGUE, SOURCE_UP, TEAM_COST_PER_HOUR, Kind
-from exporter.refresher import Reconciled
-from exporter.samples import Sample
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.serve.refresher import Reconciled
+from exporter.serve.wiring import static_samples
 from exporter.sources.table import SOURCES
-from exporter.wiring import static_samples
 from tests.conftest import FIXED_NOW, read_all
 
 GOLDEN = Path(__file__).parent / "golden" / "demo.prom"

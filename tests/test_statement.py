@@ -9,14 +9,14 @@ from decimal import Decimal
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
-from exporter.attribution import IDLE, UNALLOCATED
-from exporter.chargeback import Ledger
-from exporter.config import Config
-from exporter.join import Chargeback
-from exporter.llm import TeamModelUsage
-from exporter.report import build_report, model_rows
-from exporter.statement import build_statement, render_statement, statement_artefact
-from exporter.statement_html import CHARTS, statement_html
+from exporter.config.schema import Config
+from exporter.finance.report import build_report, model_rows
+from exporter.finance.statement.figures import build_statement, render_statement, statement_artefact
+from exporter.finance.statement.html import CHARTS, statement_html
+from exporter.ledger.attribution import IDLE, UNALLOCATED
+from exporter.ledger.chargeback import Ledger
+from exporter.ledger.join import Chargeback
+from exporter.ledger.llm import TeamModelUsage
 from tests.conftest import CLOCK
 from tests.statement_dom import assert_statement_matches, read_page
 

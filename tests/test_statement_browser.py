@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
-from exporter.attribution import UNALLOCATED
-from exporter.llm import TeamModelUsage
+from exporter.ledger.attribution import UNALLOCATED
+from exporter.ledger.llm import TeamModelUsage
 from tests.cdp import Browser, Page, chromium_path, headless_chromium
 from tests.conftest import CLOCK
 from tests.statement_dom import DOM_JS, assert_statement_matches, read_page

@@ -11,11 +11,11 @@ import pytest
 
 from chargeback_demo.stack import DemoStack
 from exporter.cli import main
-from exporter.config import load_config
-from exporter.exposition import render
-from exporter.server import MetricsServer
-from exporter.service import Service
-from exporter.statement_page import CSP
+from exporter.config.schema import load_config
+from exporter.exposition.render import render
+from exporter.finance.statement.page import CSP
+from exporter.serve.lifecycle import Service
+from exporter.serve.server import MetricsServer
 from tests.conftest import CLOCK
 from tests.statement_dom import assert_statement_matches, read_page
 

@@ -12,10 +12,10 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from exporter.exposition import families
-from exporter.metrics import CATALOGUE, TEAM_COST_PER_HOUR, Family
-from exporter.samples import Sample
-from exporter.textformat import render_formats
+from exporter.exposition.catalogue import CATALOGUE, TEAM_COST_PER_HOUR, Family
+from exporter.exposition.render import families
+from exporter.exposition.samples import Sample
+from exporter.exposition.textformat import render_formats
 
 
 class _Fixed(Collector):

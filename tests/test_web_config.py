@@ -12,15 +12,15 @@ import httpx
 import pytest
 import trustme
 
-from exporter.basic_auth import BasicAuth, parse_basic_authorization
 from exporter.cli import main
-from exporter.config_yaml import load_yaml_with_lines
+from exporter.config.basic_auth import BasicAuth, parse_basic_authorization
+from exporter.config.loader import load_yaml_with_lines
+from exporter.config.web import ClientAuthType, WebConfig, WebServing, load_web_config
 from exporter.errors import ConfigError
-from exporter.exposition import render
-from exporter.metrics import SOURCE_UP
-from exporter.samples import Sample
-from exporter.server import MetricsServer
-from exporter.web_config import ClientAuthType, WebConfig, WebServing, load_web_config
+from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.render import render
+from exporter.exposition.samples import Sample
+from exporter.serve.server import MetricsServer
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="dcgm")])
 PASSWORD = "correct horse battery staple"

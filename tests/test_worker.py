@@ -13,10 +13,10 @@ import pytest
 
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from chargeback_demo.stack import DemoStack
-from exporter.config import Config
-from exporter.join import Chargeback
-from exporter.server import MetricsServer
-from exporter.worker import WorkerRefresher, _Artefacts, _Spec
+from exporter.config.schema import Config
+from exporter.ledger.join import Chargeback
+from exporter.serve.server import MetricsServer
+from exporter.serve.worker import WorkerRefresher, _Artefacts, _Spec
 from tests.conftest import CLOCK, FIXED_NOW
 
 # Liveness bounds, not performance figures: generous so a loaded machine cannot trip them.
@@ -136,7 +136,7 @@ def test_artefacts_are_rendered_again_at_most_once_a_minute(
 
     spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
     seconds = [1000.0]
-    monkeypatch.setattr("exporter.worker.time.monotonic", lambda: seconds[0])
+    monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: seconds[0])
     artefacts, chargeback = _Artefacts(spec), Chargeback(FIXED_NOW, None, None, ())
     assert not artefacts.render_if_due(chargeback), "no join yet"
     artefacts.outdated = True

@@ -30,7 +30,7 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.redact import redact, redact_bytes, register
-from exporter.sources.budget import Budget, current, retry_after
+from exporter.sources.deadline import Budget, current, retry_after
 
 __all__ = [
     "TRANSIENT_STATUSES",

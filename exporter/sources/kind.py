@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 
 import httpx
 
-from exporter.config import Config, SourceConfig
+from exporter.config.schema import Config, SourceConfig
 
 __all__ = ["SourceKind", "section"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import yaml
 
-from exporter.config import KueueConfig
+from exporter.config.schema import KueueConfig
 from exporter.credentials import check_secret, read_secret_file
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
 from exporter.redact import register

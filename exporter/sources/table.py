@@ -6,12 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from exporter.sources import dcgm, kueue, litellm, opencost
-from exporter.sources.dcgm import DcgmSnapshot
+from exporter.sources.dcgm import source as dcgm
+from exporter.sources.dcgm.source import DcgmSnapshot
 from exporter.sources.kind import SourceKind
-from exporter.sources.kueue import KueueSnapshot
-from exporter.sources.litellm import LiteLLMSnapshot
-from exporter.sources.opencost import OpenCostSnapshot
+from exporter.sources.kueue import source as kueue
+from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.litellm import source as litellm
+from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.opencost import source as opencost
+from exporter.sources.opencost.source import OpenCostSnapshot
 
 __all__ = ["SOURCES", "Records"]
 

@@ -13,15 +13,21 @@ import pytest
 from chargeback_demo.cluster import CLUSTER, Cluster
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, gpu_uuid, make_handler
 from chargeback_demo.httpfake import FakeServer
-from exporter.config import Config, DcgmConfig, SourcesConfig
+from exporter.config.schema import Config, DcgmConfig, SourcesConfig
 from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.sources.dcgm import DcgmSnapshot, GpuRecord, build_client, mig_share, parse_metrics
-from exporter.sources.dcgm import fetch as fetch_dcgm
+from exporter.sources.dcgm.source import (
+    DcgmSnapshot,
+    GpuRecord,
+    build_client,
+    mig_share,
+    parse_metrics,
+)
+from exporter.sources.dcgm.source import fetch as fetch_dcgm
 from tests.conftest import FIXED_NOW
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"

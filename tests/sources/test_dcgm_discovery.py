@@ -18,13 +18,13 @@ from chargeback_demo.fake_dcgm import make_handler as dcgm_handler
 from chargeback_demo.fake_kube import FakeEndpoint, FakeEndpointSlice
 from chargeback_demo.fake_kube import make_handler as kube_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
-from exporter.attribution import Attributor
-from exporter.config import Config, DcgmDiscovery, load_config
+from exporter.config.schema import Config, DcgmDiscovery, load_config
 from exporter.errors import ConfigError, UpstreamIncomplete, UpstreamStatusError
-from exporter.join import join
-from exporter.metrics import SOURCE_ENDPOINTS
-from exporter.sources.dcgm import build_client, fetch
-from exporter.sources.dcgm_discovery import list_endpoints, parse_slices
+from exporter.exposition.catalogue import SOURCE_ENDPOINTS
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.sources.dcgm.discovery import list_endpoints, parse_slices
+from exporter.sources.dcgm.source import build_client, fetch
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW
 

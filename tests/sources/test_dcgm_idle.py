@@ -11,14 +11,17 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.attribution import Attributor
-from exporter.config import Config
+from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
-from exporter.gpus import idle_month_samples, model_price
-from exporter.metrics import TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, TEAM_GPU_WASTE_COST_MONTH_TO_DATE
-from exporter.sources.dcgm import DcgmSnapshot, build_client, fetch
-from exporter.sources.dcgm_idle import Piece, idle_expr, pieces
-from exporter.sources.dcgm_parse import IdleHours
+from exporter.exposition.catalogue import (
+    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
+    TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
+)
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.gpus import idle_month_samples, model_price
+from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
+from exporter.sources.dcgm.parse import IdleHours
+from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
 
 H100 = "NVIDIA H100 80GB HBM3"
 # Los Angeles: the month starts at 07:00 UTC, and 1 November 2026 is 25 hours long (PDT->PST).

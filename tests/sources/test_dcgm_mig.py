@@ -7,11 +7,11 @@ import math
 import httpx
 import pytest
 
-from exporter.attribution import UNALLOCATED, Attributor
-from exporter.config import Config, DcgmConfig, SourcesConfig
-from exporter.gpus import gpu_samples
+from exporter.config.schema import Config, DcgmConfig, SourcesConfig
+from exporter.ledger.attribution import UNALLOCATED, Attributor
+from exporter.ledger.gpus import gpu_samples
 from exporter.sources.checks import OUT_OF_RANGE, Tally
-from exporter.sources.dcgm import (
+from exporter.sources.dcgm.source import (
     UNSLICED,
     DcgmSnapshot,
     GpuRecord,

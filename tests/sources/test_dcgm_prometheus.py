@@ -18,12 +18,12 @@ from chargeback_demo.fake_dcgm import FakeDcgmOptions
 from chargeback_demo.fake_dcgm import make_handler as dcgm_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, text_response
 from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
-from exporter.config import Config, DcgmPrometheus
+from exporter.config.schema import Config, DcgmPrometheus
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.checks import Tally
-from exporter.sources.dcgm import build_client, fetch
-from exporter.sources.dcgm_idle import pieces, read_idle_hours
-from exporter.sources.dcgm_prometheus import group_labels
+from exporter.sources.dcgm.idle import pieces, read_idle_hours
+from exporter.sources.dcgm.prometheus import group_labels
+from exporter.sources.dcgm.source import build_client, fetch
 from tests.conftest import CLOCK, FIXED_NOW
 from tests.e2e import poll, query
 

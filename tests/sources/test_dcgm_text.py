@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, render_metrics
 from exporter.errors import UpstreamPayloadError
-from exporter.sources.dcgm_parse import GpuRecord, parse_metrics, parse_series
-from exporter.sources.dcgm_text import Sample, fast_samples, library_samples, read_samples
+from exporter.sources.dcgm.parse import GpuRecord, parse_metrics, parse_series
+from exporter.sources.dcgm.text import Sample, fast_samples, library_samples, read_samples
 from tests.conftest import FIXED_NOW
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"

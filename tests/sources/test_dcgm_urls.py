@@ -8,9 +8,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from exporter.config import Config, DcgmConfig, SourcesConfig, load_config
+from exporter.config.schema import Config, DcgmConfig, SourcesConfig, load_config
 from exporter.errors import ConfigError, UpstreamStatusError, UpstreamUnavailable
-from exporter.sources.dcgm import DcgmSnapshot, build_client, fetch
+from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
 from tests.conftest import FIXED_NOW
 
 WAIT = 30.0  # seconds a blocked mock waits before it gives up: only reached when a test fails

@@ -19,11 +19,11 @@ import pytest
 
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, text_response
 from exporter import redact
-from exporter.config import Config, SourceConfig
+from exporter.config.schema import Config, SourceConfig
 from exporter.errors import UpstreamError, UpstreamPayloadError, UpstreamStatusError
-from exporter.sources.budget import Backoff, RetryPolicy, refresh_budget, retry_after
+from exporter.serve.wiring import build_sources, make_refresher
+from exporter.sources.deadline import Backoff, RetryPolicy, refresh_budget, retry_after
 from exporter.sources.http import get_json, get_text, make_client
-from exporter.wiring import build_sources, make_refresher
 from tests.conftest import CLOCK, FIXED_NOW
 
 TOKEN = "tok-3b9e1c5d77a0"

@@ -16,22 +16,22 @@ import pytest
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_kube import make_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
-from exporter.config import Config, KueueConfig, SourcesConfig
+from exporter.config.schema import Config, KueueConfig, SourcesConfig
 from exporter.errors import (
     ConfigError,
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
 )
-from exporter.quota import lend
-from exporter.sources.kueue import (
+from exporter.ledger.quota import lend
+from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.source import (
     KueueSnapshot,
     QuotaRecord,
     build_client,
     parse_cluster_queue,
 )
-from exporter.sources.kueue import fetch as fetch_kueue
-from exporter.sources.kueue_flavors import FlavorRecord
+from exporter.sources.kueue.source import fetch as fetch_kueue
 from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30

@@ -11,7 +11,7 @@ from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_kube import make_handler
 from chargeback_demo.httpfake import FakeRequest
 from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally
-from exporter.sources.kueue_flavors import (
+from exporter.sources.kueue.flavors import (
     FlavorRecord,
     parse_resource_flavor,
     parse_resource_flavors,

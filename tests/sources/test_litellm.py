@@ -13,7 +13,7 @@ import pytest
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_litellm import make_handler
 from chargeback_demo.httpfake import FakeServer
-from exporter.config import Config, LiteLLMConfig, SourcesConfig
+from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
@@ -21,14 +21,14 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.sources.checks import Tally
-from exporter.sources.litellm import (
+from exporter.sources.litellm.source import (
     LiteLLMSnapshot,
     ModelUsage,
     build_client,
     merge_daily_pages,
     parse_timestamp,
 )
-from exporter.sources.litellm import fetch as fetch_litellm
+from exporter.sources.litellm.source import fetch as fetch_litellm
 from tests.sources.litellm_rows import date_runs
 
 KEY = "sk-test-viewer-0123456789"

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import Config, LiteLLMConfig, SourcesConfig
-from exporter.sources.litellm import build_client, fetch
+from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
+from exporter.sources.litellm.source import build_client, fetch
 
 KEY = "sk-test-viewer-names"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)

@@ -7,9 +7,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exporter.sources.litellm_daily import UsageMetrics
-from exporter.sources.litellm_join import DayUsage, Use
-from exporter.sources.litellm_packed import Uses
+from exporter.sources.litellm.daily import UsageMetrics
+from exporter.sources.litellm.key_breakdown import DayUsage, Use
+from exporter.sources.litellm.packed import Uses
 
 USES: list[Use] = [
     (team, group, model)

@@ -12,11 +12,11 @@ import pytest
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_litellm import live_end, make_handler
 from chargeback_demo.httpfake import FakeServer
-from exporter.config import Config, LiteLLMConfig, SourcesConfig
+from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.checks import Tally
-from exporter.sources.litellm import LiteLLMSnapshot, build_client, fetch
-from exporter.sources.litellm_cache import month_window
-from exporter.sources.litellm_decode import Days, decode_body
+from exporter.sources.litellm.cache import month_window
+from exporter.sources.litellm.decode import Days, decode_body
+from exporter.sources.litellm.source import LiteLLMSnapshot, build_client, fetch
 from tests.sources.litellm_rows import Row, RowProxy, date_runs
 
 KEY = "sk-test-viewer-read"

@@ -10,15 +10,15 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import Config, OpenCostConfig, SourcesConfig
+from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.sources import opencost
 from exporter.sources.checks import Tally
+from exporter.sources.opencost import source as opencost
 
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 MONTH = datetime(2026, 11, 1, tzinfo=UTC)  # the 1st in UTC, the default time zone

@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 import pytest
 
-from exporter.config import Config, OpenCostConfig, SourcesConfig
+from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
-from exporter.sources import opencost
 from exporter.sources.checks import MISSING_FIELD, NON_FINITE, WRONG_TYPE, Tally
-from exporter.sources.opencost import OpenCostSnapshot
-from exporter.sources.opencost_assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
+from exporter.sources.opencost import source as opencost
+from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
+from exporter.sources.opencost.source import OpenCostSnapshot
 from tests.conftest import FIXED_NOW
 
 START = FIXED_NOW - timedelta(hours=1)

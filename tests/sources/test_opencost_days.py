@@ -14,13 +14,13 @@ from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_opencost import FakeOpenCost
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.calendar import month_start
-from exporter.config import Config, OpenCostConfig, SourcesConfig
+from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamIncomplete
-from exporter.exposition import SourceHealth, health_samples
-from exporter.metrics import SOURCE_RECONCILE_REPAIRS as REPAIRS
-from exporter.refresher import Refresher, Source
-from exporter.sources import opencost
-from exporter.sources.opencost_days import reader_for, settled_until
+from exporter.exposition.catalogue import SOURCE_RECONCILE_REPAIRS as REPAIRS
+from exporter.exposition.render import SourceHealth, health_samples
+from exporter.serve.refresher import Refresher, Source
+from exporter.sources.opencost import source as opencost
+from exporter.sources.opencost.days import reader_for, settled_until
 
 MADRID = ZoneInfo("Europe/Madrid")
 # October 2026 in Madrid: the month starts at 22:00 UTC on 30 September and its clocks go back

@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 
 from exporter.sources.checks import Tally
-from exporter.sources.opencost_records import COMPONENT_FIELDS, Allocation, Totals, merge_into
-from exporter.sources.opencost_wire import IDLE_KEY, decode_into
+from exporter.sources.opencost.records import COMPONENT_FIELDS, Allocation, Totals, merge_into
+from exporter.sources.opencost.wire import IDLE_KEY, decode_into
 
 # Every field that feeds a component, each with its own value, so a lost field shows.
 FIELD_VALUES = {

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from exporter.errors import UpstreamPayloadError
-from exporter.sources import opencost
 from exporter.sources.checks import Tally
+from exporter.sources.opencost import source as opencost
 
 # Go spelling, as OpenCost writes it: integers for whole numbers, keys in its own order, the
 # idle entry first, fields this exporter never reads, and a null for NaN.

@@ -6,7 +6,10 @@ from dataclasses import fields
 
 import pytest
 
-from exporter.sources import dcgm, kueue, litellm, opencost
+from exporter.sources.dcgm import source as dcgm
+from exporter.sources.kueue import source as kueue
+from exporter.sources.litellm import source as litellm
+from exporter.sources.opencost import source as opencost
 from exporter.sources.table import SOURCES, Records
 
 

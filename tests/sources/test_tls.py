@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import trustme
 
-from exporter.config import Config, load_config
+from exporter.config.schema import Config, load_config
 from exporter.errors import ConfigError, UpstreamError
-from exporter.sources.budget import refresh_budget
+from exporter.serve.wiring import build_sources
+from exporter.sources.deadline import refresh_budget
 from exporter.sources.http import get_text, make_client, tls_context
 from exporter.sources.table import SOURCES
-from exporter.wiring import build_sources
 from tests.sources.test_http import DCGM_TEXT, Dripper, Stopwatch, policy
 
 

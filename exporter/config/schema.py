@@ -1,0 +1,276 @@
+"""Configuration: the YAML schema, validated once into a frozen object."""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections import Counter
+from datetime import timedelta
+from typing import Annotated, Any
+
+from pydantic import (
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from exporter.config.loader import (
+    KeyedErrors,
+    issues_from_validation,
+    load_yaml_with_lines,
+    read_config_text,
+)
+from exporter.config.sources import (
+    DcgmConfig,
+    DcgmDiscovery,
+    DcgmPrometheus,
+    KueueConfig,
+    LiteLLMConfig,
+    OpenCostConfig,
+    SourceConfig,
+    SourcesConfig,
+)
+from exporter.config.types import (
+    IdlePolicy,
+    Price,
+    StrictModel,
+    Timeout,
+    Url,
+    format_duration,
+    parse_duration,
+)
+from exporter.errors import ConfigError, ConfigIssue
+from exporter.gpu_names import price_key_issues
+
+__all__ = [
+    "AttributionConfig",
+    "Config",
+    "DcgmConfig",
+    "DcgmDiscovery",
+    "DcgmPrometheus",
+    "IdlePolicy",
+    "KueueConfig",
+    "LiteLLMConfig",
+    "ModelDecl",
+    "OpenCostConfig",
+    "SourceConfig",
+    "SourcesConfig",
+    "TeamConfig",
+    "format_duration",
+    "load_config",
+    "parse_duration",
+]
+
+RESERVED_TEAMS = frozenset({"__idle__", "__unallocated__", "__other__"})
+
+
+class BudgetConfig(StrictModel):
+    """Monthly budgets of a team, in the configured currency."""
+
+    gpu: Price | None = None
+    llm: Price | None = None
+
+
+class TeamConfig(StrictModel):
+    """A declared team and the identities that map to it."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    namespaces: tuple[str, ...] = ()
+    cluster_queues: tuple[str, ...] = ()
+    litellm_teams: tuple[str, ...] = ()
+    label_values: tuple[str, ...] = ()
+    budget: BudgetConfig = BudgetConfig()
+
+
+class AttributionConfig(StrictModel):
+    """Which labels name a team, in precedence order."""
+
+    team_label_keys: tuple[str, ...] = ("team",)
+    namespace_label_keys: tuple[str, ...] = ("team",)
+    fallback_label_keys: tuple[str, ...] = ()
+    strict_teams: bool = False
+    max_teams: Annotated[int, Field(ge=1, le=10_000)] = 100
+
+
+class SelfHosted(StrictModel):
+    """Where a self-hosted model is served, so its hardware cost can follow its tokens."""
+
+    namespace: str
+
+
+class ModelDecl(StrictModel):
+    """An LLM model as LiteLLM names it: external (a provider bills it) or self-hosted."""
+
+    model: str
+    external: bool = False
+    self_hosted: SelfHosted | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_kind(self) -> ModelDecl:
+        if self.external == (self.self_hosted is not None):
+            raise ValueError("declare the model either external: true or self_hosted: {namespace}")
+        return self
+
+
+class ReportPrometheus(StrictModel):
+    """The Prometheus that stores the exporter's own series, for a closed month's quota.
+
+    `cluster` selects one cluster's series when a central Prometheus holds several (the
+    `cluster` label); the bearer token is read from `bearer_token_file` or `bearer_token_env`.
+    """
+
+    url: Url
+    cluster: Annotated[str, Field(min_length=1)] | None = None
+    timeout: Timeout = timedelta(seconds=30)
+    ca_file: str | None = None
+    bearer_token_file: str | None = None
+    bearer_token_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_token(self) -> ReportPrometheus:
+        if self.bearer_token_file is not None and self.bearer_token_env is not None:
+            raise ValueError("set at most one of bearer_token_file or bearer_token_env")
+        return self
+
+
+class ReportConfig(StrictModel):
+    """What `report` reads beyond the sources: where a closed month's quota history is."""
+
+    prometheus: ReportPrometheus | None = None
+
+
+class Config(StrictModel):
+    """The whole configuration, frozen after validation."""
+
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "EUR"
+    timezone: str = "UTC"
+    idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
+    idle_by_node: bool = False
+    gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
+    gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
+    llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
+    teams: tuple[TeamConfig, ...] = ()
+    attribution: AttributionConfig = AttributionConfig()
+    sources: SourcesConfig = SourcesConfig()
+    llm_models: tuple[ModelDecl, ...] = ()
+    report: ReportConfig = ReportConfig()
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ValueError(f"unknown time zone {_short(value)}") from exc
+        return value
+
+    @field_validator("teams")
+    @classmethod
+    def _unique_teams(cls, teams: tuple[TeamConfig, ...]) -> tuple[TeamConfig, ...]:
+        names = [t.name for t in teams]
+        dupes = sorted(n for n, count in Counter(names).items() if count > 1)
+        if dupes:
+            raise ValueError(f"team names must be unique, repeated: {', '.join(dupes)}")
+        reserved = sorted(set(names) & RESERVED_TEAMS)
+        if reserved:
+            raise ValueError(f"reserved team names: {', '.join(reserved)}")
+        return teams
+
+    @model_validator(mode="after")
+    def _one_owner_each(self) -> Config:
+        # Attribution looks identities up in one map each: a second claim would silently win.
+        entries = [
+            *_claimed_twice(self.teams, "namespaces", "namespace"),
+            *_claimed_twice(self.teams, "cluster_queues", "ClusterQueue"),
+            *_claimed_twice(self.teams, "litellm_teams", "LiteLLM team"),
+        ]
+        first: dict[str, int] = {}
+        for index, decl in enumerate(self.llm_models):
+            seen = first.setdefault(decl.model, index)
+            if seen != index:
+                message = f"model {_short(decl.model)} is already declared at llm_models[{seen}]"
+                entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
+        if entries:
+            raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _llm_currency(self) -> Config:
+        llm = self.sources.litellm
+        if llm is None:
+            return self
+        converted = llm.rate is not None or llm.rate_file is not None
+        key = ("sources", "litellm")
+        if llm.currency != self.currency and not converted:
+            message = (
+                f"LiteLLM reports {llm.currency} but the exporter reports {self.currency}: "
+                "set sources.litellm.rate or rate_file"
+            )
+            raise KeyedErrors([((*key, "currency"), message, ("currency",))])
+        if llm.currency == self.currency and converted:
+            # Refused, not ignored: a rate nobody applies is a mistake in one of the two keys.
+            which = "rate" if llm.rate is not None else "rate_file"
+            message = f"LiteLLM already reports {self.currency}, so a rate does not apply"
+            raise KeyedErrors([((*key, which), message, (*key, "currency"))])
+        return self
+
+    @model_validator(mode="after")
+    def _price_keys(self) -> Config:
+        entries = price_key_issues(self.gpu_prices, self.gpu_flavor_prices)
+        if entries:
+            raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _reservation_needs_quota(self) -> Config:
+        if self.idle_policy is IdlePolicy.RESERVATION and self.sources.kueue is None:
+            raise ValueError(
+                "idle_policy: reservation charges Kueue nominal quota, so it needs sources.kueue"
+            )
+        return self
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo:
+        """The time zone whose calendar months bound the month-to-date totals."""
+        return zoneinfo.ZoneInfo(self.timezone)
+
+
+def _short(value: str, limit: int = 60) -> str:
+    """A value from the file, quoted and cut short enough for one error line."""
+    return repr(value if len(value) <= limit else value[:limit] + "...")
+
+
+def _claimed_twice(
+    teams: tuple[TeamConfig, ...], field: str, what: str
+) -> list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]]:
+    owners: dict[str, tuple[int, int]] = {}
+    entries: list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]] = []
+    for t, team in enumerate(teams):
+        for v, value in enumerate(getattr(team, field)):
+            owner = owners.setdefault(value, (t, v))
+            if owner[0] != t:
+                other = ("teams", owner[0], field, owner[1])
+                message = (
+                    f"{what} {_short(value)} is already claimed by team {teams[owner[0]].name!r} "
+                    f"at teams[{owner[0]}].{field}[{owner[1]}]"
+                )
+                entries.append((("teams", t, field, v), message, other))
+    return entries
+
+
+def load_config(path: str) -> Config:
+    """Read, parse and validate a config file, or raise ConfigError naming file, line and key."""
+    data, lines = load_yaml_with_lines(path, read_config_text(path))
+    return validate_config(path, data, lines)
+
+
+def validate_config(path: str, data: Any, lines: dict[tuple[str | int, ...], int]) -> Config:
+    """Validate parsed YAML into a Config; `lines` maps key paths to their line numbers."""
+    if data is None:
+        # Most likely the wrong file, or a ConfigMap key that did not render: not "all defaults".
+        message = "the file has no settings (it is empty or only comments)"
+        raise ConfigError(path, [ConfigIssue(None, "", message)])
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(path, issues_from_validation(exc, lines)) from None

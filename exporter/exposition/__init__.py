@@ -1,0 +1,1 @@
+"""The exposition: the metric catalogue as data, samples, and their rendering to bytes."""

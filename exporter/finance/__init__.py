@@ -1,0 +1,1 @@
+"""Finance: the month's report, footing to the cent, the statement and the FOCUS export."""

@@ -1,0 +1,1 @@
+"""The FOCUS 1.2 export: rows per team, component, resource and day, and the CSV writer."""

@@ -1,0 +1,160 @@
+"""A closed month's quota from the exporter's own series in Prometheus (`report.prometheus`).
+
+Kueue keeps no history, so without this a closed month's quota rests on Kueue's quotas when
+the report runs. The exporter publishes every ClusterQueue's nominal quota and lending limit
+(`chargeback_quota_nominal`, `chargeback_quota_lending_limit`); with `report.prometheus` set
+the report reads them back over the month, one instant query each at the month's end:
+
+    avg_over_time((max without (instance, pod, prometheus_replica) (<series>))[<month>s:60s])
+
+The time-weighted average is what a quota holder is billed on: a team that held 2 GPUs for
+half the month and 4 for the other half reserved 3 GPUs' worth of hours, and the join charges
+nominal x the month's hours. The maximum would bill the 4 GPUs for days they were not held.
+The subquery evaluates every minute of [start, end) (the instant is the month's end less a
+millisecond, so the next month's first sample is out and this month's first is in), and
+`max without` first folds the same queue published by both exporters of an HA pair, by a
+restarted pod, or kept by two Prometheus replicas, so neither doubles nor splits the month.
+Minutes with no sample (the exporter down) are left out of the average rather than read as 0.
+The lending limit is averaged as min(lending limit, nominal), as the join uses it.
+
+A sample that is NaN, infinite or negative, or lacks a queue's labels, refuses the report: a
+bill must not silently drop a queue's quota. Series of several `cluster` values without a
+`report.prometheus.cluster` selector refuse it too, as their queues would be added together.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import datetime, timedelta
+
+import httpx
+
+from exporter.config.schema import Config, ReportPrometheus
+from exporter.credentials import read_secret
+from exporter.errors import UpstreamPayloadError
+from exporter.exposition.catalogue import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
+from exporter.finance.closed_month import ClosedMonth
+from exporter.serve.refresher import Source
+from exporter.sources.http import make_client
+from exporter.sources.kueue import source as kueue
+from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.prometheus_api import instant_vector
+
+__all__ = ["SOURCE", "quota_history", "quota_queries", "with_quota_history"]
+
+SOURCE = "report.prometheus"
+STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
+_REPLICA_LABELS = "instance, pod, prometheus_replica"
+_KEYS = ("cluster_queue", "cohort", "flavor", "resource")
+
+
+def quota_queries(cfg: ReportPrometheus, month: ClosedMonth) -> dict[str, str]:
+    """The PromQL of the month's average nominal quota and lending limit, by field."""
+    # A JSON string is a valid PromQL string literal, quotes and backslashes escaped.
+    selector = f"{{cluster={json.dumps(cfg.cluster)}}}" if cfg.cluster else ""
+    nominal = f"{QUOTA_NOMINAL.name}{selector}"
+    limit = f"{QUOTA_LENDING_LIMIT.name}{selector}"
+    # Timestamps, not aware datetimes: in one zone their difference is wall time, an hour off
+    # in a month whose summer time starts or ends.
+    seconds = round(month.end.timestamp() - month.start.timestamp())
+
+    def average(inner: str) -> str:
+        folded = f"max without ({_REPLICA_LABELS}) ({inner})"
+        return f"avg_over_time(({folded})[{seconds}s:{STEP}s])"
+
+    return {
+        "nominal": average(nominal),
+        # An unset limit (+Inf) fails the comparison, so the nominal quota stands for it.
+        "lending_limit": average(f"({limit} <= {nominal}) or {nominal}"),
+    }
+
+
+def _client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
+    headers = {}
+    if cfg.bearer_token_file is not None or cfg.bearer_token_env is not None:
+        file = cfg.bearer_token_file
+        if file is not None and not os.path.isabs(file):
+            file = os.path.join(os.path.dirname(config_path), file)
+        token = read_secret(cfg.bearer_token_env, file).get_secret_value()
+        headers["Authorization"] = f"Bearer {token}"
+    return make_client(cfg.url.rstrip("/"), cfg.timeout, headers=headers, ca_file=cfg.ca_file)
+
+
+def quota_history(config: Config, config_path: str, month: ClosedMonth) -> KueueSnapshot:
+    """The month's average quota per ClusterQueue, flavor and resource, as Kueue records.
+
+    Raises UpstreamError when Prometheus cannot be read or its answer cannot be billed on.
+    """
+    cfg = config.report.prometheus
+    if cfg is None:
+        raise ValueError("report.prometheus is not configured")
+    at = month.end - timedelta(milliseconds=1)
+    with _client(cfg, config_path) as client:
+        found = {
+            field: _series(client, expr, at, selected=cfg.cluster is not None)
+            for field, expr in quota_queries(cfg, month).items()
+        }
+    records = []
+    limits = found["lending_limit"]
+    for key, nominal in sorted(found["nominal"].items()):
+        queue, cohort, flavor, resource = key
+        limit = limits.get(key, nominal)
+        records.append(QuotaRecord(queue, cohort, flavor, resource, nominal, lending_limit=limit))
+    if not records:
+        raise UpstreamPayloadError(
+            f"{SOURCE}: no {QUOTA_NOMINAL.name} series in the month: was the exporter "
+            "scraped then (and is report.prometheus.cluster right)?"
+        )
+    return KueueSnapshot(tuple(records))
+
+
+_Key = tuple[str, str, str, str]
+
+
+def _series(client: httpx.Client, expr: str, at: datetime, *, selected: bool) -> dict[_Key, float]:
+    samples = instant_vector(client, SOURCE, expr, at)
+    clusters = {labels.get("cluster", "") for labels, _ in samples}
+    if len(clusters) > 1 and not selected:
+        raise UpstreamPayloadError(
+            f"{SOURCE}: quota series of several clusters ({', '.join(sorted(clusters))}): set "
+            "report.prometheus.cluster to the one this report is for"
+        )
+    out: dict[_Key, float] = {}
+    for labels, value in samples:
+        if any(k not in labels for k in _KEYS if k != "cohort"):
+            raise UpstreamPayloadError(f"{SOURCE}: a quota series lacks its queue labels")
+        if not math.isfinite(value) or value < 0:
+            raise UpstreamPayloadError(
+                f"{SOURCE}: quota of {labels['cluster_queue']} ({labels['resource']}) is "
+                f"{value}: a closed month is not billed on it"
+            )
+        key = (
+            labels["cluster_queue"],
+            labels.get("cohort", ""),
+            labels["flavor"],
+            labels["resource"],
+        )
+        if key in out:
+            # Left after folding replicas: the same queue under another label (a `job`)
+            # would be billed twice.
+            raise UpstreamPayloadError(f"{SOURCE}: several series for {key[0]} ({key[3]})")
+        out[key] = value
+    return out
+
+
+def with_quota_history(sources: list[Source], history: KueueSnapshot | None) -> list[Source]:
+    """The sources with Kueue's current state replaced by the month's history, when read."""
+    if history is None:
+        return sources
+    out = []
+    for source in sources:
+        if source.name == kueue.SOURCE:
+            source.close()
+            continue
+        out.append(source)
+    # Never stale: the history is the month's, read once before the report.
+    forever = math.inf
+    out.append(Source(kueue.SOURCE, forever, forever, lambda now: history))
+    return out

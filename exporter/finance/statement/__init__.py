@@ -1,0 +1,1 @@
+"""The HTML statement: its figures, its page template and its SVG charts."""

@@ -1,0 +1,199 @@
+"""The statement's figures beyond the report's tables: budgets with forecasts, idle, borrowing, LLM.
+
+Every figure is derived from the report's printed (footed) figures, or footed the same way, so
+the HTML statement shows the same numbers as `report --format table`, to the cent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from exporter.calendar import month_start, next_month_start
+from exporter.config.schema import Config
+from exporter.finance.footing import cents, foot, round_cents
+from exporter.finance.report import Report, build_report, model_rows
+from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.chargeback import Ledger
+from exporter.ledger.join import Chargeback
+
+__all__ = [
+    "STATEMENT",
+    "BudgetLine",
+    "Statement",
+    "build_statement",
+    "render_statement",
+    "statement_artefact",
+    "statement_report",
+]
+
+log = logging.getLogger(__name__)
+
+# The name the worker renders the page under, and the server serves it by.
+STATEMENT = "statement"
+
+LLM_EXTERNAL = "llm_external"
+KINDS = ("gpu", "llm")
+_CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """One team's budget of one kind against its month to date and its end-of-month forecast."""
+
+    team: str
+    kind: str  # gpu | llm
+    budget: Decimal
+    actual: Decimal
+    forecast: Decimal
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The report plus what the statement's charts show, all in printed figures."""
+
+    report: Report
+    at: datetime  # when the figures were joined (the month's end for a closed month)
+    budgets: tuple[BudgetLine, ...]
+    idle: tuple[tuple[str, Decimal], ...]  # where the month's idle went; adds to report.idle
+    borrowing: tuple[tuple[str, Decimal, Decimal], ...]  # (team, borrowed, lent)
+    llm_teams: tuple[str, ...]
+    llm_spend: Mapping[str, tuple[Decimal, ...]]  # model -> spend per team of `llm_teams`
+
+
+def _money(value: int | Decimal) -> Decimal:
+    return (Decimal(value) / 100).quantize(_CENT)
+
+
+def _order(team: str) -> tuple[int, str]:
+    # The report's row order: teams by name, then the reserved rows.
+    return {OTHER: 1, IDLE: 2, UNALLOCATED: 3}.get(team, 0), team
+
+
+def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
+    """The month-to-date report of one join, built as `report` builds it; None before costs."""
+    if chargeback.month is None:
+        return None
+    kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
+    return build_report(
+        chargeback.month,
+        config.currency,
+        month_start(chargeback.at, config.zone).strftime("%Y-%m"),
+        chargeback.budgets,
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
+        idle=chargeback.month_idle,
+    )
+
+
+def build_statement(report: Report, chargeback: Chargeback, config: Config) -> Statement:
+    """The statement of `report`, which was built from `chargeback`."""
+    return Statement(
+        report,
+        chargeback.at,
+        _budget_lines(report, chargeback, config),
+        _idle_parts(report),
+        _borrowing(report),
+        *_llm_matrix(report, chargeback),
+    )
+
+
+def _kind_of(costs: Mapping[str, float | Decimal], kind: str) -> Decimal:
+    """A team's cost of one budget kind: `llm` is external LLM spend, `gpu` everything else
+    (the recording rules' split, so the page and the dashboards agree)."""
+    llm = Decimal(str(costs.get(LLM_EXTERNAL, 0)))
+    total = sum((Decimal(str(v)) for v in costs.values()), Decimal(0))
+    return llm if kind == "llm" else total - llm
+
+
+def _budget_lines(report: Report, chargeback: Chargeback, config: Config) -> tuple[BudgetLine, ...]:
+    """Budgets against month to date, and month to date + the current rate x hours left."""
+    hours_left = 0.0
+    if not report.closed:
+        left = next_month_start(chargeback.at, config.zone) - chargeback.at
+        hours_left = max(left.total_seconds() / 3600.0, 0.0)
+    rates = _hourly_by_team(chargeback.hourly)
+    lines = []
+    for row in report.rows:
+        for kind, budget in zip(KINDS, (row.budget_gpu, row.budget_llm), strict=True):
+            if budget is None:
+                continue
+            actual = _kind_of(row.costs, kind)
+            rest = _money(0)
+            if hours_left:
+                rate = _kind_of(rates.get(row.team, {}), kind)
+                rest = _money(round_cents(cents(float(rate) * hours_left)))
+            lines.append(BudgetLine(row.team, kind, budget, actual, actual + rest))
+    return tuple(lines)
+
+
+def _hourly_by_team(ledger: Ledger | None) -> dict[str, dict[str, float]]:
+    return ledger.by_team() if ledger is not None else {}
+
+
+def _idle_parts(report: Report) -> tuple[tuple[str, Decimal], ...]:
+    """The month's idle by where it landed: each team's `idle_share`, what reservations
+    absorbed, and what stayed on `__idle__`; the parts add to the header's idle."""
+    parts = [
+        (row.team, row.costs["idle_share"])
+        for row in report.rows
+        if row.costs.get("idle_share", Decimal(0)) != 0
+    ]
+    absorbed = report.idle_shared - report.columns.get("idle_share", Decimal(0))
+    if absorbed:
+        parts.append(("absorbed by reservations", absorbed))
+    parts.append((f"left on {IDLE}", report.idle - report.idle_shared))
+    return tuple(parts)
+
+
+def _borrowing(report: Report) -> tuple[tuple[str, Decimal, Decimal], ...]:
+    """Teams charged for quota they borrowed, or credited for quota they lent."""
+    zero = Decimal(0)
+    out = []
+    for row in report.rows:
+        borrowed, lent = row.costs.get("borrowed", zero), row.costs.get("lent", zero)
+        if borrowed or lent:
+            out.append((row.team, borrowed, lent))
+    return tuple(out)
+
+
+def _llm_matrix(
+    report: Report, chargeback: Chargeback
+) -> tuple[tuple[str, ...], dict[str, tuple[Decimal, ...]]]:
+    """LLM spend per model and team, footed so each model's spend is the model table's."""
+    models = [m.model for m in report.models]
+    teams = sorted({team for team, _ in chargeback.llm_usage}, key=_order)
+    if not models or not teams:
+        return (), {}
+    exact = [
+        [cents(getattr(chargeback.llm_usage.get((t, m)), "spend", None) or 0.0) for t in teams]
+        for m in models
+    ]
+    footed = foot(exact)
+    spend = {m: tuple(_money(c) for c in footed.cells[i]) for i, m in enumerate(models)}
+    printed = {m.model: m.spend for m in report.models}
+    if any(sum(v, Decimal(0)) != printed[m] for m, v in spend.items()):
+        # Cannot happen while footing favours row totals; a chart that disagrees with the
+        # table would be worse than none.
+        log.warning("LLM spend per team does not foot to the model table; chart left out")
+        return (), {}
+    return tuple(teams), spend
+
+
+def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
+    """The HTML statement of one join's month to date; None when the join has no cost data."""
+    from exporter.finance.statement.html import (
+        statement_html,  # pygal only when a page is asked for
+    )
+
+    report = statement_report(chargeback, config)
+    if report is None:
+        return None
+    return statement_html(build_statement(report, chargeback, config)).encode()
+
+
+def statement_artefact(config: Config, chargeback: Chargeback) -> bytes:
+    """The /statement page as the refresh worker renders it after a join (b"": no cost data)."""
+    return render_statement(chargeback, config) or b""

@@ -1,0 +1,1 @@
+"""The ledger: pure chargeback maths from typed source records to per-team money and samples."""

@@ -1,0 +1,352 @@
+"""Join the latest records of every source into the chargeback and its samples (pure).
+
+Two ledger windows travel together through the same steps: the hourly rate (OpenCost's recent
+window, described by Kueue's live status) and the month to date. Each step takes a window and
+returns a new one, and conserves money: a step either moves cost between teams or adds new
+money that it reports (external LLM spend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from exporter.calendar import hours_in_month, month_start
+from exporter.config.schema import Config, ModelDecl
+from exporter.exposition.catalogue import (
+    ATTRIBUTION_FALLBACK_COST_PER_HOUR,
+    CLUSTER_COST_PER_HOUR,
+    LLM_MONTH_EDGE_OFFSET_SECONDS,
+    SOURCE_ENDPOINTS,
+    TEAM_BUDGET,
+    TEAM_COST_MONTH_TO_DATE,
+    TEAM_COST_PER_HOUR,
+    TEAMS_OVER_CAP,
+)
+from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.chargeback import Ledger, cap_teams
+from exporter.ledger.clusterwide import idle_samples, month_samples
+from exporter.ledger.costs import Window, serving_costs, window
+from exporter.ledger.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
+from exporter.ledger.llm import (
+    LlmReport,
+    ModelPricing,
+    Routed,
+    TeamModelUsage,
+    apply_llm_to,
+    llm_budget_state_samples,
+    llm_pricing_samples,
+    llm_report_samples,
+    llm_usage_samples,
+    model_pricing,
+    route,
+    serving_namespaces,
+    team_model_usage,
+)
+from exporter.ledger.prices import GpuPrices, node_models
+from exporter.ledger.quota import (
+    FlavorOf,
+    TeamGpuQuota,
+    apply_quota,
+    gpu_quota_by_flavor,
+    lend,
+    quota_budgets,
+    quota_samples,
+)
+from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.litellm.cache import month_window
+from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.table import Records
+
+__all__ = [
+    "Chargeback",
+    "LlmMemo",
+    "LlmPart",
+    "budget_samples",
+    "config_budgets",
+    "join",
+    "ledger_samples",
+    "llm_part",
+]
+
+
+@dataclass(frozen=True)
+class Chargeback:
+    """What one join produced at `at`: both ledgers, typed LLM figures, and every sample."""
+
+    at: datetime
+    hourly: Ledger | None
+    month: Ledger | None
+    samples: tuple[Sample, ...]
+    folded_teams: tuple[str, ...] = ()
+    budgets: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    llm_usage: Mapping[tuple[str, str], TeamModelUsage] = field(default_factory=dict)
+    llm_pricing: tuple[ModelPricing, ...] = ()
+    # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
+    # header idle); None without OpenCost.
+    month_idle: float | None = None
+
+
+@dataclass(frozen=True)
+class _Quota:
+    """Kueue joined once per refresh: lending apportioned once, summed per team."""
+
+    kueue: KueueSnapshot
+    flavors: Mapping[str, TeamGpuQuota]  # GPU flavor -> quota per team
+    lent: Mapping[tuple[str, str, str], float]
+
+
+@dataclass(frozen=True)
+class LlmPart:
+    """What the join takes from one LiteLLM snapshot alone: usage and budget state, as samples."""
+
+    llm: LiteLLMSnapshot  # in the exporter's currency
+    routed: Routed  # its usage records with their teams and declarations
+    usage: Mapping[tuple[str, str], TeamModelUsage]
+    samples: tuple[Sample, ...]
+
+
+def llm_part(
+    snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
+) -> LlmPart:
+    """Convert the snapshot, route its records, and build its usage per team and model."""
+    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
+    llm = snapshot.converted()
+    routed = route(llm.usage, models, attributor)
+    usage = team_model_usage(routed, attributor)
+    samples = (*llm_usage_samples(usage), *llm_budget_state_samples(llm.teams, attributor))
+    return LlmPart(llm, routed, usage, samples)
+
+
+class LlmMemo:
+    """The LLM part of the last LiteLLM snapshot joined, reused while that snapshot is fresh.
+
+    LiteLLM refreshes on its own interval, and at a thousand teams by fifty models its part of
+    the join is most of it: the other sources' refreshes need not redo it. Keyed on the
+    snapshot object (held, so its id cannot be reused), the attributor and the declarations,
+    not on `converted()`, which makes a new object per call.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] = ()  # snapshot, attributor, declarations: held
+        self._part: LlmPart | None = None
+
+    def part(
+        self, snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
+    ) -> LlmPart:
+        """The snapshot's LLM part, computed when it is not the last one seen."""
+        key = (snapshot, attributor, models)
+        if self._part is None or not all(a is b for a, b in zip(key, self._key, strict=True)):
+            self._part, self._key = llm_part(snapshot, attributor, models), key
+        return self._part
+
+
+def join(
+    config: Config,
+    attributor: Attributor,
+    records: Records,
+    now: datetime,
+    memo: LlmMemo | None = None,
+) -> Chargeback:
+    """Build the chargeback from whichever sources have fresh records.
+
+    A caller that joins again and again passes an LlmMemo; the result is the same without.
+    """
+    samples: list[Sample] = []
+    budgets = config_budgets(config)
+    opencost = records.opencost
+    quota = _quota(records.kueue, attributor)
+    prices = gpu_prices(config, records)
+    flavor_prices = _flavor_prices(prices, quota)
+    if records.dcgm is not None and config.sources.dcgm is not None:
+        threshold = config.sources.dcgm.idle_threshold
+        lookup = _model_price(config, prices)
+        samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
+        samples.extend(idle_month_samples(records.dcgm, attributor, lookup))
+        endpoints = sorted(records.dcgm.endpoints.items())
+        samples.extend(
+            Sample.of(SOURCE_ENDPOINTS, float(n), source="dcgm", state=state)
+            for state, n in endpoints
+        )
+    if quota is not None:
+        samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
+        if flavor_prices:
+            configured = {t.name for t in config.teams if t.budget.gpu is not None}
+            hours = hours_in_month(now, config.zone)
+            budgets.update(quota_budgets(quota.flavors, configured, flavor_prices, hours))
+    part: LlmPart | None = None
+    usage: Mapping[tuple[str, str], TeamModelUsage] = {}
+    if records.litellm is not None:
+        part = (memo or LlmMemo()).part(records.litellm, attributor, config.llm_models)
+        llm, usage = part.llm, part.usage
+        samples.extend(part.samples)
+        samples.extend(_llm_read_samples(llm, config, now))
+    samples.extend(budget_samples(budgets))
+    samples.extend(month_samples(now, config.zone))
+    if opencost is None:
+        return Chargeback(now, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
+    hourly, month = _windows(config, attributor, opencost, now)
+    if quota is not None and flavor_prices:
+        flavor_of = _flavor_of(prices, quota)
+        hourly = apply_quota(hourly, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
+        month = apply_quota(month, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
+    pricing: tuple[ModelPricing, ...] = ()
+    if part is not None:
+        hourly, month, report = _with_llm(config, attributor, part.routed, hourly, month)
+        pricing = _pricing(config, part.routed, month)
+        samples.extend(llm_pricing_samples(pricing))
+        samples.extend(llm_report_samples(report))
+    declared = [t.name for t in config.teams]
+    month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
+    hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
+    samples.extend(ledger_samples(hourly_ledger, month_ledger))
+    samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
+    samples.extend(idle_samples(opencost))
+    samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
+    return Chargeback(
+        now,
+        hourly_ledger,
+        month_ledger,
+        tuple(samples),
+        tuple(folded),
+        budgets,
+        usage,
+        pricing,
+        sum(opencost.month.idle.values()),
+    )
+
+
+def gpu_prices(config: Config, records: Records) -> GpuPrices | None:
+    """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
+    opencost = records.opencost
+    if opencost is None:
+        return None
+    return GpuPrices(
+        (opencost.rate, opencost.month),
+        assets=opencost.gpu_nodes,
+        flavors=records.kueue.flavors if records.kueue is not None else (),
+        dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
+        by_model=config.gpu_prices,
+        by_flavor=config.gpu_flavor_prices,
+    )
+
+
+def _model_price(config: Config, prices: GpuPrices | None) -> PriceLookup:
+    """Waste's price of a GPU model: `gpu_prices`, else its nodes' OpenCost price, else blended."""
+    configured = model_price(config.gpu_prices)
+    if prices is None:
+        return configured
+    blended = prices.blended
+
+    def lookup(model: str) -> float | None:
+        found = configured(model)
+        found = prices.model(model) if found is None else found
+        return blended if found is None else found
+
+    return lookup
+
+
+def _flavor_prices(prices: GpuPrices | None, quota: _Quota | None) -> dict[str, float]:
+    """Each GPU flavor's price; one nothing prices takes the cluster's blended price."""
+    if prices is None or quota is None:
+        return {}
+    out: dict[str, float] = {}
+    for flavor in sorted(quota.flavors):
+        price = prices.flavor(flavor)
+        price = prices.blended if price is None else price
+        if price is not None:
+            out[flavor] = price
+    return out
+
+
+def _flavor_of(prices: GpuPrices | None, quota: _Quota) -> FlavorOf:
+    """Which flavor a node's GPU-hours count against: the flavor that selects the node, else
+    the team's flavor with the most nominal quota (a node no flavor selects is unlabelled)."""
+    flavors = sorted(quota.flavors)
+
+    def flavor_of(node: str, team: str) -> str | None:
+        found = prices.flavor_of_node(node, flavors) if prices is not None else None
+        if found is not None:
+            return found
+        held = [(-quota.flavors[f].nominal.get(team, 0.0), f) for f in flavors]
+        return min(held)[1] if held else None
+
+    return flavor_of
+
+
+def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None:
+    if kueue is None:
+        return None
+    lent = lend(kueue.queues)
+    return _Quota(kueue, gpu_quota_by_flavor(kueue, attributor, lent), lent)
+
+
+def _windows(
+    config: Config, attributor: Attributor, opencost: OpenCostSnapshot, now: datetime
+) -> tuple[Window, Window]:
+    """The hourly window (a rate, live) and the month-to-date window (a total).
+
+    LiteLLM reports days, not hours, so the hourly window takes month-to-date LLM spend spread
+    over the hours elapsed in the month.
+    """
+    policy, by_node = config.idle_policy, config.idle_by_node
+    elapsed = max((now - month_start(now, config.zone)).total_seconds() / 3600.0, 1.0)
+    hourly = window(opencost.rate, attributor, policy, by_node, live=True, llm_scale=1 / elapsed)
+    month = window(opencost.month, attributor, policy, by_node, live=False, llm_scale=1.0)
+    return hourly, month
+
+
+def _with_llm(
+    config: Config, attributor: Attributor, routed: Routed, hourly: Window, month: Window
+) -> tuple[Window, Window, LlmReport]:
+    """Add external LLM spend and move self-hosted serving cost to the teams that sent tokens.
+
+    The month's token shares re-attribute each window's serving cost; the month's report says
+    which models the config does not declare.
+    """
+    month, report = apply_llm_to(month, routed, config, attributor)
+    hourly, _ = apply_llm_to(hourly, routed, config, attributor)
+    return hourly, month, report
+
+
+def _llm_read_samples(llm: LiteLLMSnapshot, config: Config, now: datetime) -> list[Sample]:
+    """How LiteLLM was read: the month-edge error of its UTC day rows."""
+    edge = month_window(now, config.zone).edge_seconds
+    return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge)]
+
+
+def _pricing(config: Config, routed: Routed, month: Window) -> tuple[ModelPricing, ...]:
+    """Pricing drift: the month's serving cost against what LiteLLM declares."""
+    serving = serving_costs(month.lines, serving_namespaces(config))
+    weight = config.llm_completion_weight
+    return tuple(model_pricing(routed, config.llm_models, serving, weight))
+
+
+def config_budgets(config: Config) -> dict[tuple[str, str], float]:
+    """Monthly budgets declared in config, keyed by (team, kind)."""
+    out: dict[tuple[str, str], float] = {}
+    for team in config.teams:
+        if team.budget.gpu is not None:
+            out[(team.name, "gpu")] = team.budget.gpu
+        if team.budget.llm is not None:
+            out[(team.name, "llm")] = team.budget.llm
+    return out
+
+
+def budget_samples(budgets: Mapping[tuple[str, str], float]) -> Iterable[Sample]:
+    """`chargeback_team_budget` series."""
+    for (team, kind), amount in sorted(budgets.items()):
+        yield Sample.of(TEAM_BUDGET, amount, team=team, kind=kind)
+
+
+def ledger_samples(hourly: Ledger, month: Ledger) -> Iterable[Sample]:
+    """Cost series from the hourly and month-to-date ledgers, plus fallback-placed cost."""
+    for (team, component), amount in sorted(hourly.costs.items()):
+        yield Sample.of(TEAM_COST_PER_HOUR, amount, team=team, component=component)
+    for (team, component), amount in sorted(month.costs.items()):
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, amount, team=team, component=component)
+    for (team, key), amount in sorted(hourly.fallback.items()):
+        yield Sample.of(ATTRIBUTION_FALLBACK_COST_PER_HOUR, amount, team=team, key=key)

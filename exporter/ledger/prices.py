@@ -1,0 +1,181 @@
+"""GPU-hour prices per Kueue flavor and per GPU model, never one blended price (pure).
+
+How a flavor gets its price, first rule that answers:
+
+1. `gpu_flavor_prices[flavor]` from config;
+2. the flavor's nodes (ResourceFlavor `nodeLabels` matched against node labels; a flavor with no
+   `nodeLabels`, or one Kueue did not list, stands for every node): what OpenCost charged per
+   GPU-hour on them, GPU cost / GPU-hours of the allocations there (the rate window, else the
+   month), with the GPU-hours of a node whose model has a `gpu_prices` entry at that price;
+3. the same from OpenCost's node assets (nodes that ran no GPU pod still have a price there);
+4. none: the caller falls back to the cluster's blended price.
+
+Allocations come before assets because they are the money OpenCost actually put on teams: a
+flavor that stands for every node then gets exactly the blended price, so a single-flavor
+cluster is charged as before. A node's labels are its asset labels; a node OpenCost's assets do
+not describe still gets `nvidia.com/gpu.product` from its DCGM `modelName` (in the spelling the
+GPU feature discovery gives it: spaces become dashes), so flavors that select on the product
+still find it. Label keys compare canonically (OpenCost sanitises `nvidia.com/gpu.product` to
+`nvidia_com_gpu_product`); values compare exactly. Models compare case-insensitively, with runs
+of spaces, dashes and underscores taken as one separator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from exporter.gpu_names import canonical_model
+from exporter.ledger.attribution import canonical_key, canonical_labels
+from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.opencost.assets import GpuNode
+from exporter.sources.opencost.source import AllocationSet
+
+__all__ = ["PRODUCT_LABEL", "GpuPrices", "canonical_model", "node_models"]
+
+PRODUCT_LABEL = canonical_key("nvidia.com/gpu.product")
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def node_models(records: Iterable[GpuRecord]) -> dict[str, str]:
+    """Node -> GPU model, from DCGM (the sorted-first model when a node has two)."""
+    out: dict[str, str] = {}
+    for record in sorted(records, key=lambda r: (r.node, r.model)):
+        if record.node and record.model:
+            out.setdefault(record.node, record.model)
+    return out
+
+
+@dataclass(frozen=True)
+class _Node:
+    labels: Mapping[str, str]  # canonical keys
+    model: str  # canonical, "" when unknown
+
+
+class GpuPrices:
+    """Prices by flavor and by model over one refresh's records (see the module docstring)."""
+
+    def __init__(
+        self,
+        windows: Sequence[AllocationSet],
+        *,
+        assets: Sequence[GpuNode] | None = None,
+        flavors: Iterable[FlavorRecord] = (),
+        dcgm_models: Mapping[str, str] | None = None,
+        by_model: Mapping[str, float] | None = None,
+        by_flavor: Mapping[str, float] | None = None,
+    ) -> None:
+        self._windows = tuple(windows)
+        self._assets = tuple(assets or ())
+        self._flavors = {f.name: canonical_labels(f.node_labels) for f in flavors}
+        self._by_model = {canonical_model(m): p for m, p in sorted((by_model or {}).items())}
+        self._by_flavor = dict(by_flavor or {})
+        self._nodes = self._describe(dcgm_models or {})
+        # Answers kept per name: a join asks for each node's flavor and each GPU's model price,
+        # and every answer walks all nodes or all allocations (10,000 nodes: minutes, not ms).
+        self._flavor_nodes: dict[str, frozenset[str] | None] = {}
+        self._models: dict[str, float | None] = {}
+
+    def _describe(self, dcgm_models: Mapping[str, str]) -> dict[str, _Node]:
+        names = {n.name for n in self._assets} | set(dcgm_models)
+        for window in self._windows:
+            names |= {a.node for a in window.allocations if a.node and a.gpu_hours > 0}
+        labels = {n.name: canonical_labels(n.labels) for n in self._assets}
+        out: dict[str, _Node] = {}
+        for name in sorted(names):
+            own = dict(labels.get(name, {}))
+            if PRODUCT_LABEL not in own and name in dcgm_models:
+                own[PRODUCT_LABEL] = _SEPARATORS.sub("-", dcgm_models[name].strip())
+            model = own.get(PRODUCT_LABEL, "")
+            out[name] = _Node(own, canonical_model(model) if model else "")
+        return out
+
+    @property
+    def blended(self) -> float | None:
+        """GPU cost / GPU-hours over the whole cluster: what OpenCost charged on average."""
+        return self._charged(None)
+
+    def flavor(self, name: str) -> float | None:
+        """The GPU-hour price of a Kueue flavor, or None when nothing prices it."""
+        if name in self._by_flavor:
+            return self._by_flavor[name]
+        return self._charged(self.flavor_nodes(name))
+
+    def model(self, model: str) -> float | None:
+        """The GPU-hour price of a GPU model: config first, else what its nodes were charged."""
+        key = canonical_model(model)
+        if key in self._by_model:
+            return self._by_model[key]
+        if key not in self._models:
+            nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
+            self._models[key] = self._charged(nodes) if nodes else None
+        return self._models[key]
+
+    def flavor_nodes(self, name: str) -> frozenset[str] | None:
+        """Nodes a flavor stands for; None means every node (no `nodeLabels`, or not listed)."""
+        wanted = self._flavors.get(name)
+        if not wanted:
+            return None
+        if name not in self._flavor_nodes:
+            self._flavor_nodes[name] = frozenset(
+                node
+                for node, seen in self._nodes.items()
+                if all(seen.labels.get(k) == v for k, v in wanted.items())
+            )
+        return self._flavor_nodes[name]
+
+    def flavor_of_node(self, node: str, candidates: Collection[str]) -> str | None:
+        """The candidate flavor that selects a node most specifically (then by name), if any."""
+        matching = []
+        for flavor in sorted(candidates):
+            nodes = self.flavor_nodes(flavor)
+            if nodes is None or node in nodes:
+                matching.append((-len(self._flavors.get(flavor, {})), flavor))
+        return min(matching)[1] if matching else None
+
+    def _override(self, node: str) -> float | None:
+        seen = self._nodes.get(node)
+        return self._by_model.get(seen.model) if seen is not None and seen.model else None
+
+    def _charged(self, nodes: frozenset[str] | None) -> float | None:
+        """GPU cost / GPU-hours on some nodes (None: all): allocations, else assets."""
+        for window in self._windows:
+            # Summed in the window's own order, so that the whole cluster's figure is
+            # bit-for-bit the blended price the exporter has always charged.
+            cost = hours = 0.0
+            for a in window.allocations:
+                if nodes is not None and a.node not in nodes:
+                    continue
+                price = self._override(a.node)
+                cost += a.costs.get("gpu", 0.0) if price is None else price * a.gpu_hours
+                hours += a.gpu_hours
+            if hours > 0:
+                return cost / hours
+        return self._from_assets(nodes)
+
+    def _from_assets(self, nodes: frozenset[str] | None) -> float | None:
+        cost = hours = 0.0
+        for asset in self._assets:
+            if nodes is not None and asset.name not in nodes:
+                continue
+            price = self._override(asset.name)
+            cost += asset.gpu_cost if price is None else price * asset.gpu_hours
+            hours += asset.gpu_hours
+        if hours > 0:
+            return cost / hours
+        return self._configured_only(nodes)
+
+    def _configured_only(self, nodes: frozenset[str] | None) -> float | None:
+        # No GPU-hours anywhere: configured model prices still price the flavor, GPU-weighted.
+        weights: dict[float, float] = defaultdict(float)
+        counts = {a.name: a.gpu_count for a in self._assets}
+        for name in sorted(self._nodes if nodes is None else nodes):
+            price = self._override(name)
+            if price is None:
+                return None
+            weights[price] += counts.get(name, 1.0) or 1.0
+        total = sum(weights.values())
+        return sum(p * w for p, w in weights.items()) / total if total > 0 else None

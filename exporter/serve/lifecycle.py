@@ -1,0 +1,94 @@
+"""The serving exporter's lifecycle: one refresh worker behind the server, reloaded on SIGHUP."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+
+from exporter.clock import Clock
+from exporter.config.schema import Config, load_config
+from exporter.errors import ConfigError
+from exporter.exposition.render import Exposition
+from exporter.finance.statement.figures import STATEMENT, statement_artefact
+from exporter.serve.worker import Artefact, WorkerRefresher
+
+__all__ = ["Service"]
+
+log = logging.getLogger(__name__)
+
+
+class Service:
+    """Owns the running worker; a reload swaps in a new one only once its config is good."""
+
+    def __init__(
+        self,
+        config: Config,
+        path: str,
+        clock: Clock,
+        artefacts: Mapping[str, Artefact] | None = None,
+    ) -> None:
+        self._path = path
+        self._clock = clock
+        # Rendered in the worker after a join (at most once a minute), never at scrape cost; the
+        # statement by default.
+        chosen = {STATEMENT: statement_artefact} if artefacts is None else artefacts
+        self._artefacts = dict(chosen)
+        self._worker = WorkerRefresher(config, path, clock, self._artefacts)
+        self._pending: WorkerRefresher | None = None  # a reload's worker, until it takes over
+        self._stopped = threading.Event()
+        self._reloading = threading.Lock()  # one reload at a time; a scrape never takes it
+
+    @property
+    def worker(self) -> WorkerRefresher:
+        """The worker whose renderings scrapes get."""
+        return self._worker
+
+    def exposition(self) -> Exposition:
+        """What a scrape gets: the current worker's last rendering."""
+        return self._worker.exposition
+
+    def artefact(self, name: str) -> bytes | None:
+        """The current worker's last rendering of an artefact, if it has made one yet."""
+        return self._worker.artefacts.get(name)
+
+    def statement(self) -> bytes | None:
+        """The /statement page of the worker's last join with cost data (None before one)."""
+        return self.artefact(STATEMENT) or None
+
+    def start(self) -> None:
+        """Start the refresh worker."""
+        self._worker.start()
+
+    def reload(self) -> bool:
+        """Read the config file again; keep the running config if the new one is not usable.
+
+        The new worker fetches every source once before it takes over, so a scrape during
+        a reload gets the old figures rather than an empty exposition.
+        """
+        with self._reloading:
+            try:
+                config = load_config(self._path)
+                fresh = WorkerRefresher(config, self._path, self._clock, self._artefacts)
+            except ConfigError as exc:
+                for line in exc.lines():
+                    log.error("reload refused, the running config stays: %s", line)
+                return False
+            self._pending = fresh
+            if self._stopped.is_set():
+                return False
+            fresh.start(prime=True)
+            if not fresh.wait_ready():  # stopped while the first refresh ran
+                return False
+            old, self._worker, self._pending = self._worker, fresh, None
+            old.stop()
+            log.info("reloaded %s", self._path)
+            return True
+
+    def stop(self) -> None:
+        """Stop the worker (and a reload's) without waiting for a slow upstream."""
+        self._stopped.set()
+        pending = self._pending
+        if pending is not None:
+            pending.stop()
+        self._worker.stop()

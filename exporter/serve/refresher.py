@@ -1,0 +1,301 @@
+"""Per-source refresh schedule, last good records, health, and the cached exposition."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from exporter.clock import Clock, system_clock
+from exporter.errors import UpstreamError
+from exporter.exposition.render import (
+    Exposition,
+    RenderCache,
+    SourceHealth,
+    build_error_samples,
+    health_samples,
+    render,
+)
+from exporter.exposition.samples import Sample
+
+__all__ = ["Audited", "Builder", "Reconciled", "Refresher", "Source"]
+
+log = logging.getLogger(__name__)
+_TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
+
+Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
+
+
+@runtime_checkable
+class Audited(Protocol):
+    """A snapshot that reports the records it dropped and can refuse to follow the last one.
+
+    Fetches are stateless, so a reply that contradicts the previous good read (an empty
+    month-to-date where the same month had data) can only be caught here, where that read is.
+    """
+
+    @property
+    def dropped(self) -> Mapping[str, int]:
+        """Records dropped by validation in this refresh, by reason."""
+        ...
+
+    def check_after(self, previous: object | None) -> None:
+        """Raise an UpstreamError when this snapshot cannot follow `previous`."""
+        ...
+
+
+@runtime_checkable
+class Reconciled(Protocol):
+    """A snapshot from a source that keeps closed days and now and then re-reads them."""
+
+    @property
+    def repairs(self) -> int:
+        """Kept records this refresh's re-read found changed and corrected."""
+        ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """A configured source: how to fetch it and on what schedule."""
+
+    name: str
+    interval: float  # seconds between refreshes
+    max_staleness: float  # seconds after which its last good records are dropped
+    fetch: Callable[[datetime], object]
+    close: Callable[[], None] = lambda: None
+
+
+@dataclass
+class _State:
+    records: object | None = None
+    fetched_at: float | None = None
+    up: bool = False
+    duration: float = 0.0
+    errors: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+    repairs: int | None = None
+    last_error: str = ""  # the message last logged, so a repeated failure is logged once
+
+
+class Refresher:
+    """Refreshes each source on its own thread and re-renders the exposition after each refresh.
+
+    A scrape only reads `exposition`, a reference swapped atomically, so it never waits on an
+    upstream and never sees a half-built rendering. Fetch, join and render each fail alone: a
+    failure is counted, logged when it changes, and the last good exposition keeps serving.
+    """
+
+    def __init__(
+        self,
+        sources: Iterable[Source],
+        build: Builder,
+        static: Iterable[Sample] = (),
+        clock: Clock = system_clock,
+    ) -> None:
+        self._sources = {s.name: s for s in sources}
+        self._states = {name: _State() for name in self._sources}
+        self._build = build
+        self._static = tuple(static)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()  # one rebuild at a time, so a late one never wins
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._build_errors: Counter[str] = Counter()
+        self._build_error = ""  # the last build failure logged ("" once healed)
+        self._joined: tuple[Sample, ...] = ()  # the last joined samples that rendered
+        self._rendered = RenderCache()  # families that did not change keep their lines
+        self.exposition: Exposition = render(self._static)
+
+    @property
+    def build_failures(self) -> int:
+        """How many joins and renders have failed since start."""
+        return sum(self._build_errors.values())
+
+    def refresh(self, name: str) -> bool:
+        """Fetch one source now; on failure keep its last good records and count the reason.
+
+        A snapshot that reports drops has them counted only when it is accepted.
+        """
+        source = self._sources[name]
+        started = time.monotonic()
+        try:
+            records = source.fetch(self._clock())
+            if isinstance(records, Audited):
+                with self._lock:
+                    previous = self._states[name].records
+                records.check_after(previous)
+        except UpstreamError as exc:
+            self._failed(name, exc.reason, str(exc), time.monotonic() - started)
+            return False
+        except Exception as exc:  # noqa: BLE001 - the one per-source guard: never crash
+            duration = time.monotonic() - started
+            self._failed(name, "error", f"unexpected {type(exc).__name__}: {exc}", duration, exc)
+            return False
+        with self._lock:
+            state = self._states[name]
+            state.records, state.fetched_at, state.up = records, self._clock().timestamp(), True
+            state.duration = time.monotonic() - started
+            if isinstance(records, Audited):
+                state.dropped.update(records.dropped)
+            if isinstance(records, Reconciled):
+                state.repairs = (state.repairs or 0) + records.repairs
+            healed, state.last_error = bool(state.last_error), ""
+        if healed:
+            log.info("source=%s refreshed again after failing", name)
+        log.debug("source=%s refreshed in %.3fs", name, state.duration)
+        return True
+
+    def _failed(
+        self,
+        name: str,
+        reason: str,
+        message: str,
+        duration: float,
+        exc: BaseException | None = None,
+    ) -> None:
+        if self._stop.is_set():
+            # stop() closed the client under a refresh still in flight: that is the shutdown,
+            # not the upstream failing, and the last good records stand.
+            log.debug("source=%s refresh cut short by stop: %s", name, message)
+            return
+        with self._lock:
+            state = self._states[name]
+            state.up, state.duration = False, duration
+            state.errors[reason] += 1
+            changed = state.last_error != message
+            state.last_error = message
+        if changed:
+            log.warning(
+                "source=%s refresh failed reason=%s duration=%.3fs: %s",
+                name,
+                reason,
+                duration,
+                message,
+                exc_info=exc,
+            )
+
+    def refresh_all(self) -> bool:
+        """Refresh every source once, in turn, then rebuild; True when all succeeded."""
+        results = [self.refresh(name) for name in sorted(self._sources)]
+        self.rebuild()
+        return all(results)
+
+    def fresh_records(self) -> dict[str, object]:
+        """The last good records of every source that is not past its `max_staleness`."""
+        now = self._clock().timestamp()
+        with self._lock:
+            return {
+                name: state.records
+                for name, state in self._states.items()
+                if state.fetched_at is not None
+                and now - state.fetched_at <= self._sources[name].max_staleness
+            }
+
+    def health(self) -> dict[str, SourceHealth]:
+        """A copy of every source's health."""
+        with self._lock:
+            return {
+                name: SourceHealth(
+                    s.up, s.fetched_at, s.duration, dict(s.errors), dict(s.dropped), s.repairs
+                )
+                for name, s in self._states.items()
+            }
+
+    def rebuild(self) -> None:
+        """Join the fresh records and render the exposition; a failed step keeps the last one."""
+        with self._build_lock:
+            joined = self._join()
+            if joined is not None and self._render(joined, "render"):
+                self._joined = joined
+                self._healed()
+                return
+            # Serve the last good samples with the current health and error counts.
+            self._render(self._joined, "")
+
+    def _join(self) -> tuple[Sample, ...] | None:
+        try:
+            return tuple(self._build(self.fresh_records(), self._clock()))
+        except Exception as exc:  # noqa: BLE001 - a bug in a join must not stop serving
+            self._build_failed("join", exc)
+            return None
+
+    def _render(self, joined: tuple[Sample, ...], stage: str) -> bool:
+        """Render `joined` with the current health; on failure count `stage` (if any)."""
+        try:
+            samples = [*self._static, *joined, *self._self_samples()]
+            self.exposition = render(samples, self._rendered)
+        except Exception as exc:  # noqa: BLE001 - a bad sample must not stop serving
+            if stage:
+                self._build_failed(stage, exc)
+            return False
+        return True
+
+    def _self_samples(self) -> list[Sample]:
+        return [*health_samples(self.health()), *build_error_samples(self._build_errors)]
+
+    def _build_failed(self, stage: str, exc: Exception) -> None:
+        self._build_errors[stage] += 1
+        message = f"{stage}: {type(exc).__name__}: {exc}"
+        if message != self._build_error:
+            self._build_error = message
+            log.error(
+                "building the exposition failed at %s; serving the previous values",
+                stage,
+                exc_info=exc,
+            )
+
+    def _healed(self) -> None:
+        if self._build_error:
+            log.info("building the exposition works again")
+            self._build_error = ""
+
+    def start(self, *, refreshed: bool = False) -> None:
+        """Start one refresh loop per source; `refreshed` skips the first, just-made refresh."""
+        for name in sorted(self._sources):
+            thread = threading.Thread(
+                target=self._loop, args=(name, refreshed), daemon=True, name=name
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def _loop(self, name: str, refreshed: bool) -> None:
+        interval = self._sources[name].interval
+        if refreshed:
+            self._pause(interval)
+        while not self._stop.is_set():
+            try:
+                self.refresh(name)
+                self.rebuild()
+            except Exception:  # refresh and rebuild guard themselves; this is the last resort
+                log.exception("source=%s refresh loop step failed; continuing", name)
+            self._pause(interval)
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep up to `seconds`, waking within a tick once stopped.
+
+        Short sleeps rather than Event.wait(timeout): a timed lock wait never times out under
+        libfaketime (it does not intercept sem_clockwait), and CI runs the suite under it.
+        """
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(_TICK, left))
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Stop the loops and close the clients, waiting at most `grace` seconds in all.
+
+        A loop blocked on a slow upstream is a daemon thread: closing its client ends the
+        request, and the process may exit without it.
+        """
+        self._stop.set()
+        deadline = time.monotonic() + grace
+        for thread in self._threads:
+            while thread.is_alive() and time.monotonic() < deadline:
+                time.sleep(_TICK)  # not join(timeout): see _pause
+        for source in self._sources.values():
+            source.close()

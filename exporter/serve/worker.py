@@ -1,0 +1,267 @@
+"""The refresh in a worker process: the serving interpreter only ever receives rendered bytes.
+
+Decoding and joining a large cluster holds the interpreter lock for seconds; in the serving
+process that would stall every scrape. The worker (a `spawn`ed process, so no lock or thread
+state is inherited) runs the ordinary `Refresher` and sends each new rendering, the health of
+every source and any extra artefacts through a pipe. The parent keeps the last one it got, so a
+scrape is answered from memory whatever the worker is doing, and a dead worker is restarted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from exporter import logs
+from exporter.clock import Clock, system_clock
+from exporter.config.schema import Config
+from exporter.exposition.catalogue import WORKER_RESTARTS
+from exporter.exposition.render import Exposition, SourceHealth, render
+from exporter.exposition.samples import Sample
+from exporter.ledger.join import Chargeback
+from exporter.serve.refresher import Refresher
+from exporter.serve.wiring import Joiner, build_sources, static_samples
+from exporter.sources.deadline import RetryPolicy
+
+__all__ = ["Artefact", "Update", "WorkerRefresher"]
+
+log = logging.getLogger(__name__)
+_TICK = 0.05  # seconds: how often the worker looks for a new rendering, and stop() for an exit
+_MAX_BACKOFF = 30.0  # seconds between restarts of a worker that keeps dying
+_ARTEFACTS_EVERY = 60.0  # seconds: the shortest pause between two renderings of the artefacts
+
+# Something else rendered from the last chargeback after a join (a statement page, say).
+Artefact = Callable[[Config, Chargeback], bytes]
+
+
+@dataclass(frozen=True)
+class Update:
+    """What the worker hands back after each rendering."""
+
+    exposition: Exposition
+    health: Mapping[str, SourceHealth]
+    artefacts: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """Everything the worker needs; pickled to the child, so only plain values and functions."""
+
+    config: Config
+    path: str
+    clock: Clock
+    log_level: int
+    artefacts: Mapping[str, Artefact]
+    restarts: int = 0
+    prime: bool = False  # refresh every source once before the first rendering is sent
+
+
+class WorkerRefresher:
+    """The parent's side: starts the worker, keeps its last update, restarts it when it dies.
+
+    `exposition`, `health` and `artefacts` are references swapped whole by one reader thread,
+    so a scrape reads them without a lock and never sees half an update.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        path: str = "config",
+        clock: Clock = system_clock,
+        artefacts: Mapping[str, Artefact] | None = None,
+    ) -> None:
+        # Build (and close) the clients here too: a missing secret is a config error, exit 2.
+        for source in build_sources(config, path):
+            source.close()
+        level = logging.getLogger().getEffectiveLevel()
+        self._spec = _Spec(config, path, clock, level, dict(artefacts or {}))
+        self.exposition: Exposition = render(_static(config, 0))
+        self.health: Mapping[str, SourceHealth] = {}
+        self.artefacts: Mapping[str, bytes] = {}
+        self.restarts = 0
+        self.updates = 0  # updates received from every worker so far
+        self._stop = threading.Event()
+        self._process: BaseProcess | None = None
+        self._updates: Connection | None = None
+        self._commands: Connection | None = None
+        self._spawned = threading.Lock()  # stop() and a restart never race on the process
+
+    @property
+    def pid(self) -> int | None:
+        """The running worker's process id."""
+        return self._process.pid if self._process is not None else None
+
+    def start(self, *, prime: bool = False) -> None:
+        """Start the worker; `prime` sends nothing until every source was refreshed once."""
+        self._spawn(prime)
+        threading.Thread(target=self._read, daemon=True, name="worker-reader").start()
+
+    def wait_ready(self) -> bool:
+        """Wait for the first update; False when stopped first (never a timed lock wait)."""
+        while not self.updates and not self._stop.is_set():
+            time.sleep(_TICK)
+        return not self._stop.is_set()
+
+    def _spawn(self, prime: bool) -> None:
+        context = multiprocessing.get_context("spawn")
+        updates, child_updates = context.Pipe(duplex=False)
+        child_commands, commands = context.Pipe(duplex=False)
+        spec = replace(self._spec, restarts=self.restarts, prime=prime)
+        process = context.Process(
+            target=_run, args=(spec, child_updates, child_commands), daemon=True, name="refresh"
+        )
+        with self._spawned:
+            if self._stop.is_set():
+                return
+            process.start()
+            self._process, self._updates, self._commands = process, updates, commands
+        # Our copies of the child's ends: once closed, the worker's death reads as EOF.
+        child_updates.close()
+        child_commands.close()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            connection = self._updates
+            if connection is None:
+                return
+            try:
+                update: Update = connection.recv()
+            except (EOFError, OSError):
+                if not self._stop.is_set():
+                    self._restart()
+                continue
+            self.exposition, self.health = update.exposition, update.health
+            self.artefacts = update.artefacts
+            self.updates += 1
+
+    def _restart(self) -> None:
+        process = self._process
+        if process is not None:
+            process.join()  # it is gone already: this only reaps it
+        self.restarts += 1
+        code = process.exitcode if process is not None else None
+        log.error("the refresh worker exited (code %s); restart %d", code, self.restarts)
+        # A worker that dies at once would otherwise be restarted in a tight loop.
+        self._pause(min(float(self.restarts), _MAX_BACKOFF))
+        self._spawn(prime=True)
+
+    def _pause(self, seconds: float) -> None:
+        # Short sleeps, not Event.wait(timeout): libfaketime does not intercept sem_clockwait.
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(_TICK, left))
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Ask the worker to stop; kill it if it has not exited within `grace` seconds and a bit."""
+        with self._spawned:
+            self._stop.set()
+        process, commands = self._process, self._commands
+        if process is None:
+            return
+        if commands is not None:
+            with contextlib.suppress(OSError):
+                commands.send("stop")
+        deadline = time.monotonic() + grace + 1.0
+        while process.is_alive() and time.monotonic() < deadline:
+            time.sleep(_TICK)  # not join(timeout): see _pause
+        if process.is_alive():
+            process.kill()
+        process.join()
+        for connection in (commands, self._updates):
+            if connection is not None:
+                connection.close()
+
+
+def _static(config: Config, restarts: int) -> list[Sample]:
+    return [*static_samples(config), Sample.of(WORKER_RESTARTS, float(restarts))]
+
+
+def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
+    """The worker process: refresh, render, and send every new rendering to the parent."""
+    # The parent handles the terminal's and the orchestrator's signals and stops us itself
+    # (or we see its pipe close): a SIGTERM to the whole process group must not read as a crash.
+    for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(ignored, signal.SIG_IGN)
+    logs.configure(spec.log_level)
+    joiner = Joiner(spec.config)
+    sources = build_sources(spec.config, spec.path, RetryPolicy(clock=spec.clock))
+    refresher = Refresher(sources, joiner, _static(spec.config, spec.restarts), spec.clock)
+    threading.Thread(target=_watch, args=(commands, refresher), daemon=True).start()
+    if spec.prime:
+        refresher.refresh_all()
+    refresher.start(refreshed=spec.prime)
+    sent: Exposition | None = None
+    artefacts = _Artefacts(spec)
+    while True:
+        current = refresher.exposition
+        if current is not sent:
+            artefacts.outdated = True
+            # Later, the exposition goes first: a slow page must not hold back the figures.
+            # The first update carries the pages, so a reload's new worker shows them at once.
+            if not artefacts.rendered:
+                artefacts.render_if_due(joiner.last)
+            _send(updates, Update(current, refresher.health(), artefacts.pages))
+            sent = current
+        elif artefacts.render_if_due(joiner.last):
+            _send(updates, Update(current, refresher.health(), artefacts.pages))
+        time.sleep(_TICK)
+
+
+def _send(updates: Connection, update: Update) -> None:
+    try:
+        updates.send(update)
+    except OSError:  # the parent is gone
+        os._exit(0)
+
+
+def _watch(commands: Connection, refresher: Refresher) -> None:
+    """Stop when told to, or when the parent is gone (the pipe reads as EOF)."""
+    with contextlib.suppress(EOFError, OSError):
+        commands.recv()
+    refresher.stop()
+    # The main loop may be inside a refresh that waits on an upstream: do not wait for it.
+    os._exit(0)
+
+
+class _Artefacts:
+    """The artefacts of the last join, rendered at most once every _ARTEFACTS_EVERY seconds.
+
+    Every source's refresh makes a new join; a statement of a thousand teams takes seconds to
+    draw, and a page people read needs no fresher rendering than once a minute.
+    """
+
+    def __init__(self, spec: _Spec) -> None:
+        self._spec = spec
+        self.pages: Mapping[str, bytes] = {}
+        self.outdated = False
+        self._rendered_at: float | None = None
+
+    @property
+    def rendered(self) -> bool:
+        """True once they have been rendered from a join with cost data."""
+        return self._rendered_at is not None
+
+    def render_if_due(self, chargeback: Chargeback | None) -> bool:
+        """Render them again if a join came since and the pause is over; True if rendered."""
+        if not self.outdated or chargeback is None or not self._spec.artefacts:
+            return False
+        now = time.monotonic()
+        if self._rendered_at is not None and now - self._rendered_at < _ARTEFACTS_EVERY:
+            return False
+        pages = dict(self.pages)
+        for name, make in self._spec.artefacts.items():
+            try:
+                pages[name] = make(self._spec.config, chargeback)
+            except Exception:  # an artefact's bug must not stop the exposition
+                log.exception("rendering %s failed; it keeps its previous version", name)
+        self.pages, self.outdated, self._rendered_at = pages, False, now
+        return True

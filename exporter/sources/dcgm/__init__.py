@@ -1,0 +1,1 @@
+"""DCGM: dcgm-exporter's GPUs read from URLs, discovered endpoints or Prometheus."""

@@ -1,0 +1,203 @@
+"""DCGM source: dcgm-exporter's GPUs, one record per GPU or MIG instance, read one of three ways.
+
+Upstream, exactly one of: `GET <url>` for every url in `sources.dcgm.urls`, `concurrency` at
+once, each within its own call deadline; every ready endpoint of dcgm-exporter's Service,
+found through its EndpointSlices (`discovery`, see dcgm_discovery); or the Prometheus that
+scrapes it (`prometheus`, see dcgm_prometheus). The
+text is read by dcgm_text (prometheus_client's parser for any body off its plain path) and
+turned into records by dcgm_parse. A record names the node, the GPU, the pod holding it (if
+any) and its utilisation; it knows nothing about teams.
+
+Rules (see docs/sources-dcgm-kueue.md):
+
+- utilisation is `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0..1 ratio, also reported per MIG instance)
+  when present, else `DCGM_FI_DEV_GPU_UTIL / 100` (a percent, never reported for MIG); it is
+  dcgm-exporter's own average over its collect interval (30 s by default);
+- a MIG instance weighs `<n>g / slices` of its GPU (7 compute slices; 4 on an A30 or an RTX PRO
+  6000 Blackwell); a GPU in MIG mode is represented by its instances only, plus one unallocated
+  record for the slices no instance holds, so its records always add up to exactly one GPU; a GPU
+  whose instances claim more slices than it has is dropped and counted;
+- a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
+  GPU count never exceeds the hardware;
+- with listed `urls`, if any endpoint fails, the whole refresh fails: the list is the whole
+  fleet by definition. With `discovery`, a failed endpoint is counted and the others still
+  count (see fetch_discovered); `prometheus` reads the stored series instead (dcgm_prometheus);
+- one GPU with a corrupt sample (utilisation out of range, a `<<<NULL>>>` MIG profile) is
+  dropped and counted, not its endpoint; the same GPU behind two URLs counts once, and two
+  different descriptions of it fail the refresh.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import httpx
+
+from exporter.calendar import month_start
+from exporter.config.schema import (
+    Config,
+    DcgmConfig,
+    DcgmDiscovery,
+    DcgmPrometheus,
+    format_duration,
+)
+from exporter.errors import UpstreamError, UpstreamIncomplete
+from exporter.redact import redact
+from exporter.sources.checks import Tally
+from exporter.sources.dcgm import discovery as dcgm_discovery
+from exporter.sources.dcgm import idle as dcgm_idle
+from exporter.sources.dcgm import prometheus as dcgm_prometheus
+from exporter.sources.dcgm.parse import (
+    UNSLICED,
+    DcgmSnapshot,
+    GpuRecord,
+    mig_share,
+    mig_slices,
+    parse_metrics,
+    parse_series,
+    snapshot,
+)
+from exporter.sources.http import make_client
+from exporter.sources.kind import SourceKind, section
+
+__all__ = [
+    "KIND",
+    "UNSLICED",
+    "DcgmSnapshot",
+    "GpuRecord",
+    "build_client",
+    "fetch",
+    "fetch_discovered",
+    "fetch_prometheus",
+    "fetch_urls",
+    "mig_share",
+    "mig_slices",
+    "parse_metrics",
+    "parse_series",
+]
+
+SOURCE = "dcgm"
+_DEFAULT_WINDOW = timedelta(hours=1)  # OpenCost's default rate window, when it is not read
+log = logging.getLogger(__name__)
+
+
+def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """A client for the configured mode: full URLs, discovered endpoints, or Prometheus."""
+    if cfg.discovery is not None:
+        return dcgm_discovery.build_client(cfg, cfg.discovery)
+    base = cfg.prometheus.url.rstrip("/") if cfg.prometheus is not None else ""
+    return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+
+
+def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
+    """Read every GPU the configured mode can see.
+
+    dcgm-exporter answers with its current state; only the Prometheus mode reads a window,
+    the one ending at `now`, and the month's idle GPU-hours up to `now` (dcgm_idle).
+    """
+    cfg = section(config.sources.dcgm, SOURCE)
+    if cfg.prometheus is not None:
+        return fetch_prometheus(client, config, cfg.prometheus, now)
+    if cfg.discovery is not None:
+        if not isinstance(client, dcgm_discovery.DiscoveryClient):
+            raise TypeError("sources.dcgm.discovery needs the client build_client makes")
+        return fetch_discovered(client, cfg.discovery)
+    return fetch_urls(client, cfg.urls or (), cfg.concurrency)
+
+
+def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> DcgmSnapshot:
+    """Scrape every listed URL, `concurrency` at once; any failure fails the refresh.
+
+    The error raised is the first in the list's order, naming its URL, so the same fleet
+    fails the same way whichever answer came first; the calls not yet begun are cancelled.
+    """
+    endpoints = [dcgm_discovery.Endpoint(url, urlsplit(url).hostname or url) for url in urls]
+    tally = Tally()
+    records: list[GpuRecord] = []
+    with dcgm_discovery.scrape_all(client, endpoints, concurrency) as scrapes:
+        for scrape in scrapes:
+            if scrape.error is not None:
+                raise _naming(scrape.error, scrape.endpoint.url) from None
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
+    return snapshot(records, tally)
+
+
+def _naming(error: UpstreamError, url: str) -> UpstreamError:
+    # The same error (class, reason, status), its message naming the endpoint that failed.
+    if url in str(error):
+        return error  # a payload error names it already
+    named = type(error).__new__(type(error))
+    named.__dict__.update(vars(error))
+    detail = str(error).removeprefix(f"{SOURCE}: ")
+    named.args = (redact(f"{SOURCE}: {url}: {detail}"),)
+    return named
+
+
+def fetch_discovered(
+    client: dcgm_discovery.DiscoveryClient, discovery: DcgmDiscovery
+) -> DcgmSnapshot:
+    """Scrape every ready endpoint of the Service; a failed endpoint is counted, not fatal.
+
+    Why publishing the others is right: every GPU family is a sum or mean over GPUs that were
+    read, each GPU's numbers come whole from its own node, and no figure divides by a fleet
+    total; so the figures stay right for the GPUs they cover, and the missing node's GPUs are
+    declared by `chargeback_source_endpoints{state="failed"}` rather than silently absent. The
+    refresh does fail (the last good snapshot is kept) when no ready endpoint answered, or
+    none is listed: that would read as a cluster without GPUs.
+    """
+    found = dcgm_discovery.list_endpoints(client.kube, discovery)
+    tally = Tally()
+    records: list[GpuRecord] = []
+    failed: list[str] = []
+    with dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency) as scrapes:
+        for scrape in scrapes:
+            if scrape.error is not None:
+                failed.append(f"{scrape.endpoint.node}: {scrape.error}")
+                continue
+            records.extend(scrape.records)
+            tally.update(scrape.tally)
+    if not found.ready:
+        raise UpstreamIncomplete(
+            f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "
+            f"on port {discovery.port!r} ({found.not_ready} not ready)"
+        )
+    if len(failed) == len(found.ready):
+        raise UpstreamIncomplete(f"{SOURCE}: every endpoint failed; first: {failed[0]}")
+    for message in failed:
+        log.warning("%s endpoint failed, its GPUs are left out: %s", SOURCE, message)
+    counts = {
+        "scraped": len(found.ready) - len(failed),
+        "failed": len(failed),
+        "not_ready": found.not_ready,
+    }
+    return replace(snapshot(records, tally), endpoints=counts)
+
+
+def fetch_prometheus(
+    client: httpx.Client, config: Config, cfg: DcgmPrometheus, now: datetime
+) -> DcgmSnapshot:
+    """Utilisation over the cost's window and the month's idle GPU-hours, from Prometheus."""
+    window = cfg.window
+    if window is None:
+        opencost = config.sources.opencost
+        window = opencost.rate_window if opencost is not None else _DEFAULT_WINDOW
+    keys = (*config.attribution.team_label_keys, *config.attribution.fallback_label_keys)
+    labels = dcgm_prometheus.group_labels(cfg, keys)
+    series = dcgm_prometheus.read_series(client, window, labels, now)
+    tally = Tally()
+    where = f"{cfg.url} over {format_duration(window)}"
+    records = parse_series(series, where=where, tally=tally) if series else []
+    if not records:
+        raise UpstreamIncomplete(f"{SOURCE}: {where}: no DCGM utilisation series with a gpu label")
+    threshold = section(config.sources.dcgm, SOURCE).idle_threshold
+    span = (month_start(now, config.zone), now)
+    idle = dcgm_idle.read_idle_hours(client, labels, threshold, cfg.step, span, tally)
+    return replace(snapshot(records, tally), idle_hours=idle)
+
+
+KIND = SourceKind(SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, build_client, fetch)

@@ -1,0 +1,1 @@
+"""Kueue: ClusterQueue quota and ResourceFlavors from the Kubernetes API."""

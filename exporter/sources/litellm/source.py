@@ -1,0 +1,340 @@
+"""LiteLLM proxy: team budget state and month-to-date usage per team and model, as typed records.
+
+Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is enough):
+
+- `/v2/team/list?page=N&page_size<=100`, paged until `page >= total_pages`: budget state. The
+  pages are offset pages, so a team created or deleted while we read shifts them: a team seen
+  twice unchanged counts once, and a read that does not add up to `total` (or whose `total`
+  moved) fails the refresh rather than publish a doubled or missing budget.
+- `/team/daily/activity/aggregated?start_date&end_date&timezone&include_current_utc_day` (1.108+,
+  unpaged), or on 404 `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through
+  raw DB rows so one date can sit on two pages: pages are merged by date, summing, never
+  overwriting. Team x model comes from one unfiltered read of each UTC date (litellm_dates),
+  joined through the API-key sub-breakdowns (litellm_join); closed dates are kept between
+  refreshes (litellm_cache).
+  A proxy whose breakdowns name no keys is read per model (litellm_models).
+
+Bodies are decoded with msgspec into typed structs (litellm_decode). Money is in
+`sources.litellm.currency`; the snapshot carries the rate to the exporter's currency, applied
+where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
+
+A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
+dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
+one, and never passes 2000 pages.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import httpx
+
+from exporter.config.schema import Config, LiteLLMConfig
+from exporter.credentials import read_secret
+from exporter.errors import (
+    ExchangeRateError,
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamStatusError,
+)
+from exporter.sources.checks import (
+    MISSING_FIELD,
+    WRONG_TYPE,
+    BadRecord,
+    Tally,
+    dedupe,
+)
+from exporter.sources.http import make_client
+from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm.cache import DAY, DailyCache, MonthWindow, month_window
+from exporter.sources.litellm.daily import (
+    UNASSIGNED,
+    UsageMetrics,
+    merge_daily_pages,
+)
+from exporter.sources.litellm.dates import DatesRead, read_date
+from exporter.sources.litellm.per_model import Usage, per_model_usage
+from exporter.sources.litellm.wire import (
+    money,
+    parse_timestamp,
+    read_pages,
+    shape,
+)
+
+__all__ = [
+    "KIND",
+    "UNASSIGNED",
+    "LiteLLMSnapshot",
+    "ModelUsage",
+    "TeamBudget",
+    "UsageMetrics",
+    "build_client",
+    "fetch",
+    "merge_daily_pages",
+    "parse_timestamp",
+]
+
+SOURCE = "litellm"
+TEAM_LIST = "/v2/team/list"
+_MAX_RATE_FILE = 256  # one number and some whitespace; more is not a rate file
+
+
+@dataclass(frozen=True)
+class TeamBudget:
+    """One LiteLLM team's budget window: spend since its last reset, caps, and the next reset."""
+
+    team_id: str
+    alias: str | None
+    spend: float | None
+    max_budget: float | None  # None: no cap (never 0)
+    soft_budget: float | None
+    budget_reset_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """Month-to-date use of one model by one LiteLLM team (`team_id` None: no team).
+
+    `model` is the public name teams call (LiteLLM's `model_group`, the `model_name` of its
+    config); `deployment` is the provider model behind it (LiteLLM's `model`), "" when unknown.
+    A proxy that reports no model group gives the provider model as the public name too.
+    """
+
+    team_id: str | None
+    alias: str | None
+    model: str
+    spend: float | None  # None: unknown (older proxy), not zero
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    deployment: str = ""
+
+
+@dataclass(frozen=True)
+class LiteLLMSnapshot:
+    """Everything one refresh read from LiteLLM: team budgets, and this month's usage."""
+
+    teams: tuple[TeamBudget, ...]
+    usage: tuple[ModelUsage, ...]
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
+    rate: float = 1.0
+    repairs: int = 0  # kept days this refresh's full read found changed and replaced
+
+    def check_after(self, previous: object | None) -> None:
+        """The team list is checked against its own `total`; nothing else to compare."""
+        del previous
+
+    def converted(self) -> LiteLLMSnapshot:
+        """The same figures with every amount in the exporter's currency."""
+        if self.rate == 1.0:
+            return self
+        r = self.rate
+        teams = tuple(
+            replace(
+                t,
+                spend=_times(t.spend, r),
+                max_budget=_times(t.max_budget, r),
+                soft_budget=_times(t.soft_budget, r),
+            )
+            for t in self.teams
+        )
+        usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
+        return replace(self, teams=teams, usage=usage, rate=1.0)
+
+
+def _times(amount: float | None, rate: float) -> float | None:
+    return None if amount is None else amount * rate
+
+
+def build_client(
+    cfg: LiteLLMConfig, *, transport: httpx.BaseTransport | None = None
+) -> httpx.Client:
+    """The one client for the proxy; the key leaves its SecretStr only to become the header."""
+    key = read_secret(cfg.api_key_env, cfg.api_key_file)
+    return make_client(
+        cfg.url,
+        cfg.timeout,
+        headers={"Authorization": f"Bearer {key.get_secret_value()}"},
+        ca_file=cfg.ca_file,
+        transport=transport,
+    )
+
+
+# Closed days per client: the refresher keeps one client per source for the process's life, so a
+# restart (a new client) reads the month again.
+_CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDictionary()
+
+
+def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapshot:
+    """Read team budgets and this month's usage per team and model.
+
+    The month is the configured zone's; LiteLLM's dates are UTC dates (litellm_cache).
+    """
+    cfg = section(config.sources.litellm, SOURCE)
+    rate = exchange_rate(cfg)
+    window = month_window(now, config.zone)
+    cache = _CACHES.setdefault(client, DailyCache())
+    tally, repaired_before = Tally(), cache.repairs
+    try:
+        teams = _team_list(client, cfg.page_size, tally)
+        usage = _month_usage(client, cfg, window, now, cache, tally)
+    except UpstreamStatusError as exc:
+        raise _explained(exc, client) from None
+    records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
+    # The refresher adds each refresh's repairs up, as it does drops.
+    repairs = cache.repairs - repaired_before
+    return LiteLLMSnapshot(teams, records, tally.frozen(), rate, repairs)
+
+
+def exchange_rate(cfg: LiteLLMConfig) -> float:
+    """The configured rate, or the rate file's one number, read now (a finance job updates it)."""
+    if cfg.rate_file is None:
+        return 1.0 if cfg.rate is None else cfg.rate
+    where = f"{SOURCE}: rate file {cfg.rate_file}"
+    try:
+        with open(cfg.rate_file, "rb") as file:
+            raw = file.read(_MAX_RATE_FILE + 1)
+    except OSError as exc:
+        raise ExchangeRateError(f"{where}: {exc.strerror or exc}") from None
+    try:
+        if len(raw) > _MAX_RATE_FILE:
+            raise ValueError
+        rate = float(raw.decode("ascii").strip())
+    except (ValueError, UnicodeDecodeError):
+        raise ExchangeRateError(f"{where}: expected one number, like 0.92") from None
+    if not (math.isfinite(rate) and 0.0 < rate < 1e6):
+        raise ExchangeRateError(f"{where}: {rate:g} is not a usable rate (0 < rate < 1e6)")
+    return rate
+
+
+# --- team list -------------------------------------------------------------------------------
+
+
+def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[TeamBudget, ...]:
+    """Every team, once; fails when the pages do not add up to the `total` they announce."""
+    read, bad, totals = [], Tally(), set()
+    for body in read_pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
+        teams = body.get("teams")
+        if not isinstance(teams, list):
+            raise shape(TEAM_LIST, "a list under 'teams'", teams)
+        total = body.get("total")
+        if total is not None:
+            if isinstance(total, bool) or not isinstance(total, int):
+                raise shape(TEAM_LIST, "an integer total", total)
+            totals.add(total)
+        for item in teams:
+            try:
+                read.append(_team(item))
+            except BadRecord as exc:
+                bad.drop(exc)
+    unique = dedupe(SOURCE, read, lambda t: t.team_id, bad)
+    if len(totals) > 1:
+        raise UpstreamIncomplete(
+            f"{SOURCE}: {TEAM_LIST}: total changed while paging ({sorted(totals)}): "
+            "teams were created or deleted during the read"
+        )
+    if totals and len(unique) + bad.bad() != next(iter(totals)):
+        raise UpstreamIncomplete(
+            f"{SOURCE}: {TEAM_LIST}: read {len(unique)} teams (+{bad.bad()} dropped), "
+            f"but total is {next(iter(totals))}"
+        )
+    tally.update(bad)
+    return tuple(unique)
+
+
+def _team(item: object) -> TeamBudget:
+    if not isinstance(item, dict):
+        raise BadRecord(WRONG_TYPE, "a team is not an object")
+    team_id = item.get("team_id")
+    if not isinstance(team_id, str) or not team_id:
+        raise BadRecord(MISSING_FIELD if team_id is None else WRONG_TYPE, "team_id")
+    alias = item.get("team_alias")
+    try:
+        reset_at = parse_timestamp(item.get("budget_reset_at"))
+    except UpstreamPayloadError as exc:
+        raise BadRecord(WRONG_TYPE, str(exc)) from None
+    return TeamBudget(
+        team_id=team_id,
+        alias=alias if isinstance(alias, str) else None,
+        spend=money(item, "spend"),
+        max_budget=money(item, "max_budget"),
+        soft_budget=money(item, "soft_budget"),
+        budget_reset_at=reset_at,
+    )
+
+
+# --- daily activity ---------------------------------------------------------------------------
+
+
+def _month_usage(
+    client: httpx.Client,
+    cfg: LiteLLMConfig,
+    window: MonthWindow,
+    now: datetime,
+    cache: DailyCache,
+    tally: Tally,
+) -> Iterable[Usage]:
+    """The month's use, from the dates that can still change, read one by one, plus the kept."""
+    start = cache.read_from(window, now, cfg.reconcile_interval)
+    zone = {"timezone": str(window.offset_minutes), "include_current_utc_day": "true"}
+    read = DatesRead()
+    day = start
+    while day <= window.end:
+        read_date(client, cfg, day, zone, tally, read)
+        day += DAY
+    if not read.keyed:
+        if start != window.start:  # the models of the whole month are needed
+            return _month_usage(client, cfg, window, now, DailyCache(), tally)
+        params = {"start_date": start.isoformat(), "end_date": window.end.isoformat()}
+        return list(
+            per_model_usage(
+                client,
+                {**params, **zone},
+                cfg.daily_page_size,
+                tally,
+                models=read.models,
+                aggregated=read.aggregated,
+            )
+        )
+    totals = cache.update(window, start, read.usage, read.aliases, now)
+    return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
+
+
+def _records(usage: Iterable[Usage], aliases: Mapping[str, str | None]) -> Iterator[ModelUsage]:
+    for entity, alias, group, model, metrics in usage:
+        team_id = None if entity == UNASSIGNED else entity
+        if alias is None and team_id is not None:
+            alias = aliases.get(team_id)
+        yield ModelUsage(
+            team_id,
+            alias,
+            group,
+            metrics.spend,
+            metrics.prompt_tokens,
+            metrics.completion_tokens,
+            metrics.requests,
+            deployment=model,
+        )
+
+
+def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:
+    """Add the likely fix to auth failures, and make sure the key never rides along."""
+    message = str(exc)
+    key = client.headers.get("authorization", "").partition(" ")[2].strip()
+    if key:
+        message = message.replace(key, "<redacted>")
+    if exc.status == 401:
+        message += " — check the API key"
+    elif exc.status == 403:
+        message += " — the key needs a proxy_admin_viewer (read-only admin) role"
+    return UpstreamStatusError(message, exc.status)
+
+
+KIND = SourceKind(
+    SOURCE, LiteLLMSnapshot, lambda config: config.sources.litellm, build_client, fetch
+)

@@ -1,0 +1,1 @@
+"""OpenCost: `/allocation` and `/assets` read into typed, validated records."""

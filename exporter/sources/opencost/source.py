@@ -1,0 +1,257 @@
+"""OpenCost source: fetch `/allocation` (and `/assets` for per-node idle) into typed records.
+
+Why these query parameters:
+
+- `includeIdle=true&shareIdle=false`: we apply our own idle policy, so idle must arrive as its
+  own `__idle__` entry instead of being folded into workload costs where it cannot be seen.
+- `aggregate=node,namespace,controller` with `includeAggregatedMetadata=true`: attribution
+  needs the namespace and the workload labels, and `idle_by_node` needs the node. Aggregating
+  by controller keeps the response small on large clusters (pods of one controller share
+  their template labels, so the label intersection OpenCost keeps still names the team), and
+  without `includeAggregatedMetadata` OpenCost drops labels from aggregated entries.
+- Explicit unix-seconds windows, which are not rounded to hour or day boundaries the way
+  `1h` or `7d` are. The rate window is one accumulated set; the month is read as daily sets
+  with its closed days kept between refreshes (opencost_days).
+- Bodies are decoded from bytes into typed records (opencost_wire), never into text and a
+  tree of dicts first: a month on a large cluster is tens of megabytes of JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import msgspec
+
+from exporter.calendar import month_start
+from exporter.config.schema import Config, OpenCostConfig
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.sources.checks import (
+    MAX_COST,
+    MISSING_FIELD,
+    BadRecord,
+    Tally,
+    number,
+)
+from exporter.sources.http import get_json, make_client, not_json
+from exporter.sources.kind import SourceKind, section
+from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
+from exporter.sources.opencost.days import query, reader_for
+from exporter.sources.opencost.wire import (
+    COMPONENT_FIELDS,
+    IDLE_FIELDS,
+    IDLE_KEY,
+    RESOLUTION,
+    Allocation,
+    Totals,
+    decode_into,
+)
+
+__all__ = [
+    "COMPONENT_FIELDS",
+    "IDLE_KEY",
+    "KIND",
+    "Allocation",
+    "AllocationSet",
+    "OpenCostSnapshot",
+    "build_client",
+    "fetch",
+    "fetch_window",
+    "parse_allocation_response",
+    "parse_node_assets",
+]
+
+SOURCE = "opencost"
+
+
+@dataclass(frozen=True)
+class AllocationSet:
+    """Every allocation of one window, the cluster's idle cost per resource, and node costs."""
+
+    start: datetime
+    end: datetime
+    allocations: tuple[Allocation, ...]
+    idle: Mapping[str, float]
+    node_costs: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    @property
+    def hours(self) -> float:
+        """Length of the window in hours."""
+        return (self.end - self.start).total_seconds() / 3600.0
+
+    def total(self) -> float:
+        """The cluster's cost in the window: allocations plus idle."""
+        spent = sum(sum(a.costs.values()) for a in self.allocations)
+        return spent + sum(self.idle.values())
+
+    def empty(self) -> bool:
+        """True when OpenCost reported nothing at all: no allocation and no idle cost."""
+        return not self.allocations and not any(self.idle.values())
+
+
+@dataclass(frozen=True)
+class OpenCostSnapshot:
+    """The two windows the exporter needs: the recent one (for rates) and the month so far."""
+
+    rate: AllocationSet
+    month: AllocationSet
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    gpu_nodes: tuple[GpuNode, ...] | None = None  # the rate window's node assets, if read
+    repairs: int = 0  # kept records of closed days that this refresh's reconcile corrected
+
+    def check_after(self, previous: object | None) -> None:
+        """An empty month-to-date after the same month had data is a lost read, not zero cost.
+
+        Month-to-date only grows within a month, so nothing confirms an empty reply; a new
+        month (another start) legitimately begins again from nothing.
+        """
+        if not isinstance(previous, OpenCostSnapshot) or previous.month.start != self.month.start:
+            return
+        if self.month.empty() and not previous.month.empty():
+            raise UpstreamIncomplete(
+                f"{SOURCE}: /allocation returned nothing for the month to date, "
+                "which had data in the last good read; keeping that read"
+            )
+
+
+def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The OpenCost client: no auth on the read API, an explicit timeout."""
+    return make_client(cfg.url, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+
+
+def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapshot:
+    """Fetch the rate window (the last `rate_window`) and the month-to-date window.
+
+    The month starts at midnight of the 1st in the configured time zone and is read as daily
+    sets, its closed days kept between refreshes (see opencost_days); node assets are read
+    only when idle is split by node, the one policy that needs them.
+    """
+    cfg = section(config.sources.opencost, SOURCE)
+    by_node, tally = config.idle_by_node, Tally()
+    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node, tally=tally)
+    month_from = month_start(now, config.zone)
+    reader = reader_for(client)
+    allocations, idle, repairs = reader.read(client, month_from, now, config.zone, tally)
+    node_costs = _node_costs(client, month_from, now, tally) if by_node else {}
+    month = AllocationSet(month_from, now, allocations, idle, node_costs)
+    nodes = fetch_gpu_nodes(client, now - cfg.rate_window, now, tally) if cfg.node_assets else None
+    return OpenCostSnapshot(
+        rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes, repairs=repairs
+    )
+
+
+def fetch_window(
+    client: httpx.Client,
+    start: datetime,
+    end: datetime,
+    *,
+    with_node_costs: bool = False,
+    tally: Tally | None = None,
+) -> AllocationSet:
+    """Query one window of allocations as one set (and node assets when idle is split by node).
+
+    Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
+    """
+    if end - start < timedelta(seconds=1):
+        raise ValueError("window must be at least one second long")
+    tally = Tally() if tally is None else tally
+    totals = Totals()
+    query(client, start, end, step=None, accumulate=True, tally=tally, into=totals)
+    allocations, idle = _summed(totals)
+    node_costs = _node_costs(client, start, end, tally) if with_node_costs else {}
+    return AllocationSet(start, end, allocations, idle, node_costs)
+
+
+def parse_allocation_response(
+    body: Any, *, hours: float | None = None, tally: Tally | None = None
+) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    """Parse an `/allocation` body (bytes, or decoded JSON) into allocations and idle cost.
+
+    Several sets (steps) are summed. An allocation or idle entry with a bad field is dropped
+    and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
+    """
+    content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
+    totals = Totals()
+    try:
+        decode_into(content, hours, Tally() if tally is None else tally, totals)
+    except msgspec.DecodeError:
+        raise not_json(SOURCE, "/allocation", content) from None
+    return _summed(totals)
+
+
+def _summed(totals: Totals) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    merged = totals.build()
+    return tuple(merged[k] for k in sorted(merged)), totals.idle
+
+
+def _node_costs(
+    client: httpx.Client, start: datetime, end: datetime, tally: Tally
+) -> dict[str, dict[str, float]]:
+    # One object per node, small at any scale: read whole for the window every time.
+    window = f"{int(start.timestamp())},{int(end.timestamp())}"
+    assets = get_json(client, SOURCE, "/assets", {"window": window, "accumulate": "true"})
+    return parse_node_assets(assets, tally=tally)
+
+
+def parse_node_assets(body: Any, *, tally: Tally | None = None) -> dict[str, dict[str, float]]:
+    """Per-node cost of GPU, CPU and RAM from an `/assets` body (`data` is one object).
+
+    A node asset without a name or with a bad cost is dropped and counted in `tally`.
+    """
+    tally = Tally() if tally is None else tally
+    data = _envelope_data(body, "/assets")
+    if data is None:
+        return {}
+    if isinstance(data, list):  # some builds wrap the asset set in a list of one
+        data = data[0] if data else {}
+    if not isinstance(data, dict):
+        raise UpstreamPayloadError(f"{SOURCE}: /assets data: expected an object")
+    nodes: dict[str, dict[str, float]] = {}
+    for key, asset in data.items():
+        if not isinstance(asset, dict) or asset.get("type") != "Node":
+            continue
+        props = asset.get("properties")
+        name = props.get("name") if isinstance(props, dict) else None
+        try:
+            if not isinstance(name, str) or not name:
+                raise BadRecord(MISSING_FIELD, f"node asset {key!r} has no name")
+            part = {r: _number(asset, f, key) for r, f in IDLE_FIELDS.items()}
+        except BadRecord as exc:
+            tally.drop(exc)
+            continue
+        costs = nodes.setdefault(name, {"gpu": 0.0, "cpu": 0.0, "ram": 0.0})
+        for resource, amount in part.items():
+            costs[resource] += amount
+    return nodes
+
+
+def _envelope_data(body: Any, path: str) -> Any:
+    # Before mid-2025 the envelope also carried "status"; both forms put the payload in "data".
+    if not isinstance(body, dict) or "data" not in body:
+        raise UpstreamPayloadError(f"{SOURCE}: {path}: expected an object with a data field")
+    code = body.get("code", 200)
+    if code != 200:
+        raise UpstreamPayloadError(f"{SOURCE}: {path}: code {code}: {body.get('message', '')}")
+    return body["data"]
+
+
+def _number(
+    raw: Mapping[str, Any],
+    key: str,
+    name: str,
+    *,
+    low: float = -MAX_COST,
+    high: float = MAX_COST,
+) -> float:
+    # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
+    # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
+    what = f"allocation {name!r}: {key}"
+    return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
+
+
+KIND = SourceKind(
+    SOURCE, OpenCostSnapshot, lambda config: config.sources.opencost, build_client, fetch
+)

@@ -1,0 +1,297 @@
+"""OpenCost `/allocation` bodies decoded from bytes into typed, validated records at C speed.
+
+The whole body is first decoded into `msgspec` structs whose types and static bounds are
+checked while decoding. If any record breaks them, the body is decoded again with each
+record left raw, and every record is then decoded on its own: a bad one is dropped and
+counted by the same rules as always, and the rest are kept. A bad envelope fails the read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any
+
+import msgspec
+
+from exporter.errors import UpstreamPayloadError
+from exporter.sources.checks import (
+    MAX_COST,
+    MAX_GPUS,
+    OUT_OF_RANGE,
+    WRONG_TYPE,
+    BadRecord,
+    Tally,
+    number,
+)
+from exporter.sources.opencost.records import (
+    COMPONENT_FIELDS,
+    Allocation,
+    Totals,
+    component_costs,
+    merge_into,
+)
+
+__all__ = [
+    "COMPONENT_FIELDS",
+    "IDLE_KEY",
+    "Allocation",
+    "Totals",
+    "decode_into",
+    "merge_into",
+]
+
+SOURCE = "opencost"
+IDLE_KEY = "__idle__"
+# When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
+YEAR_HOURS = 366 * 24.0
+# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
+# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
+# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
+# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
+RESOLUTION = 1e-9
+
+IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
+
+# Costs may be negative (adjustments such as credits), never beyond MAX_COST either way; the
+# bounds reject +-Inf too. A JSON null (OpenCost's NaN) or a missing field is 0.
+_Cost = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
+_Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
+
+
+class _Properties(msgspec.Struct, gc=False):
+    namespace: str = ""
+    node: str = ""
+    labels: dict[str, str] | None = None
+    namespaceLabels: dict[str, str] | None = None
+
+
+class _Record(msgspec.Struct, gc=False):
+    """The fields of an allocation the exporter reads; every other field is skipped unread."""
+
+    properties: _Properties | None = None
+    gpuHours: _Hours = None
+    # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
+    gpuAllocation: Any = None
+    gpuCost: _Cost = None
+    gpuCostAdjustment: _Cost = None
+    cpuCost: _Cost = None
+    cpuCostAdjustment: _Cost = None
+    ramCost: _Cost = None
+    ramCostAdjustment: _Cost = None
+    pvCost: _Cost = None
+    pvCostAdjustment: _Cost = None
+    networkCost: _Cost = None
+    networkCostAdjustment: _Cost = None
+    loadBalancerCost: _Cost = None
+    loadBalancerCostAdjustment: _Cost = None
+    sharedCost: _Cost = None
+    externalCost: _Cost = None
+
+
+class _Envelope(msgspec.Struct):
+    # Before mid-2025 the envelope also carried "status"; both forms put the payload in "data".
+    # Each set stays raw (a view of the body) and is decoded on its own: only one set's
+    # records are ever held as structs at a time.
+    data: list[msgspec.Raw] | None
+    code: Any = 200
+    message: Any = ""
+
+
+class _RawEnvelope(msgspec.Struct):
+    data: msgspec.Raw
+    code: Any = 200
+    message: Any = ""
+
+
+_STRICT = msgspec.json.Decoder(_Envelope)
+_LOOSE = msgspec.json.Decoder(_RawEnvelope)
+_SET = msgspec.json.Decoder(dict[str, _Record] | None)
+_LOOSE_SET = msgspec.json.Decoder(dict[str, msgspec.Raw] | None)
+_RECORD = msgspec.json.Decoder(_Record)
+_ANY = msgspec.json.Decoder()
+
+
+def decode_into(
+    content: bytes | bytearray, hours: float | None, tally: Tally, totals: Totals
+) -> int:
+    """Add every set of an `/allocation` body to `totals`, oldest first; the records kept.
+
+    Bad records are dropped into `tally`; `hours` (the length of one set) bounds GPU-hours.
+    msgspec.DecodeError (not JSON) and UpstreamPayloadError (a bad envelope) are the
+    caller's to report.
+    """
+    high = MAX_GPUS * (YEAR_HOURS if hours is None else hours)
+    envelope = _envelope(content)
+    return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
+
+
+def _envelope(content: bytes | bytearray) -> _Envelope:
+    try:
+        envelope = _STRICT.decode(content)
+    except msgspec.ValidationError:
+        pass
+    else:
+        _check_code(envelope.code, envelope.message)
+        return envelope
+    try:
+        loose = _LOOSE.decode(content)
+    except msgspec.ValidationError:
+        raise UpstreamPayloadError(
+            f"{SOURCE}: /allocation: expected an object with a data field"
+        ) from None
+    _check_code(loose.code, loose.message)
+    raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
+
+
+def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
+    """One set's records, typed at C speed; one by one only if some record breaks the types."""
+    try:
+        records = _SET.decode(step)
+    except msgspec.ValidationError:
+        pass
+    else:
+        return () if records is None else records.items()
+    try:
+        raws = _LOOSE_SET.decode(step)
+    except msgspec.ValidationError:
+        raise UpstreamPayloadError(f"{SOURCE}: /allocation set: expected an object") from None
+    return () if raws is None else ((name, _one(name, raw)) for name, raw in raws.items())
+
+
+def _one(name: str, raw: msgspec.Raw) -> _Record | BadRecord:
+    try:
+        return _RECORD.decode(raw)
+    except msgspec.ValidationError:
+        return _reason(name, _ANY.decode(raw))
+
+
+def _check_code(code: Any, message: Any) -> None:
+    if code != 200:
+        raise UpstreamPayloadError(f"{SOURCE}: /allocation: code {code}: {message}")
+
+
+def _day(
+    records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally: Tally, totals: Totals
+) -> int:
+    idle: dict[str, float] = {}
+    kept = 0
+    for name, record in records:
+        try:
+            if isinstance(record, BadRecord):
+                raise record
+            if name == IDLE_KEY:
+                for resource, amount in _idle(record).items():
+                    idle[resource] = idle.get(resource, 0.0) + amount
+                continue
+            _add(totals, name, record, high)
+        except BadRecord as exc:
+            tally.drop(exc)
+            continue
+        kept += 1
+    if idle:
+        totals.add_idle(idle)
+    return kept + len(idle)
+
+
+def _idle(r: _Record) -> dict[str, float]:
+    values = (r.gpuCost or 0.0, r.cpuCost or 0.0, r.ramCost or 0.0)
+    _resolution(IDLE_KEY, values)
+    return dict(zip(IDLE_FIELDS, values, strict=True))
+
+
+def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
+    gpu_hours = r.gpuHours or 0.0
+    if gpu_hours >= high:
+        raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: gpuHours is {gpu_hours:g}")
+    fields = (
+        r.gpuCost or 0.0,
+        r.gpuCostAdjustment or 0.0,
+        r.cpuCost or 0.0,
+        r.cpuCostAdjustment or 0.0,
+        r.ramCost or 0.0,
+        r.ramCostAdjustment or 0.0,
+        r.pvCost or 0.0,
+        r.pvCostAdjustment or 0.0,
+        r.networkCost or 0.0,
+        r.networkCostAdjustment or 0.0,
+        r.loadBalancerCost or 0.0,
+        r.loadBalancerCostAdjustment or 0.0,
+        r.sharedCost or 0.0,
+        r.externalCost or 0.0,
+        gpu_hours,
+    )
+    _resolution(name, fields)
+    g, ga, c, ca, m, ma, s, sa, n, na, lb, lba, sh, ex, _ = fields
+    costs = (g + ga, c + ca, m + ma, s + sa, n + na, lb + lba + sh + ex)
+    gpu = r.gpuAllocation
+    model = "" if gpu is None else _gpu_model(gpu)  # null on every pod without a GPU
+    if totals.add(name, costs, gpu_hours, model):
+        return
+    props = r.properties or _Properties()
+    shared = totals.shared
+    ns_labels = props.namespaceLabels or {}
+    totals.put(
+        Allocation(
+            name,
+            shared.setdefault(props.namespace, props.namespace),
+            shared.setdefault(props.node, props.node),
+            props.labels or {},
+            shared.setdefault(tuple(ns_labels.items()), ns_labels),
+            component_costs(*costs),
+            gpu_hours,
+            model,
+        )
+    )
+
+
+def _gpu_model(gpu: Any) -> str:
+    model = gpu.get("gpuModel") if isinstance(gpu, dict) else None
+    return model if isinstance(model, str) else ""
+
+
+def _resolution(name: str, values: tuple[float, ...]) -> None:
+    # Builtins only (the smallest non-zero magnitude): this runs for every record.
+    smallest = min(filter(None, map(abs, values)), default=RESOLUTION)
+    if smallest < RESOLUTION:
+        raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: {smallest:g} is below the resolution")
+
+
+# --- the reason a record that failed typed decoding is dropped --------------------------------
+
+
+def _reason(name: str, raw: Any) -> BadRecord:
+    """Why a record broke the types or bounds, found by checking its fields one by one."""
+    try:
+        if not isinstance(raw, dict):
+            raise BadRecord(WRONG_TYPE, f"allocation {name!r} is not an object")
+        if name == IDLE_KEY:
+            _numbers(name, raw, IDLE_FIELDS.values(), -MAX_COST, MAX_COST)
+        else:
+            props = raw.get("properties") or {}
+            if not isinstance(props, dict):
+                raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
+            _numbers(name, raw, _NUMBERS, -MAX_COST, MAX_COST)
+            for key in ("namespace", "node"):
+                if not isinstance(props.get(key, ""), str):
+                    raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key}")
+            for key in ("labels", "namespaceLabels"):
+                _labels(name, key, props.get(key) or {})
+            _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
+    except BadRecord as exc:
+        return exc
+    # Valid field by field but not as a whole: a number type the struct does not take.
+    return BadRecord(WRONG_TYPE, f"allocation {name!r} does not have OpenCost's field types")
+
+
+def _numbers(name: str, raw: dict[str, Any], keys: Iterable[str], low: float, high: float) -> None:
+    for key in keys:
+        what = f"allocation {name!r}: {key}"
+        number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
+
+
+_NUMBERS = tuple(f for fields in COMPONENT_FIELDS.values() for f in fields)
+
+
+def _labels(name: str, key: str, value: Any) -> None:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
