@@ -24,13 +24,15 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from bench import opencost_path
 from bench.synthetic import NOW
 from exporter import logs
+from exporter.cli import PAGES
 from exporter.clock import fixed_clock
 from exporter.config.schema import Config, load_config
 from exporter.exposition.render import Exposition, families, health_samples
-from exporter.serve.lifecycle import Service
+from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.refresher import Refresher
 from exporter.serve.server import MetricsServer
 from exporter.serve.wiring import Joiner, make_refresher
+from exporter.sources.checks import DROP_REASONS
 
 CLOCK = fixed_clock(NOW)
 
@@ -66,7 +68,7 @@ class _Naive(Collector):
 
     def collect(self) -> Iterable[Metric]:
         samples = self._joiner(self._refresher.fresh_records(), CLOCK())
-        return families([*samples, *health_samples(self._refresher.health())])
+        return families([*samples, *health_samples(self._refresher.health(), DROP_REASONS)])
 
 
 def serve(config_path: str, port: int, mode: str) -> None:
@@ -74,8 +76,10 @@ def serve(config_path: str, port: int, mode: str) -> None:
     config = load_config(config_path)
     stop: list[object] = []
     if mode == "worker":
-        service = Service(config, config_path, CLOCK)
-        server = MetricsServer(("127.0.0.1", port), "/metrics", service.exposition)
+        service = Lifecycle(config, config_path, CLOCK, PAGES)
+        server = MetricsServer(
+            ("127.0.0.1", port), "/metrics", service.exposition, pages=PAGES, rendered=service.page
+        )
         service.start()
         stop += [service.stop, server.stop]
         server.start()

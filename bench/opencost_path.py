@@ -24,6 +24,7 @@ from exporter.sources.opencost.source import (
     OpenCostSnapshot,
     parse_allocation_response,
 )
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 
 __all__ = ["NOW", "cpu_seconds", "opencost", "peak_rss_mib"]
@@ -54,7 +55,9 @@ def opencost(path: str) -> dict[str, float]:
     allocations, idle = parse_allocation_response(Path(path).read_bytes())
     window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
     records = Records(opencost=OpenCostSnapshot(window, window))
-    exposition = render(join(config, Attributor(config), records, NOW).samples)
+    exposition = render(
+        join(config, Attributor(config), records, Reading.open(NOW, config.zone)).samples
+    )
     return {"cpu": cpu_seconds() - start, "rss": peak_rss_mib(), "bytes": len(exposition.text)}
 
 

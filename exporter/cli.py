@@ -12,35 +12,38 @@ from collections.abc import Sequence
 from types import FrameType
 
 from exporter import __version__, logs
-from exporter.calendar import month_start
-from exporter.clock import Clock, fixed_clock, system_clock
+from exporter.clock import Clock, system_clock
 from exporter.config.offline_check import check_config_offline, check_web_config_offline
 from exporter.config.schema import Config, load_config
 from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError, UpstreamError
-from exporter.finance.closed_month import closed_month, closed_month_sources
-from exporter.finance.focus.export import focus_export
-from exporter.finance.quota_history import quota_history, with_quota_history
-from exporter.finance.report import (
-    KUEUE_NOW,
-    PROMETHEUS,
-    TABLES,
-    build_report,
-    format_report,
-    model_rows,
-)
-from exporter.finance.statement.figures import build_statement
-from exporter.finance.statement.html import statement_html
-from exporter.serve.lifecycle import Service
+from exporter.finance.closed_month import closed_month
+from exporter.finance.command import ReportRequest, run_report
+from exporter.finance.quota_history import quota_history
+from exporter.finance.report import TABLES
+from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
+from exporter.serve.lifecycle import Lifecycle
+from exporter.serve.pages import Page
 from exporter.serve.refresher import Refresher
 from exporter.serve.server import MetricsServer, parse_listen_address
-from exporter.serve.wiring import Joiner, build_sources, make_refresher, static_samples
+from exporter.serve.wiring import make_refresher
 from exporter.sources.deadline import RetryPolicy
-from exporter.sources.table import Records
+from exporter.sources.readers import open_readers
+from exporter.sources.reading import Reading
 
 __all__ = ["main"]
 
 DEFAULT_LISTEN = ":10290"
+# What the server publishes beside the metrics: the month to date as finance's statement.
+PAGES = (
+    Page(
+        STATEMENT,
+        "/statement",
+        "the month to date as a statement",
+        statement_artefact,
+        headers=STATEMENT_HEADERS,
+    ),
+)
 log = logging.getLogger("exporter")
 
 
@@ -141,8 +144,8 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             return _report(config, path, clock, args)
         if args.check_config:
             # Building the sources reads their secrets and kubeconfig: check those too.
-            for source in build_sources(config, path):
-                source.close()
+            for reader in open_readers(config, path):
+                reader.close()
             print(f"{path}: ok", file=sys.stderr)
             if args.web_config_file:
                 load_web_config(args.web_config_file)
@@ -152,7 +155,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             return _once(make_refresher(config, path, clock))
         # Before any source starts: a bad web config is a config error, exit 2.
         web = load_web_config(args.web_config_file) if args.web_config_file else None
-        return _serve(Service(config, path, clock), args.listen, args.telemetry_path, web)
+        return _serve(Lifecycle(config, path, clock, PAGES), args.listen, args.telemetry_path, web)
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
@@ -175,7 +178,7 @@ def _once(refresher: Refresher) -> int:
     return 0 if ok else 1
 
 
-def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing | None) -> int:
+def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing | None) -> int:
     try:
         address = parse_listen_address(listen)
     except ValueError as exc:
@@ -188,7 +191,8 @@ def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing |
             service.exposition,
             tls=web.tls if web else None,
             authorize=web.auth.allows if web and web.auth else None,
-            statement=service.statement,
+            pages=PAGES,
+            rendered=service.page,
         )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
@@ -203,7 +207,7 @@ def _serve(service: Service, listen: str, telemetry_path: str, web: WebServing |
     return 0
 
 
-def _on_signals(server: MetricsServer, service: Service) -> None:
+def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
     """SIGTERM stops serving; SIGHUP reloads the config file, as Prometheus does.
 
     Handlers run in the main thread, which is the one serving: each hands its work to a thread
@@ -225,19 +229,20 @@ def _on_signals(server: MetricsServer, service: Service) -> None:
 
 
 def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
-    """Fetch every source once, join once, and print that join's month as the report.
+    """Read every source once for the month asked, join it, and print it as the report.
 
-    With --month, the sources are read at that month's end (see exporter.finance.closed_month).
+    With --month, the sources read that closed month (see exporter.finance.closed_month); a
+    FOCUS export reads it by day.
     """
-    joiner = Joiner(config)
-    month = None
-    history = None
     if args.format == "focus" and args.month is None:
         print("error: --format focus needs --month YYYY-MM (a closed month)", file=sys.stderr)
         return 2
-    if args.month is not None:
+    history = None
+    if args.month is None:
+        reading = Reading.open(clock(), config.zone)
+    else:
         try:
-            month = closed_month(args.month, config, clock())
+            reading = closed_month(args.month, config.zone, clock(), by_day=args.format == "focus")
         except ValueError as exc:
             print(f"error: --month: {exc}", file=sys.stderr)
             return 2
@@ -246,59 +251,17 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         # and wherever it runs, and a silent fallback would print another.
         if config.report.prometheus is not None:
             try:
-                history = quota_history(config, path, month)
+                history = quota_history(config, path, reading.month)
             except (UpstreamError, ValueError) as exc:
                 print(f"error: report.prometheus: {exc}", file=sys.stderr)
                 return 1
-        policy = RetryPolicy(clock=clock)
-        sources = closed_month_sources(config, build_sources(config, path, policy), month, policy)
-        sources = with_quota_history(sources, history)
-        refresher = Refresher(sources, joiner, static_samples(config), fixed_clock(month.read_at))
-    else:
-        refresher = make_refresher(config, path, clock, joiner)
-    ok = refresher.refresh_all()
-    records = Records.of(refresher.fresh_records())
-    refresher.stop()
-    chargeback = joiner.last
-    if chargeback is None or chargeback.month is None or records.opencost is None:
-        print(
-            "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
-        )
-        return 1
-    kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
-    report = build_report(
-        chargeback.month,
-        config.currency,
-        month_start(chargeback.at, config.zone).strftime("%Y-%m"),
-        chargeback.budgets,
-        model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
-        idle=sum(records.opencost.month.idle.values()),
-        closed=month is not None,
-        quota_basis=_quota_basis(month is not None, history is not None, records),
-    )
-    if args.format == "focus" and month is not None:
-        sources = with_quota_history(build_sources(config, path), history)
-        sys.stdout.write(focus_export(config, sources, report, month))
-    elif args.format == "html":
-        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
-    else:
-        sys.stdout.write(format_report(report, args.format, args.table))
-    if not ok:
-        print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
-    share, limit = report.unallocated_share, args.max_unallocated
-    if limit is not None and share > limit:
-        print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _quota_basis(closed: bool, history: bool, records: Records) -> str | None:
-    # Kueue keeps no history: without report.prometheus a closed month's quotas are today's.
-    if not closed:
-        return None
-    if history:
-        return PROMETHEUS
-    return KUEUE_NOW if records.kueue is not None else None
+    request = ReportRequest(args.format, args.table, args.max_unallocated)
+    readers = open_readers(config, path, RetryPolicy(clock=clock))
+    try:
+        return run_report(config, readers, reading, request, history)
+    finally:
+        for reader in readers:
+            reader.close()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from exporter.calendar import Month
 from exporter.config.schema import Config
 from exporter.exposition.catalogue import (
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
@@ -25,6 +26,7 @@ from exporter.sources.opencost.source import (
     OpenCostSnapshot,
     parse_allocation_response,
 )
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 
@@ -101,7 +103,7 @@ def test_a_resource_with_no_idle_entry_reads_zero_not_missing() -> None:
 
 
 def _bounds(now: datetime, zone: str) -> tuple[float, float]:
-    values = {s.family.name: s.value for s in month_samples(now, ZoneInfo(zone))}
+    values = {s.family.name: s.value for s in month_samples(Month.of(now, ZoneInfo(zone)))}
     return values[MONTH_START_TIMESTAMP_SECONDS.name], values[MONTH_END_TIMESTAMP_SECONDS.name]
 
 
@@ -147,7 +149,7 @@ def test_madrid_march_is_743_hours() -> None:
 def test_join_exports_the_bounds_from_its_instant_even_without_sources() -> None:
     config = Config.model_validate({"timezone": "Pacific/Auckland"})
     now = datetime(2026, 12, 31, 12, tzinfo=UTC)
-    samples = join(config, Attributor(config), Records(), now).samples
+    samples = join(config, Attributor(config), Records(), Reading.open(now, config.zone)).samples
     got = {s.family.name: s.value for s in samples}
     assert got[MONTH_START_TIMESTAMP_SECONDS.name] == _utc(2026, 12, 31, 11)
     assert got[MONTH_END_TIMESTAMP_SECONDS.name] == _utc(2027, 1, 31, 11)

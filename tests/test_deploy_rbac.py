@@ -14,6 +14,7 @@ from exporter.config.schema import Config
 from exporter.sources.dcgm import discovery as dcgm_discovery
 from exporter.sources.dcgm.source import fetch_discovered
 from exporter.sources.kueue import source as kueue
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 from tests.kustomize import render
 
@@ -85,7 +86,7 @@ def _kueue_needs() -> set[Permission]:
     config = Config.model_validate({"sources": {"kueue": {"url": "https://api.invalid:6443"}}})
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="https://api.invalid:6443", transport=transport) as client:
-        snapshot = kueue.fetch(client, config, FIXED_NOW)
+        snapshot = kueue.fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     # Both pages of both lists were read, after the fallback: every request the source makes
     # was seen (the flavor list answers with queue objects, which parse as label-less flavors).
     assert {q.cluster_queue for q in snapshot.queues} == {"a", "b"}

@@ -13,9 +13,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
+from exporter.calendar import Month
 from exporter.clock import fixed_clock
-from exporter.finance.closed_month import ClosedMonth
-from exporter.finance.focus.days import day_bounds
 from exporter.finance.focus.rows import apportion, utc_stamp
 from exporter.finance.focus.writer import COLUMNS
 from tests.conftest import CLOCK
@@ -130,7 +129,7 @@ def test_apportion_foots_and_falls_back_to_hours() -> None:
 def test_days_are_local_calendar_days_in_utc_stamps() -> None:
     zone = ZoneInfo("America/New_York")
     start, end = datetime(2026, 11, 1, tzinfo=zone), datetime(2026, 12, 1, tzinfo=zone)
-    days = day_bounds(ClosedMonth(start, end, end))
+    days = Month(start, end).days()
     assert len(days) == 30
     assert utc_stamp(days[0][0]) == "2026-11-01T04:00:00Z"
     assert utc_stamp(days[0][1]) == "2026-11-02T05:00:00Z"  # the 25-hour day DST ends on

@@ -12,13 +12,16 @@ from exporter.clock import fixed_clock
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
+from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
 def _samples(
     stack: DemoStack, config: Config
 ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    result = join(config, Attributor(config), read_all(config), FIXED_NOW)
+    result = join(
+        config, Attributor(config), read_all(config), Reading.open(FIXED_NOW, config.zone)
+    )
     return {(s.family.base, tuple(sorted(s.labels))): s.value for s in result.samples}
 
 
@@ -30,7 +33,7 @@ def test_every_policy_conserves_with_all_sources(stack: DemoStack, policy: str) 
     records = read_all(config)
     opencost, llm = records.opencost, records.litellm
     assert opencost is not None and llm is not None
-    result = join(config, Attributor(config), records, FIXED_NOW)
+    result = join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone))
     assert result.month is not None and result.hourly is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
     assert result.month.total() == pytest.approx(opencost.month.total() + external, rel=1e-9)
@@ -48,7 +51,9 @@ def test_reservation_charges_the_quota_holders(stack: DemoStack) -> None:
     )
     data["idle_policy"] = "reservation"
     config = Config.model_validate(data)
-    result = join(config, Attributor(config), read_all(config), FIXED_NOW)
+    result = join(
+        config, Attributor(config), read_all(config), Reading.open(FIXED_NOW, config.zone)
+    )
     assert result.hourly is not None
     rate = result.hourly.costs
     # 12:30 UTC: each team pays its nominal quota; vision borrows the GPU research lends.
@@ -73,7 +78,9 @@ def test_some_team_borrows_gpu_quota_at_every_hour(hour: int) -> None:
     demo = DemoStack(clock=fixed_clock(now)).start()
     try:
         config = demo.config()
-        result = join(config, Attributor(config), read_all(config, now), now)
+        result = join(
+            config, Attributor(config), read_all(config, now), Reading.open(now, config.zone)
+        )
     finally:
         demo.stop()
     assert result.hourly is not None

@@ -11,6 +11,7 @@ from chargeback_demo.stack import DemoStack
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.wiring import make_refresher
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
@@ -21,8 +22,10 @@ def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStac
     llm = records.litellm
     assert llm is not None
     attributor = Attributor(config)
-    with_llm = join(config, attributor, records, FIXED_NOW)
-    without = join(config, attributor, Records(opencost=records.opencost), FIXED_NOW)
+    with_llm = join(config, attributor, records, Reading.open(FIXED_NOW, config.zone))
+    without = join(
+        config, attributor, Records(opencost=records.opencost), Reading.open(FIXED_NOW, config.zone)
+    )
     assert with_llm.month is not None and without.month is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")
     assert external > 0

@@ -17,6 +17,7 @@ from exporter.ledger.join import join
 from exporter.serve.wiring import build_sources
 from exporter.sources.deadline import Backoff, RetryPolicy
 from exporter.sources.opencost import source as opencost
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
@@ -39,7 +40,9 @@ def _snapshot(stack: DemoStack, config: Config) -> opencost.OpenCostSnapshot:
 def test_team_costs_sum_to_the_cluster_cost(stack: DemoStack, policy: str, by_node: bool) -> None:
     config = _config(stack, idle_policy=policy, idle_by_node=by_node)
     snapshot = _snapshot(stack, config)
-    result = join(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW)
+    result = join(
+        config, Attributor(config), Records(opencost=snapshot), Reading.open(FIXED_NOW, config.zone)
+    )
     assert result.month is not None and result.hourly is not None
     assert result.month.total() == pytest.approx(snapshot.month.total(), rel=1e-9)
     assert result.hourly.total() == pytest.approx(snapshot.rate.total(), rel=1e-9)
@@ -64,7 +67,9 @@ def test_proportional_matches_opencost_share_idle(stack: DemoStack) -> None:
         attribution={"team_label_keys": [], "namespace_label_keys": []},
     )
     snapshot = _snapshot(stack, config)
-    ours = join(config, Attributor(config), Records(opencost=snapshot), FIXED_NOW).month
+    ours = join(
+        config, Attributor(config), Records(opencost=snapshot), Reading.open(FIXED_NOW, config.zone)
+    ).month
     assert ours is not None
     window = f"{int(snapshot.month.start.timestamp())},{int(FIXED_NOW.timestamp())}"
     body = httpx.get(
@@ -138,7 +143,9 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     attributor = Attributor(config)
     refresher = Refresher(
         build_sources(config),
-        lambda records, t: join(config, attributor, Records.of(records), t).samples,
+        lambda records, t: (
+            join(config, attributor, Records.of(records), Reading.open(t, config.zone)).samples
+        ),
         static_samples(config),
         clock=lambda: now[0],
     )

@@ -12,6 +12,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import LlmMemo, join
 from exporter.serve.wiring import Joiner
 from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES, Records
 from tests.conftest import FIXED_NOW, read_all
 
@@ -25,7 +26,7 @@ def _snapshots(records: Records) -> dict[str, object]:
 
 
 def _cold(config: Config, records: Records) -> tuple[Sample, ...]:
-    return join(config, Attributor(config), records, FIXED_NOW).samples
+    return join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)).samples
 
 
 def test_joins_that_reuse_the_litellm_part_equal_cold_joins(stack: DemoStack) -> None:

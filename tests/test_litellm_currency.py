@@ -29,6 +29,7 @@ from exporter.sources.litellm.source import (
     exchange_rate,
     fetch,
 )
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.sources.litellm_rows import Row, RowProxy
 
@@ -139,12 +140,12 @@ def test_the_rate_file_is_read_on_every_refresh(tmp_path: Path) -> None:
     config = Config(sources=SourcesConfig(litellm=cfg))
     proxy = RowProxy([Row("t", "2026-11-02", "k", "m", "m", 1, 1, 1, 10.0)])
     with build_client(cfg, transport=httpx.MockTransport(proxy)) as client:
-        first = fetch(client, config, NOW)
+        first = fetch(client, config, Reading.open(NOW, config.zone))
         rate_file.write_text(" 0.5 ", encoding="utf-8")
-        second = fetch(client, config, NOW)
+        second = fetch(client, config, Reading.open(NOW, config.zone))
         rate_file.unlink()
         with pytest.raises(ExchangeRateError):
-            fetch(client, config, NOW)
+            fetch(client, config, Reading.open(NOW, config.zone))
     assert (first.rate, second.rate) == (0.92, 0.5)
     # Amounts stay in LiteLLM's currency in the snapshot, and convert once.
     assert first.usage[0].spend == 10.0
@@ -163,7 +164,9 @@ def test_spend_and_budgets_are_converted_where_they_enter_the_join() -> None:
     budget = TeamBudget("t-research", "Research", 12.5, 100.0, 80.0, None)
     use = ModelUsage("t-research", "Research", "gpt-4o", 4.0, 10, 5, 1, deployment="gpt-4o-x")
     snapshot = LiteLLMSnapshot((budget,), (use,), rate=0.9)
-    result = join(config, Attributor(config), Records(litellm=snapshot), NOW)
+    result = join(
+        config, Attributor(config), Records(litellm=snapshot), Reading.open(NOW, config.zone)
+    )
     values = {(s.family.name, s.labels): s.value for s in result.samples}
     team = (("team", "research"),)
     assert values[(LLM_BUDGET_SPEND.name, team)] == pytest.approx(11.25)

@@ -18,6 +18,7 @@ from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.opencost.assets import GpuNode
 from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 
@@ -98,7 +99,7 @@ def _costs(ledger: Any, component: str) -> dict[str, float]:
 
 def test_two_flavors_reservation_hourly_worked_by_hand() -> None:
     config = _config(IdlePolicy.RESERVATION)
-    result = join(config, Attributor(config), _records(), FIXED_NOW)
+    result = join(config, Attributor(config), _records(), Reading.open(FIXED_NOW, config.zone))
     hourly = result.hourly
     assert hourly is not None
     # Prices: h100 = 4.20 / 2 GPU-hours on node-h = 2.10; l40s = 1.80 / 2 on node-l = 0.90.
@@ -117,7 +118,7 @@ def test_two_flavors_reservation_hourly_worked_by_hand() -> None:
 
 def test_two_flavors_reservation_month_to_date_worked_by_hand() -> None:
     config = _config(IdlePolicy.RESERVATION)
-    result = join(config, Attributor(config), _records(), FIXED_NOW)
+    result = join(config, Attributor(config), _records(), Reading.open(FIXED_NOW, config.zone))
     month = result.month
     assert month is not None
     # 348.5 hours so far. h100: a used 697 GPU-hours of 3 x 348.5 = 1045.5 held: no borrowing.
@@ -142,7 +143,7 @@ def test_two_flavors_default_budgets_worked_by_hand() -> None:
             {"name": "c", "cluster_queues": ["cq-c"], "budget": {"gpu": 500.0}},
         ],
     )
-    result = join(config, Attributor(config), _records(), FIXED_NOW)
+    result = join(config, Attributor(config), _records(), Reading.open(FIXED_NOW, config.zone))
     # November has 720 hours. a: 3 x 2.10 x 720 = 4536.00. b: (1 x 2.10 + 1 x 0.90) x 720 =
     # 2160.00. c configures its own budget, which stays as configured.
     assert result.budgets == pytest.approx(
@@ -152,7 +153,7 @@ def test_two_flavors_default_budgets_worked_by_hand() -> None:
 
 def test_two_flavors_proportional_moves_borrowed_cost_at_the_flavor_price() -> None:
     config = _config(IdlePolicy.PROPORTIONAL)
-    result = join(config, Attributor(config), _records(), FIXED_NOW)
+    result = join(config, Attributor(config), _records(), Reading.open(FIXED_NOW, config.zone))
     hourly = result.hourly
     assert hourly is not None
     # b borrows 1 L40S: 1 x 0.90 of its 1.80 GPU cost is borrowed (not 1 x 1.50 blended).
@@ -207,7 +208,7 @@ def test_config_prices_by_flavor_and_by_model_win() -> None:
         gpu_flavor_prices={"l40s": 1.00},
         gpu_prices={"nvidia h100 80gb hbm3": 2.50},
     )
-    result = join(config, Attributor(config), _records(), FIXED_NOW)
+    result = join(config, Attributor(config), _records(), Reading.open(FIXED_NOW, config.zone))
     hourly = result.hourly
     assert hourly is not None
     # h100 from the model price (node-h's product label, spelled differently): a 3 x 2.50 =
@@ -257,7 +258,7 @@ def test_waste_uses_the_price_of_each_gpus_model() -> None:
     )
     bundle = _records()
     bundle = Records(bundle.opencost, DcgmSnapshot(gpus), bundle.kueue)
-    result = join(config, Attributor(config), bundle, FIXED_NOW)
+    result = join(config, Attributor(config), bundle, Reading.open(FIXED_NOW, config.zone))
     waste = {
         dict(s.labels)["team"]: s.value
         for s in result.samples

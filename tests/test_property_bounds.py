@@ -27,6 +27,7 @@ from exporter.sources.opencost.source import (
     AllocationSet,
     OpenCostSnapshot,
 )
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
 
@@ -152,7 +153,7 @@ def test_every_served_number_is_finite_and_money_is_conserved(
     config = _config(policy, by_node)
     attributor = Attributor(config)
     bundle = data.draw(records(with_llm=False))
-    result = join(config, attributor, bundle, FIXED_NOW)
+    result = join(config, attributor, bundle, Reading.open(FIXED_NOW, config.zone))
     bad = [s for s in result.samples if not math.isfinite(s.value)]
     assert not bad, bad[:3]
     assert bundle.opencost is not None and result.month is not None and result.hourly is not None
@@ -174,6 +175,6 @@ def test_every_served_number_is_finite_and_money_is_conserved(
 def test_llm_figures_at_their_bounds_stay_finite(policy: IdlePolicy, data: st.DataObject) -> None:
     config = _config(policy, False)
     bundle = data.draw(records(with_llm=True))
-    result = join(config, Attributor(config), bundle, FIXED_NOW)
+    result = join(config, Attributor(config), bundle, Reading.open(FIXED_NOW, config.zone))
     bad = [s for s in result.samples if not math.isfinite(s.value)]
     assert not bad, bad[:3]

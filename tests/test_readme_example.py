@@ -30,6 +30,7 @@ from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.readme_example_upstreams import (
     GPT4O,
@@ -112,9 +113,9 @@ def _records(config: Config) -> Records:
     ll = litellm.build_client(sources.litellm, transport=httpx.MockTransport(litellm_api))
     with oc, kq, ll:
         return Records(
-            opencost=opencost.fetch(oc, config, NOW),
-            kueue=kueue.fetch(kq, config, NOW),
-            litellm=litellm.fetch(ll, config, NOW),
+            opencost=opencost.fetch(oc, config, Reading.open(NOW, config.zone)),
+            kueue=kueue.fetch(kq, config, Reading.open(NOW, config.zone)),
+            litellm=litellm.fetch(ll, config, Reading.open(NOW, config.zone)),
         )
 
 
@@ -124,7 +125,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _join(config: Config, records: Records) -> Chargeback:
-    return join(config, Attributor(config), records, NOW)
+    return join(config, Attributor(config), records, Reading.open(NOW, config.zone))
 
 
 def _month(result: Chargeback) -> Ledger:

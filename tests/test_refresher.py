@@ -20,6 +20,7 @@ from exporter.exposition.samples import Sample
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import TEAM_LIST
+from exporter.sources.reading import Reading
 from tests.conftest import CLOCK
 
 
@@ -190,7 +191,12 @@ def test_overlapping_litellm_pages_through_the_refresher() -> None:
     )
     config = Config(sources=SourcesConfig(litellm=cfg))
     client = httpx.Client(base_url="http://proxy", transport=httpx.MockTransport(proxy))
-    source = Source("litellm", 60, 600, lambda now: litellm.fetch(client, config, now))
+    source = Source(
+        "litellm",
+        60,
+        600,
+        lambda now: litellm.fetch(client, config, Reading.open(now, config.zone)),
+    )
     refresher = Refresher([source], lambda records, now: [], clock=CLOCK)
     assert refresher.refresh_all()
     good = refresher.fresh_records()["litellm"]

@@ -194,14 +194,14 @@ def test_every_printed_row_and_column_foots(costs: dict[tuple[str, str], float])
 def test_a_closed_month_is_read_on_its_last_day_locally_and_in_utc(
     zone: str, start: datetime, end: datetime, read_at: datetime
 ) -> None:
-    month = closed_month("2026-10", _config(zone), FIXED_NOW)
-    assert (month.start, month.end, month.read_at) == (start, end, read_at)
-    local = month.read_at.astimezone(ZoneInfo(zone))
+    reading = closed_month("2026-10", _config(zone).zone, FIXED_NOW)
+    assert (reading.month.start, reading.month.end, reading.at) == (start, end, read_at)
+    local = reading.at.astimezone(ZoneInfo(zone))
     assert (local.month, local.day) == (10, 31)
-    assert (month.read_at.astimezone(UTC).month, month.read_at.astimezone(UTC).day) == (10, 31)
+    assert (reading.at.astimezone(UTC).month, reading.at.astimezone(UTC).day) == (10, 31)
 
 
 @pytest.mark.parametrize("text", ["2026-11", "2026-12", "2026-1", "2026-13", "October"])
 def test_a_month_that_is_not_closed_or_not_a_month_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"not over yet|not a month"):
-        closed_month(text, _config("Europe/Madrid"), FIXED_NOW)
+        closed_month(text, _config("Europe/Madrid").zone, FIXED_NOW)

@@ -114,7 +114,7 @@ def _config(url: str, cluster: str | None) -> Config:
 
 def _history(url: str, cluster: str | None) -> dict[str, tuple[float, float]]:
     config = _config(url, cluster)
-    month = closed_month("2026-10", config, CLOCK())
+    month = closed_month("2026-10", config.zone, CLOCK()).month
     snapshot = quota_history(config, "config.yaml", month)
     return {r.cluster_queue: (r.nominal, r.lending_limit) for r in snapshot.queues}
 

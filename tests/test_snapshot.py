@@ -26,6 +26,8 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.refresher import Reconciled
 from exporter.serve.wiring import static_samples
+from exporter.sources.checks import DROP_REASONS
+from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
 from tests.conftest import FIXED_NOW, read_all
 
@@ -46,8 +48,10 @@ def _demo_exposition(stack: DemoStack) -> Exposition:
         for name, snapshot in snapshots.items()
         if snapshot is not None
     }
-    samples = join(config, Attributor(config), records, FIXED_NOW).samples
-    self_samples = [*health_samples(health), *build_error_samples({})]
+    samples = join(
+        config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)
+    ).samples
+    self_samples = [*health_samples(health, DROP_REASONS), *build_error_samples({})]
     return render([*static_samples(config), *samples, *self_samples])
 
 

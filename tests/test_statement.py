@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
 from exporter.config.schema import Config
 from exporter.finance.report import build_report, model_rows
-from exporter.finance.statement.figures import build_statement, render_statement, statement_artefact
+from exporter.finance.statement.figures import build_statement
 from exporter.finance.statement.html import CHARTS, statement_html
+from exporter.finance.statement.served import render_statement, statement_artefact
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
+from exporter.sources.reading import Reading
 from tests.conftest import CLOCK
 from tests.statement_dom import assert_statement_matches, read_page
 
@@ -39,7 +42,7 @@ def _config() -> Config:
 
 def _chargeback(**overrides: object) -> Chargeback:
     fields: dict[str, object] = {
-        "at": AT,
+        "reading": Reading.open(AT, ZoneInfo("UTC")),
         "hourly": _ledger({("research", "gpu"): 2.0, ("research", "llm_external"): 0.1}),
         "month": _ledger(
             {

@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from chargeback_demo.stack import DemoStack
-from exporter.cli import main
+from exporter.cli import PAGES, main
 from exporter.config.schema import load_config
 from exporter.exposition.render import render
 from exporter.finance.statement.page import CSP
-from exporter.serve.lifecycle import Service
+from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.server import MetricsServer
 from tests.conftest import CLOCK
 from tests.statement_dom import assert_statement_matches, read_page
@@ -29,7 +29,12 @@ def _serving(
     authorize: Callable[[str | None], bool] | None = None,
 ) -> Iterator[str]:
     server = MetricsServer(
-        ("127.0.0.1", 0), "/metrics", lambda: EXPOSITION, authorize=authorize, statement=statement
+        ("127.0.0.1", 0),
+        "/metrics",
+        lambda: EXPOSITION,
+        authorize=authorize,
+        pages=PAGES if statement is not None else (),
+        rendered=lambda name: statement() if statement is not None else None,
     )
     server.start()
     try:
@@ -82,11 +87,11 @@ def test_the_service_serves_the_reports_figures(
     stack: DemoStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(stack.write_config())
-    service = Service(load_config(path), path, CLOCK)
+    service = Lifecycle(load_config(path), path, CLOCK, PAGES)
     try:
-        assert service.statement() is None
+        assert service.page("statement") is None
         assert service.reload()  # fetches every source once and joins
-        with _serving(service.statement) as url:
+        with _serving(lambda: service.page("statement")) as url:
             page = httpx.get(f"{url}/statement", timeout=30).text
     finally:
         service.stop()

@@ -8,6 +8,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -17,6 +18,7 @@ from exporter.config.schema import Config
 from exporter.ledger.join import Chargeback
 from exporter.serve.server import MetricsServer
 from exporter.serve.worker import WorkerRefresher, _Artefacts, _Spec
+from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
 
 # Liveness bounds, not performance figures: generous so a loaded machine cannot trip them.
@@ -137,7 +139,10 @@ def test_artefacts_are_rendered_again_at_most_once_a_minute(
     spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
     seconds = [1000.0]
     monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: seconds[0])
-    artefacts, chargeback = _Artefacts(spec), Chargeback(FIXED_NOW, None, None, ())
+    artefacts, chargeback = (
+        _Artefacts(spec),
+        Chargeback(Reading.open(FIXED_NOW, ZoneInfo("UTC")), None, None, ()),
+    )
     assert not artefacts.render_if_due(chargeback), "no join yet"
     artefacts.outdated = True
     assert not artefacts.render_if_due(None), "a join without cost data renders nothing"

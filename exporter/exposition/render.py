@@ -24,7 +24,6 @@ from exporter.exposition.catalogue import (
 from exporter.exposition.deflate import gzip_of
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import RenderCache, metric_family, render_chunks
-from exporter.sources.checks import DROP_REASONS
 
 __all__ = [
     "BUILD_STAGES",
@@ -81,8 +80,11 @@ class Exposition:
         return (self.text_gzip if gzipped else self.text), TEXT_CONTENT_TYPE
 
 
-def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
-    """The source health families, errors and drops pre-initialised to 0 for every reason."""
+def health_samples(
+    health: Mapping[str, SourceHealth], drop_reasons: Iterable[str] = ()
+) -> Iterable[Sample]:
+    """The source health families, errors and drops pre-initialised to 0 for every reason
+    (`drop_reasons`: why the sources drop a record)."""
     for source, h in sorted(health.items()):
         yield Sample.of(SOURCE_UP, 1.0 if h.up else 0.0, source=source)
         if h.last_success is not None:
@@ -92,7 +94,7 @@ def health_samples(health: Mapping[str, SourceHealth]) -> Iterable[Sample]:
             yield Sample.of(
                 SOURCE_ERRORS, float(h.errors.get(reason, 0)), source=source, reason=reason
             )
-        for reason in sorted(set(DROP_REASONS) | set(h.dropped)):
+        for reason in sorted(set(drop_reasons) | set(h.dropped)):
             yield Sample.of(
                 SOURCE_RECORDS_DROPPED,
                 float(h.dropped.get(reason, 0)),

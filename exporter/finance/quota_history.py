@@ -31,18 +31,16 @@ from datetime import datetime, timedelta
 
 import httpx
 
+from exporter.calendar import Month
 from exporter.config.schema import Config, ReportPrometheus
 from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError
 from exporter.exposition.catalogue import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
-from exporter.finance.closed_month import ClosedMonth
-from exporter.serve.refresher import Source
 from exporter.sources.http import make_client
-from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
 
-__all__ = ["SOURCE", "quota_history", "quota_queries", "with_quota_history"]
+__all__ = ["SOURCE", "quota_history", "quota_queries"]
 
 SOURCE = "report.prometheus"
 STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
@@ -50,7 +48,7 @@ _REPLICA_LABELS = "instance, pod, prometheus_replica"
 _KEYS = ("cluster_queue", "cohort", "flavor", "resource")
 
 
-def quota_queries(cfg: ReportPrometheus, month: ClosedMonth) -> dict[str, str]:
+def quota_queries(cfg: ReportPrometheus, month: Month) -> dict[str, str]:
     """The PromQL of the month's average nominal quota and lending limit, by field."""
     # A JSON string is a valid PromQL string literal, quotes and backslashes escaped.
     selector = f"{{cluster={json.dumps(cfg.cluster)}}}" if cfg.cluster else ""
@@ -82,7 +80,7 @@ def _client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
     return make_client(cfg.url.rstrip("/"), cfg.timeout, headers=headers, ca_file=cfg.ca_file)
 
 
-def quota_history(config: Config, config_path: str, month: ClosedMonth) -> KueueSnapshot:
+def quota_history(config: Config, config_path: str, month: Month) -> KueueSnapshot:
     """The month's average quota per ClusterQueue, flavor and resource, as Kueue records.
 
     Raises UpstreamError when Prometheus cannot be read or its answer cannot be billed on.
@@ -141,20 +139,4 @@ def _series(client: httpx.Client, expr: str, at: datetime, *, selected: bool) ->
             # would be billed twice.
             raise UpstreamPayloadError(f"{SOURCE}: several series for {key[0]} ({key[3]})")
         out[key] = value
-    return out
-
-
-def with_quota_history(sources: list[Source], history: KueueSnapshot | None) -> list[Source]:
-    """The sources with Kueue's current state replaced by the month's history, when read."""
-    if history is None:
-        return sources
-    out = []
-    for source in sources:
-        if source.name == kueue.SOURCE:
-            source.close()
-            continue
-        out.append(source)
-    # Never stale: the history is the month's, read once before the report.
-    forever = math.inf
-    out.append(Source(kueue.SOURCE, forever, forever, lambda now: history))
     return out

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from exporter.calendar import month_start, next_month_start
+from exporter.calendar import Month
 from exporter.exposition.catalogue import (
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
@@ -50,11 +48,11 @@ def idle_samples(opencost: OpenCostSnapshot) -> Iterable[Sample]:
         yield Sample.of(CLUSTER_IDLE_COST_MONTH_TO_DATE, amount, resource=resource)
 
 
-def month_samples(now: datetime, zone: ZoneInfo) -> Iterable[Sample]:
-    """The bounds of `now`'s calendar month in `zone`, as Unix times.
+def month_samples(month: Month) -> Iterable[Sample]:
+    """The bounds of the calendar month, as Unix times.
 
     Prometheus only knows UTC calendars; with these a rule counts the hours left in the
     exporter's own month (`end - time()`), whatever the zone and its daylight-saving changes.
     """
-    yield Sample.of(MONTH_START_TIMESTAMP_SECONDS, month_start(now, zone).timestamp())
-    yield Sample.of(MONTH_END_TIMESTAMP_SECONDS, next_month_start(now, zone).timestamp())
+    yield Sample.of(MONTH_START_TIMESTAMP_SECONDS, month.start.timestamp())
+    yield Sample.of(MONTH_END_TIMESTAMP_SECONDS, month.end.timestamp())

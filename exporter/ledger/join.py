@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from exporter.calendar import hours_in_month, month_start
+from exporter.calendar import Month
 from exporter.config.schema import Config, ModelDecl
 from exporter.exposition.catalogue import (
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
@@ -56,9 +56,9 @@ from exporter.ledger.quota import (
     quota_samples,
 )
 from exporter.sources.kueue.source import KueueSnapshot
-from exporter.sources.litellm.cache import month_window
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 
 __all__ = [
@@ -75,9 +75,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Chargeback:
-    """What one join produced at `at`: both ledgers, typed LLM figures, and every sample."""
+    """What one join of a reading produced: both ledgers, typed LLM figures, every sample."""
 
-    at: datetime
+    reading: Reading
     hourly: Ledger | None
     month: Ledger | None
     samples: tuple[Sample, ...]
@@ -88,6 +88,16 @@ class Chargeback:
     # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
     # header idle); None without OpenCost.
     month_idle: float | None = None
+
+    @property
+    def at(self) -> datetime:
+        """The instant the sources were read at."""
+        return self.reading.at
+
+    @property
+    def period(self) -> Month:
+        """The calendar month joined."""
+        return self.reading.month
 
 
 @dataclass(frozen=True)
@@ -148,10 +158,11 @@ def join(
     config: Config,
     attributor: Attributor,
     records: Records,
-    now: datetime,
+    reading: Reading,
     memo: LlmMemo | None = None,
 ) -> Chargeback:
-    """Build the chargeback from whichever sources have fresh records.
+    """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
+    have fresh records.
 
     A caller that joins again and again passes an LlmMemo; the result is the same without.
     """
@@ -175,20 +186,20 @@ def join(
         samples.extend(quota_samples(quota.kueue, attributor, quota.lent))
         if flavor_prices:
             configured = {t.name for t in config.teams if t.budget.gpu is not None}
-            hours = hours_in_month(now, config.zone)
+            hours = reading.month.hours
             budgets.update(quota_budgets(quota.flavors, configured, flavor_prices, hours))
     part: LlmPart | None = None
     usage: Mapping[tuple[str, str], TeamModelUsage] = {}
     if records.litellm is not None:
         part = (memo or LlmMemo()).part(records.litellm, attributor, config.llm_models)
-        llm, usage = part.llm, part.usage
+        usage = part.usage
         samples.extend(part.samples)
-        samples.extend(_llm_read_samples(llm, config, now))
+        samples.extend(_llm_read_samples(reading.month))
     samples.extend(budget_samples(budgets))
-    samples.extend(month_samples(now, config.zone))
+    samples.extend(month_samples(reading.month))
     if opencost is None:
-        return Chargeback(now, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
-    hourly, month = _windows(config, attributor, opencost, now)
+        return Chargeback(reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
+    hourly, month = _windows(config, attributor, opencost, reading)
     if quota is not None and flavor_prices:
         flavor_of = _flavor_of(prices, quota)
         hourly = apply_quota(hourly, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
@@ -207,7 +218,7 @@ def join(
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
     return Chargeback(
-        now,
+        reading,
         hourly_ledger,
         month_ledger,
         tuple(samples),
@@ -285,7 +296,7 @@ def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None
 
 
 def _windows(
-    config: Config, attributor: Attributor, opencost: OpenCostSnapshot, now: datetime
+    config: Config, attributor: Attributor, opencost: OpenCostSnapshot, reading: Reading
 ) -> tuple[Window, Window]:
     """The hourly window (a rate, live) and the month-to-date window (a total).
 
@@ -293,7 +304,9 @@ def _windows(
     over the hours elapsed in the month.
     """
     policy, by_node = config.idle_policy, config.idle_by_node
-    elapsed = max((now - month_start(now, config.zone)).total_seconds() / 3600.0, 1.0)
+    # Timestamps: two datetimes of one zone subtract as wall time, blind to DST.
+    seconds = reading.at.timestamp() - reading.month.start.timestamp()
+    elapsed = max(seconds / 3600.0, 1.0)
     hourly = window(opencost.rate, attributor, policy, by_node, live=True, llm_scale=1 / elapsed)
     month = window(opencost.month, attributor, policy, by_node, live=False, llm_scale=1.0)
     return hourly, month
@@ -312,10 +325,9 @@ def _with_llm(
     return hourly, month, report
 
 
-def _llm_read_samples(llm: LiteLLMSnapshot, config: Config, now: datetime) -> list[Sample]:
-    """How LiteLLM was read: the month-edge error of its UTC day rows."""
-    edge = month_window(now, config.zone).edge_seconds
-    return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, edge)]
+def _llm_read_samples(month: Month) -> list[Sample]:
+    """How LiteLLM was read: the month-edge error of its UTC day rows (the zone's offset)."""
+    return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, month.utc_offset_seconds)]
 
 
 def _pricing(config: Config, routed: Routed, month: Window) -> tuple[ModelPricing, ...]:

@@ -4,36 +4,28 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 from exporter.clock import Clock
 from exporter.config.schema import Config, load_config
 from exporter.errors import ConfigError
 from exporter.exposition.render import Exposition
-from exporter.finance.statement.figures import STATEMENT, statement_artefact
-from exporter.serve.worker import Artefact, WorkerRefresher
+from exporter.serve.pages import Page
+from exporter.serve.worker import WorkerRefresher
 
-__all__ = ["Service"]
+__all__ = ["Lifecycle"]
 
 log = logging.getLogger(__name__)
 
 
-class Service:
+class Lifecycle:
     """Owns the running worker; a reload swaps in a new one only once its config is good."""
 
-    def __init__(
-        self,
-        config: Config,
-        path: str,
-        clock: Clock,
-        artefacts: Mapping[str, Artefact] | None = None,
-    ) -> None:
+    def __init__(self, config: Config, path: str, clock: Clock, pages: Sequence[Page] = ()) -> None:
         self._path = path
         self._clock = clock
-        # Rendered in the worker after a join (at most once a minute), never at scrape cost; the
-        # statement by default.
-        chosen = {STATEMENT: statement_artefact} if artefacts is None else artefacts
-        self._artefacts = dict(chosen)
+        # Rendered in the worker after a join (at most once a minute), never at scrape cost.
+        self._artefacts = {page.name: page.render for page in pages}
         self._worker = WorkerRefresher(config, path, clock, self._artefacts)
         self._pending: WorkerRefresher | None = None  # a reload's worker, until it takes over
         self._stopped = threading.Event()
@@ -48,13 +40,9 @@ class Service:
         """What a scrape gets: the current worker's last rendering."""
         return self._worker.exposition
 
-    def artefact(self, name: str) -> bytes | None:
-        """The current worker's last rendering of an artefact, if it has made one yet."""
-        return self._worker.artefacts.get(name)
-
-    def statement(self) -> bytes | None:
-        """The /statement page of the worker's last join with cost data (None before one)."""
-        return self.artefact(STATEMENT) or None
+    def page(self, name: str) -> bytes | None:
+        """The current worker's last rendering of a page; None before a join with cost data."""
+        return self._worker.artefacts.get(name) or None
 
     def start(self) -> None:
         """Start the refresh worker."""

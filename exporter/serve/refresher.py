@@ -22,6 +22,7 @@ from exporter.exposition.render import (
     render,
 )
 from exporter.exposition.samples import Sample
+from exporter.sources.checks import DROP_REASONS
 
 __all__ = ["Audited", "Builder", "Reconciled", "Refresher", "Source"]
 
@@ -237,7 +238,8 @@ class Refresher:
         return True
 
     def _self_samples(self) -> list[Sample]:
-        return [*health_samples(self.health()), *build_error_samples(self._build_errors)]
+        health = health_samples(self.health(), DROP_REASONS)
+        return [*health, *build_error_samples(self._build_errors)]
 
     def _build_failed(self, stage: str, exc: Exception) -> None:
         self._build_errors[stage] += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -13,7 +13,7 @@ from prometheus_client.exposition import choose_encoder
 
 from exporter import __version__
 from exporter.exposition.render import Exposition
-from exporter.finance.statement.page import CSP
+from exporter.serve.pages import Page
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -29,22 +29,11 @@ DEFAULT_IDLE_TIMEOUT = 30.0
 # Prometheus servers and a person with curl: a handful at once. More wait in the accept queue.
 DEFAULT_MAX_CONNECTIONS = 16
 
-STATEMENT_PATH = "/statement"
-STATEMENT_LINK = (
-    f'\n<li><a href="{STATEMENT_PATH}">{STATEMENT_PATH}</a>: the month to date as a statement</li>'
-)
-# The statement page runs no script and loads nothing: the same policy its file carries.
-STATEMENT_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-cache",
-}
-
 LANDING = """<!DOCTYPE html>
 <html><head><title>GPU chargeback exporter</title></head>
 <body><h1>GPU chargeback exporter</h1>
 <p>Version {version}. Per-team GPU and LLM chargeback from OpenCost, DCGM, Kueue and LiteLLM.</p>
-<ul><li><a href="{path}">{path}</a>: metrics</li>{statement}
+<ul><li><a href="{path}">{path}</a>: metrics</li>{pages}
 <li><a href="/healthz">/healthz</a>: health</li></ul>
 </body></html>
 """
@@ -66,8 +55,8 @@ class MetricsServer:
         authorize: when given, gets each request's `Authorization` header; False answers 401.
         idle_timeout: seconds a connection may stay silent (handshake, request line, headers).
         max_connections: connections served at once; the next ones wait to be accepted.
-        statement: when given, serves `/statement` with what it returns (cached HTML), or 503
-            while it returns None (no join with cost data yet).
+        pages: published beside the metrics, each at its path with what `rendered(name)`
+            returns (bytes the worker rendered), or 503 while that is None (no join yet).
     """
 
     def __init__(
@@ -80,9 +69,10 @@ class MetricsServer:
         authorize: Callable[[str | None], bool] | None = None,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        statement: Callable[[], bytes | None] | None = None,
+        pages: Sequence[Page] = (),
+        rendered: Callable[[str], bytes | None] = lambda name: None,
     ) -> None:
-        handler = _handler_class(telemetry_path, exposition, authorize, statement)
+        handler = _handler_class(telemetry_path, exposition, authorize, pages, rendered)
         self._httpd = _BoundedServer(address, handler, tls, idle_timeout, max_connections)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -192,10 +182,12 @@ def _handler_class(
     telemetry_path: str,
     exposition: Callable[[], Exposition],
     authorize: Callable[[str | None], bool] | None,
-    statement: Callable[[], bytes | None] | None = None,
+    pages: Sequence[Page],
+    rendered: Callable[[str], bytes | None],
 ) -> type[BaseHTTPRequestHandler]:
-    link = STATEMENT_LINK if statement is not None else ""
-    landing = LANDING.format(version=__version__, path=telemetry_path, statement=link).encode()
+    links = "".join(f'\n<li><a href="{p.path}">{p.path}</a>: {p.description}</li>' for p in pages)
+    landing = LANDING.format(version=__version__, path=telemetry_path, pages=links).encode()
+    by_path = {page.path: page for page in pages}
 
     class Handler(BaseHTTPRequestHandler):
         server_version = f"gpu-chargeback-exporter/{__version__}"
@@ -212,8 +204,8 @@ def _handler_class(
                 self._send(200, b"ok\n", "text/plain; charset=utf-8")
             elif path == "/":
                 self._send(200, landing, "text/html; charset=utf-8")
-            elif path == STATEMENT_PATH and statement is not None:
-                self._statement(statement)
+            elif path in by_path:
+                self._page(by_path[path])
             else:
                 self._send(404, b"404 page not found\n", "text/plain; charset=utf-8")
 
@@ -228,13 +220,14 @@ def _handler_class(
             headers = {"Content-Encoding": "gzip"} if gzipped else {}
             self._send(200, body, content_type, headers)
 
-        def _statement(self, page: Callable[[], bytes | None]) -> None:
-            body = page()
+        def _page(self, page: Page) -> None:
+            body = rendered(page.name)
             if body is None:
-                text = b"No statement yet: the exporter has not joined any cost data.\n"
-                self._send(503, text, "text/plain; charset=utf-8", {"Retry-After": "30"})
+                text = f"No {page.name} yet: the exporter has not joined any cost data.\n"
+                retry = {"Retry-After": "30"}
+                self._send(503, text.encode(), "text/plain; charset=utf-8", retry)
             else:
-                self._send(200, body, "text/html; charset=utf-8", STATEMENT_HEADERS)
+                self._send(200, body, page.content_type, dict(page.headers))
 
         def _send(
             self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None

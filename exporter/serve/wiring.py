@@ -5,22 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
-
-import httpx
 
 from exporter import __version__
 from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
-from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
 from exporter.exposition.catalogue import BUILD, CONFIG
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import Chargeback, LlmMemo, join
 from exporter.serve.refresher import Refresher, Source
-from exporter.sources.deadline import RetryPolicy, refresh_budget
-from exporter.sources.kind import SourceKind
-from exporter.sources.table import SOURCES, Records
+from exporter.sources.deadline import RetryPolicy
+from exporter.sources.readers import SourceReader, open_readers
+from exporter.sources.reading import Reading
+from exporter.sources.table import Records
 
 __all__ = ["Joiner", "build_sources", "make_refresher", "static_samples"]
 
@@ -30,49 +27,20 @@ log = logging.getLogger("exporter")
 def build_sources(
     config: Config, config_path: str = "config", policy: RetryPolicy | None = None
 ) -> list[Source]:
-    """One scheduled Source per configured upstream, in table order, each with its own client.
-
-    Clients are built here, once, so a missing secret or an unreadable kubeconfig is a config
-    error at start (exit 2), not a failing refresh later. Each refresh runs under a budget of
-    its source's `refresh_deadline`, retrying transient failures as `policy` says.
-    """
-    retries = policy or RetryPolicy()
-    return [
-        _scheduled(kind, cfg, config, config_path, retries)
-        for kind in SOURCES.values()
-        if (cfg := kind.section(config)) is not None
-    ]
+    """One scheduled Source per configured upstream, in table order, each reading the open
+    month up to the refresh's instant (clients are built now: a bad secret is exit 2)."""
+    return [_scheduled(reader) for reader in open_readers(config, config_path, policy)]
 
 
-def _scheduled(
-    kind: SourceKind[Any, Any], cfg: Any, config: Config, path: str, policy: RetryPolicy
-) -> Source:
-    client = _client(kind, cfg, path)
-    seconds = cfg.refresh_deadline.total_seconds()
+def _scheduled(reader: SourceReader) -> Source:
+    zone = reader.config.zone
 
     def fetch(now: datetime) -> object:
-        with refresh_budget(policy.start(seconds)) as budget:
-            records = kind.fetch(client, config, now)
-        # Time spent between calls (parsing, paging logic) counts too.
-        if budget.remaining() < 0:
-            raise UpstreamUnavailable(
-                f"{kind.name}: refresh took longer than its deadline of {seconds:g}s",
-                timeout=True,
-            )
-        return records
+        return reader.read(Reading.open(now, zone))
 
+    cfg = reader.settings
     interval, staleness = cfg.interval.total_seconds(), cfg.max_staleness.total_seconds()
-    return Source(kind.name, interval, staleness, fetch, client.close)
-
-
-def _client(kind: SourceKind[Any, Any], cfg: Any, path: str) -> httpx.Client:
-    """Build a client from config that may be wrong (secret, kubeconfig): a config error, exit 2."""
-    try:
-        return kind.build_client(cfg)
-    except ConfigError as exc:
-        raise ConfigError(path, exc.issues) from None
-    except ValueError as exc:
-        raise ConfigError(path, [ConfigIssue(None, f"sources.{kind.name}", str(exc))]) from None
+    return Source(reader.name, interval, staleness, fetch, reader.close)
 
 
 def static_samples(config: Config) -> list[Sample]:
@@ -96,7 +64,8 @@ class Joiner:
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         """Join, remember, and hand the samples to the renderer."""
         records = Records.of(snapshots)
-        chargeback = join(self._config, self._attributor, records, now, self._llm)
+        reading = Reading.open(now, self._config.zone)
+        chargeback = join(self._config, self._attributor, records, reading, self._llm)
         previous, self.last = self.last, chargeback
         folded = chargeback.folded_teams
         if folded != (previous.folded_teams if previous else ()) and folded:

@@ -16,7 +16,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -28,6 +28,7 @@ from exporter.exposition.catalogue import WORKER_RESTARTS
 from exporter.exposition.render import Exposition, SourceHealth, render
 from exporter.exposition.samples import Sample
 from exporter.ledger.join import Chargeback
+from exporter.serve.pages import Artefact
 from exporter.serve.refresher import Refresher
 from exporter.serve.wiring import Joiner, build_sources, static_samples
 from exporter.sources.deadline import RetryPolicy
@@ -38,9 +39,6 @@ log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how often the worker looks for a new rendering, and stop() for an exit
 _MAX_BACKOFF = 30.0  # seconds between restarts of a worker that keeps dying
 _ARTEFACTS_EVERY = 60.0  # seconds: the shortest pause between two renderings of the artefacts
-
-# Something else rendered from the last chargeback after a join (a statement page, say).
-Artefact = Callable[[Config, Chargeback], bytes]
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Generic, TypeVar
 
 import httpx
 
 from exporter.config.schema import Config, SourceConfig
+from exporter.sources.reading import Reading
 
 __all__ = ["SourceKind", "section"]
 
@@ -21,15 +21,16 @@ S = TypeVar("S")
 class SourceKind(Generic[C, S]):
     """One upstream: its name, its config section, how to build its client, and how to fetch.
 
-    `fetch(client, config, now)` is the one signature of every source: the whole config (for
-    the time zone and the policy switches some sources must know), and the instant to read at.
+    `fetch(client, config, reading)` is the one signature of every source: the whole config
+    (for the policy switches some sources must know), and what to read (`Reading`: the open
+    month up to now, a closed month, or a closed month kept day by day).
     """
 
     name: str
     snapshot: type[S]
     section: Callable[[Config], C | None]
     build_client: Callable[[C], httpx.Client]
-    fetch: Callable[[httpx.Client, Config, datetime], S]
+    fetch: Callable[[httpx.Client, Config, Reading], S]
 
 
 def section(value: C | None, name: str) -> C:

@@ -28,6 +28,7 @@ from exporter.sources.dcgm.source import (
     parse_metrics,
 )
 from exporter.sources.dcgm.source import fetch as fetch_dcgm
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcgm"
@@ -36,7 +37,8 @@ H100 = 'modelName="NVIDIA H100 80GB HBM3"'
 
 def fetch(client: httpx.Client, cfg: DcgmConfig) -> DcgmSnapshot:
     """The source's fetch with a config holding only this section (DCGM has no window)."""
-    return fetch_dcgm(client, Config(sources=SourcesConfig(dcgm=cfg)), FIXED_NOW)
+    config = Config(sources=SourcesConfig(dcgm=cfg))
+    return fetch_dcgm(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def series(name: str, value: str, extra: str = "", gpu: int = 0, host: str = "n1") -> str:

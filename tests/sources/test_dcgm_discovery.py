@@ -25,6 +25,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.dcgm.discovery import list_endpoints, parse_slices
 from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW
 
@@ -111,7 +112,7 @@ def test_ready_endpoints_count_and_a_failed_one_is_counted(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, FIXED_NOW)
+            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert snapshot.endpoints == {"scraped": 1, "failed": 1, "not_ready": 1}
@@ -133,10 +134,12 @@ def test_the_endpoint_counts_are_published_with_the_gpus(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, FIXED_NOW)
+            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
-    samples = join(config, Attributor(config), Records(dcgm=snapshot), FIXED_NOW).samples
+    samples = join(
+        config, Attributor(config), Records(dcgm=snapshot), Reading.open(FIXED_NOW, config.zone)
+    ).samples
     got = {dict(s.labels)["state"]: s.value for s in samples if s.family is SOURCE_ENDPOINTS}
     assert got == {"scraped": 1.0, "failed": 1.0, "not_ready": 1.0}
 
@@ -151,7 +154,7 @@ def test_no_ready_endpoint_fails_the_refresh(exporters: Exporters, tmp_path: Pat
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, FIXED_NOW)
+            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "no ready endpoint" in str(err.value) and "1 not ready" in str(err.value)
@@ -165,7 +168,7 @@ def test_every_endpoint_failing_fails_the_refresh(exporters: Exporters, tmp_path
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, FIXED_NOW)
+            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "every endpoint failed" in str(err.value) and "node-b" in str(err.value)
@@ -177,7 +180,7 @@ def test_forbidden_names_the_role_the_exporter_needs(tmp_path: Path) -> None:
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamStatusError) as err:
-            fetch(client, config, FIXED_NOW)
+            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert err.value.reason == "auth"

@@ -22,6 +22,7 @@ from exporter.ledger.gpus import idle_month_samples, model_price
 from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
 from exporter.sources.dcgm.parse import IdleHours
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
+from exporter.sources.reading import Reading
 
 H100 = "NVIDIA H100 80GB HBM3"
 # Los Angeles: the month starts at 07:00 UTC, and 1 November 2026 is 25 hours long (PDT->PST).
@@ -99,7 +100,7 @@ def _fetch(
 ) -> Callable[[datetime], DcgmSnapshot]:
     assert config.sources.dcgm is not None
     client = build_client(config.sources.dcgm, transport=httpx.MockTransport(answer))
-    return lambda now: fetch(client, config, now)
+    return lambda now: fetch(client, config, Reading.open(now, config.zone))
 
 
 def test_pieces_are_days_from_the_zones_month_start_to_now() -> None:

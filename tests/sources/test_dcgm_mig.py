@@ -21,6 +21,7 @@ from exporter.sources.dcgm.source import (
     mig_slices,
     parse_metrics,
 )
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
 ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
@@ -149,7 +150,11 @@ def test_the_same_carved_gpu_behind_two_urls_counts_once_with_its_rest() -> None
 
     cfg = DcgmConfig(urls=("http://node-7:9400/metrics", "http://dcgm.svc:9400/metrics"))
     with build_client(cfg, transport=httpx.MockTransport(handler)) as client:
-        snapshot = fetch(client, Config(sources=SourcesConfig(dcgm=cfg)), FIXED_NOW)
+        snapshot = fetch(
+            client,
+            Config(sources=SourcesConfig(dcgm=cfg)),
+            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(dcgm=cfg)).zone),
+        )
     assert sorted((r.mig_instance, r.share) for r in snapshot.gpus) == [
         ("1", 3 / 7),
         (UNSLICED, 4 / 7),

@@ -24,6 +24,7 @@ from exporter.sources.checks import Tally
 from exporter.sources.dcgm.idle import pieces, read_idle_hours
 from exporter.sources.dcgm.prometheus import group_labels
 from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
 from tests.e2e import poll, query
 
@@ -44,7 +45,7 @@ def _serve(answer: Callable[[httpx.Request], httpx.Response], config: Config) ->
     assert config.sources.dcgm is not None
     transport = httpx.MockTransport(answer)
     client = build_client(config.sources.dcgm, transport=transport)
-    return lambda: fetch(client, config, FIXED_NOW)
+    return lambda: fetch(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def _gpu(gpu: str, **labels: str) -> dict[str, str]:
@@ -221,7 +222,7 @@ def test_utilisation_through_a_real_prometheus(prometheus: str) -> None:
     )
     assert config.sources.dcgm is not None
     with build_client(config.sources.dcgm) as client:
-        snapshot = fetch(client, config, now)
+        snapshot = fetch(client, config, Reading.open(now, config.zone))
     assert len(snapshot.gpus) == CLUSTER.gpu_count
     assert snapshot.dropped == {}
     held = {g.gpu: g for g in snapshot.gpus if g.allocated}

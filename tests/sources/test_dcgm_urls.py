@@ -11,6 +11,7 @@ import pytest
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig, load_config
 from exporter.errors import ConfigError, UpstreamStatusError, UpstreamUnavailable
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
 WAIT = 30.0  # seconds a blocked mock waits before it gives up: only reached when a test fails
@@ -28,7 +29,11 @@ def urls(n: int) -> tuple[str, ...]:
 
 def read(cfg: DcgmConfig, answer: Callable[[httpx.Request], httpx.Response]) -> DcgmSnapshot:
     with build_client(cfg, transport=httpx.MockTransport(answer)) as client:
-        return fetch(client, Config(sources=SourcesConfig(dcgm=cfg)), FIXED_NOW)
+        return fetch(
+            client,
+            Config(sources=SourcesConfig(dcgm=cfg)),
+            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(dcgm=cfg)).zone),
+        )
 
 
 def test_a_slow_endpoint_does_not_hold_up_the_others() -> None:

@@ -32,6 +32,7 @@ from exporter.sources.kueue.source import (
     parse_cluster_queue,
 )
 from exporter.sources.kueue.source import fetch as fetch_kueue
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30
@@ -42,7 +43,8 @@ BASE = "/apis/kueue.x-k8s.io"
 
 def fetch(client: httpx.Client, cfg: KueueConfig) -> KueueSnapshot:
     """The source's fetch with a config holding only this section (Kueue has no window)."""
-    return fetch_kueue(client, Config(sources=SourcesConfig(kueue=cfg)), FIXED_NOW)
+    config = Config(sources=SourcesConfig(kueue=cfg))
+    return fetch_kueue(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def status(code: int, reason: str, message: str) -> httpx.Response:

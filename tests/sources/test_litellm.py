@@ -29,6 +29,7 @@ from exporter.sources.litellm.source import (
     parse_timestamp,
 )
 from exporter.sources.litellm.source import fetch as fetch_litellm
+from exporter.sources.reading import Reading
 from tests.sources.litellm_rows import date_runs
 
 KEY = "sk-test-viewer-0123456789"
@@ -37,7 +38,8 @@ NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
 
 def fetch(client: httpx.Client, cfg: LiteLLMConfig, now: datetime) -> LiteLLMSnapshot:
     """The source's fetch with a config holding only this section."""
-    return fetch_litellm(client, Config(sources=SourcesConfig(litellm=cfg)), now)
+    config = Config(sources=SourcesConfig(litellm=cfg))
+    return fetch_litellm(client, config, Reading.open(now, config.zone))
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import pytest
 
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.litellm.source import build_client, fetch
+from exporter.sources.reading import Reading
 
 KEY = "sk-test-viewer-names"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
@@ -90,7 +91,11 @@ def _route(groups: str = "metrics") -> tuple[Callable[[httpx.Request], httpx.Res
 def _fetch(route: Callable[[httpx.Request], httpx.Response]) -> dict[Any, tuple[Any, ...]]:
     cfg = LiteLLMConfig(url="http://litellm:4000", api_key_env="LITELLM_NAMES_KEY", currency="EUR")
     with build_client(cfg, transport=httpx.MockTransport(route)) as client:
-        snapshot = fetch(client, Config(sources=SourcesConfig(litellm=cfg)), NOW)
+        snapshot = fetch(
+            client,
+            Config(sources=SourcesConfig(litellm=cfg)),
+            Reading.open(NOW, Config(sources=SourcesConfig(litellm=cfg)).zone),
+        )
     assert snapshot.dropped == {}
     return {
         (u.team_id, u.model, u.deployment): (

@@ -17,6 +17,7 @@ from exporter.sources.checks import Tally
 from exporter.sources.litellm.cache import month_window
 from exporter.sources.litellm.decode import Days, decode_body
 from exporter.sources.litellm.source import LiteLLMSnapshot, build_client, fetch
+from exporter.sources.reading import Reading
 from tests.sources.litellm_rows import Row, RowProxy, date_runs
 
 KEY = "sk-test-viewer-read"
@@ -61,7 +62,7 @@ def _usage(snap: LiteLLMSnapshot) -> Usage:
 def _read(proxy: RowProxy, zone: str = "UTC", now: datetime = NOW, **kw: Any) -> Usage:
     cfg = _cfg(**kw)
     with _client(proxy, cfg) as client:
-        return _usage(fetch(client, _config(cfg, zone), now))
+        return _usage(fetch(client, _config(cfg, zone), Reading.open(now, _config(cfg, zone).zone)))
 
 
 # --- one read: team x model through the API-key sub-breakdowns -------------------------------
@@ -225,11 +226,11 @@ def test_only_open_days_are_reread_until_the_reconcile_which_repairs_and_counts(
     cfg = _cfg(reconcile_interval="1h")
     config = _config(cfg)
     with _client(proxy, cfg) as client:
-        first = fetch(client, config, NOW)
+        first = fetch(client, config, Reading.open(NOW, config.zone))
         # A row of a closed day appears behind the cache (a late batch write, a backfill).
         proxy.rows.append(Row("t-growth", "2026-11-02", "k-g", LLAMA, "llama-3-70b", 9, 1, 1, 1))
-        stale = fetch(client, config, NOW + timedelta(minutes=5))
-        repaired = fetch(client, config, NOW + timedelta(minutes=61))
+        stale = fetch(client, config, Reading.open(NOW + timedelta(minutes=5), config.zone))
+        repaired = fetch(client, config, Reading.open(NOW + timedelta(minutes=61), config.zone))
     # At 13:30 UTC yesterday's rows are all written: only today is read again.
     assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-11-01"]
     assert _usage(first) == _usage(stale) == EXPECTED
@@ -241,11 +242,19 @@ def test_a_new_client_and_a_new_month_read_the_whole_month() -> None:
     proxy = RowProxy(list(ROWS), KEY_TEAMS)
     cfg = _cfg(reconcile_interval="1d")
     with _client(proxy, cfg) as client:
-        fetch(client, _config(cfg), NOW)
-        fetch(client, _config(cfg), NOW + timedelta(hours=2))
-        fetch(client, _config(cfg), datetime(2026, 12, 1, 0, 10, tzinfo=UTC))
+        fetch(client, _config(cfg), Reading.open(NOW, _config(cfg).zone))
+        fetch(client, _config(cfg), Reading.open(NOW + timedelta(hours=2), _config(cfg).zone))
+        fetch(
+            client,
+            _config(cfg),
+            Reading.open(datetime(2026, 12, 1, 0, 10, tzinfo=UTC), _config(cfg).zone),
+        )
     with _client(proxy, cfg) as client:  # a restart
-        fetch(client, _config(cfg), datetime(2026, 12, 1, 0, 20, tzinfo=UTC))
+        fetch(
+            client,
+            _config(cfg),
+            Reading.open(datetime(2026, 12, 1, 0, 20, tzinfo=UTC), _config(cfg).zone),
+        )
     assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-12-01", "2026-12-01"]
 
 
@@ -285,13 +294,13 @@ def test_incremental_reads_equal_full_reads_over_a_month_on_the_fake() -> None:
         full_reads, steps = 0, 0
         with build_client(cfg) as kept:
             while now[0] < datetime(2027, 1, 1, 8, tzinfo=UTC):
-                incremental = fetch(kept, config, now[0])
+                incremental = fetch(kept, config, Reading.open(now[0], config.zone))
                 steps += 1
                 if steps % 9 == 0 or now[0] + timedelta(hours=7) >= datetime(
                     2027, 1, 1, 8, tzinfo=UTC
                 ):
                     with build_client(cfg) as fresh:
-                        full = fetch(fresh, config, now[0])
+                        full = fetch(fresh, config, Reading.open(now[0], config.zone))
                     assert _usage(incremental) == _usage(full), now[0]
                     assert incremental.usage, now[0]
                     full_reads += 1

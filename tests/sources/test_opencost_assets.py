@@ -14,6 +14,7 @@ from exporter.sources.checks import MISSING_FIELD, NON_FINITE, WRONG_TYPE, Tally
 from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
 from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
 START = FIXED_NOW - timedelta(hours=1)
@@ -160,7 +161,11 @@ def _fetch_paths(node_assets: bool) -> tuple[list[str], OpenCostSnapshot]:
     cfg = OpenCostConfig(url="http://opencost:9003", node_assets=node_assets)
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="http://opencost:9003", transport=transport) as client:
-        snapshot = opencost.fetch(client, Config(sources=SourcesConfig(opencost=cfg)), FIXED_NOW)
+        snapshot = opencost.fetch(
+            client,
+            Config(sources=SourcesConfig(opencost=cfg)),
+            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(opencost=cfg)).zone),
+        )
     return [r.url.path for r in seen], snapshot
 
 

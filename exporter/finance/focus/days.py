@@ -7,36 +7,30 @@ the difference of two consecutive month-to-date ledgers. The differences add up 
 last one, which is the month the report prints.
 
 Days are local calendar days in the configured zone ([midnight, next midnight), 23 or 25 hours
-across a DST change), each read as its own explicit OpenCost window: `step=1d` steps forward by
-24 hours from the window start, so across a DST change its sets would straddle local days.
-Kueue is read once (it keeps no history); DCGM adds nothing to a ledger and is not read.
+across a DST change). The month is read once, by day (`Reading.by_day`), and each day's month
+to date is asked of the snapshots (`as_of`): OpenCost and LiteLLM sum their days up to it;
+Kueue and DCGM keep no history and answer the same for every day.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TypeVar
 
 from exporter.config.schema import Config
-from exporter.finance.closed_month import ClosedMonth
 from exporter.finance.focus.resources import ResourceFigures, resource_figures
 from exporter.ledger.attribution import OTHER, Attributor
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.costs import cost_lines, gpu_hours_by_team
 from exporter.ledger.join import Chargeback, join
-from exporter.serve.refresher import Source
-from exporter.sources.dcgm import source as dcgm
-from exporter.sources.kind import section
-from exporter.sources.kueue import source as kueue
-from exporter.sources.litellm import source as litellm
-from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.source import AllocationSet
+from exporter.sources.reading import Reading, as_of
 from exporter.sources.table import Records
 
-__all__ = ["DayLedger", "daily_ledgers", "day_bounds", "differences"]
+__all__ = ["DayLedger", "daily_ledgers", "differences"]
 
 
 @dataclass(frozen=True)
@@ -54,19 +48,6 @@ class DayLedger:
     quantities: Mapping[tuple[str, str], float] = field(default_factory=dict)
     resource_costs: ResourceFigures = field(default_factory=dict)
     resource_quantities: ResourceFigures = field(default_factory=dict)
-
-
-def day_bounds(month: ClosedMonth) -> list[tuple[datetime, datetime]]:
-    """Every local day of the month as [start, end), aware datetimes in the configured zone."""
-    zone = month.start.tzinfo
-    days = []
-    day = month.start
-    while day < month.end:
-        # Local midnight of the next date: adding a day to a wall time absorbs DST shifts.
-        following = (day.replace(tzinfo=None) + timedelta(days=1)).replace(tzinfo=zone)
-        days.append((day, following))
-        day = following
-    return days
 
 
 _Figures = Mapping[tuple[str, str], float]
@@ -95,56 +76,31 @@ def _minus(now: Mapping[_K, float], before: Mapping[_K, float]) -> dict[_K, floa
     return {k: v for k, v in diff.items() if v}
 
 
-def daily_ledgers(config: Config, sources: list[Source], month: ClosedMonth) -> list[DayLedger]:
+def daily_ledgers(
+    config: Config, snapshots: Mapping[str, object], reading: Reading
+) -> list[DayLedger]:
     """Join the closed month as it stood at the end of each local day; return the days' costs.
 
-    `sources` are the configured sources (their OpenCost client is not used: OpenCost is read
-    here, one explicit window per day end). The last day is read exactly as the report reads
-    the month, so the days add up to the report's ledger.
+    `snapshots` were read `by_day` for `reading`; the last day is the whole month as read, so
+    the days add up to the report's ledger.
     """
-    by_name = {s.name: s for s in sources}
-    cfg = section(config.sources.opencost, opencost.SOURCE)
-    client = opencost.build_client(cfg)
-    by_node = config.idle_by_node
-    try:
-        rate = opencost.fetch_window(
-            client, month.end - cfg.rate_window, month.end, with_node_costs=by_node
-        )
-        queues = _once(by_name, kueue.SOURCE, month.read_at)
-        attributor = Attributor(config)
-        bounds = day_bounds(month)
-        to_date: list[_ToDate] = []
-        for i, (_, end) in enumerate(bounds):
-            last = i == len(bounds) - 1
-            read_at = month.read_at if last else end - timedelta(microseconds=1)
-            whole = opencost.fetch_window(client, month.start, end, with_node_costs=by_node)
-            snapshots: dict[str, object] = {
-                opencost.SOURCE: opencost.OpenCostSnapshot(rate=rate, month=whole)
-            }
-            if queues is not None:
-                snapshots[kueue.SOURCE] = queues
-            llm = _once(by_name, litellm.SOURCE, read_at)
-            if llm is not None:
-                snapshots[litellm.SOURCE] = llm
-            chargeback = join(config, attributor, Records.of(snapshots), read_at)
-            to_date.append(
-                (
-                    _costs(chargeback.month),
-                    _quantities(config, attributor, chargeback, whole),
-                    *resource_figures(config, attributor, chargeback, whole),
-                )
+    attributor = Attributor(config)
+    days = reading.day_ends()
+    to_date: list[_ToDate] = []
+    for day in days:
+        records = Records.of({name: as_of(s, day) for name, s in snapshots.items()})
+        if records.opencost is None:
+            raise ValueError("the FOCUS export needs OpenCost's month, which was not read")
+        whole = records.opencost.month
+        chargeback = join(config, attributor, records, day)
+        to_date.append(
+            (
+                _costs(chargeback.month),
+                _quantities(config, attributor, chargeback, whole),
+                *resource_figures(config, attributor, chargeback, whole),
             )
-    finally:
-        client.close()
-    return differences(bounds, to_date)
-
-
-def _once(by_name: Mapping[str, Source], name: str, at: datetime) -> object | None:
-    source = by_name.get(name)
-    if source is None or name == dcgm.SOURCE:
-        return None
-    fetch: Callable[[datetime], object] = source.fetch
-    return fetch(at)
+        )
+    return differences(reading.month.days(), to_date)
 
 
 def _costs(ledger: Ledger | None) -> _Figures:

@@ -1,14 +1,15 @@
-"""`report --format focus`: read a closed month day by day and write its FOCUS rows."""
+"""`report --format focus`: a closed month read by day, written as its FOCUS rows."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from exporter.config.schema import Config
-from exporter.finance.closed_month import ClosedMonth
 from exporter.finance.focus.days import daily_ledgers
 from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.focus.writer import format_focus
 from exporter.finance.report import Report
-from exporter.serve.refresher import Source
+from exporter.sources.reading import Reading
 
 __all__ = ["PROVIDER", "focus_export"]
 
@@ -16,17 +17,15 @@ __all__ = ["PROVIDER", "focus_export"]
 PROVIDER = "gpu-chargeback-exporter"
 
 
-def focus_export(config: Config, sources: list[Source], report: Report, month: ClosedMonth) -> str:
-    """The closed month's FOCUS CSV; the sources are closed afterwards."""
-    try:
-        days = daily_ledgers(config, sources, month)
-    finally:
-        for source in sources:
-            source.close()
+def focus_export(
+    config: Config, snapshots: Mapping[str, object], report: Report, reading: Reading
+) -> str:
+    """The closed month's FOCUS CSV, from the snapshots the report was built on (read by day)."""
+    days = daily_ledgers(config, snapshots, reading)
     ctx = FocusContext(
         currency=report.currency,
-        month_start=month.start,
-        month_end=month.end,
+        month_start=reading.month.start,
+        month_end=reading.month.end,
         provider=PROVIDER,
         billing_account=f"chargeback-{report.currency.lower()}",
         quota_basis=report.quota_basis,

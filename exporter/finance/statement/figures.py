@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from exporter.calendar import month_start, next_month_start
 from exporter.config.schema import Config
 from exporter.finance.footing import cents, foot, round_cents
 from exporter.finance.report import Report, build_report, model_rows
@@ -21,19 +20,13 @@ from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 
 __all__ = [
-    "STATEMENT",
     "BudgetLine",
     "Statement",
     "build_statement",
-    "render_statement",
-    "statement_artefact",
     "statement_report",
 ]
 
 log = logging.getLogger(__name__)
-
-# The name the worker renders the page under, and the server serves it by.
-STATEMENT = "statement"
 
 LLM_EXTERNAL = "llm_external"
 KINDS = ("gpu", "llm")
@@ -81,7 +74,7 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
     return build_report(
         chargeback.month,
         config.currency,
-        month_start(chargeback.at, config.zone).strftime("%Y-%m"),
+        chargeback.period.label,
         chargeback.budgets,
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
         idle=chargeback.month_idle,
@@ -112,8 +105,9 @@ def _budget_lines(report: Report, chargeback: Chargeback, config: Config) -> tup
     """Budgets against month to date, and month to date + the current rate x hours left."""
     hours_left = 0.0
     if not report.closed:
-        left = next_month_start(chargeback.at, config.zone) - chargeback.at
-        hours_left = max(left.total_seconds() / 3600.0, 0.0)
+        # Timestamps: two datetimes of one zone subtract as wall time, blind to DST.
+        left = chargeback.period.end.timestamp() - chargeback.at.timestamp()
+        hours_left = max(left / 3600.0, 0.0)
     rates = _hourly_by_team(chargeback.hourly)
     lines = []
     for row in report.rows:
@@ -180,20 +174,3 @@ def _llm_matrix(
         log.warning("LLM spend per team does not foot to the model table; chart left out")
         return (), {}
     return tuple(teams), spend
-
-
-def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
-    """The HTML statement of one join's month to date; None when the join has no cost data."""
-    from exporter.finance.statement.html import (
-        statement_html,  # pygal only when a page is asked for
-    )
-
-    report = statement_report(chargeback, config)
-    if report is None:
-        return None
-    return statement_html(build_statement(report, chargeback, config)).encode()
-
-
-def statement_artefact(config: Config, chargeback: Chargeback) -> bytes:
-    """The /statement page as the refresh worker renders it after a join (b"": no cost data)."""
-    return render_statement(chargeback, config) or b""

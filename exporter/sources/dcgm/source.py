@@ -32,12 +32,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import httpx
 
-from exporter.calendar import month_start
 from exporter.config.schema import (
     Config,
     DcgmConfig,
@@ -63,6 +62,7 @@ from exporter.sources.dcgm.parse import (
 )
 from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.reading import Reading
 
 __all__ = [
     "KIND",
@@ -93,15 +93,15 @@ def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) 
     return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
-def fetch(client: httpx.Client, config: Config, now: datetime) -> DcgmSnapshot:
+def fetch(client: httpx.Client, config: Config, reading: Reading) -> DcgmSnapshot:
     """Read every GPU the configured mode can see.
 
     dcgm-exporter answers with its current state; only the Prometheus mode reads a window,
-    the one ending at `now`, and the month's idle GPU-hours up to `now` (dcgm_idle).
+    the one ending at the reading's instant, and the month's idle GPU-hours up to it (idle).
     """
     cfg = section(config.sources.dcgm, SOURCE)
     if cfg.prometheus is not None:
-        return fetch_prometheus(client, config, cfg.prometheus, now)
+        return fetch_prometheus(client, config, cfg.prometheus, reading)
     if cfg.discovery is not None:
         if not isinstance(client, dcgm_discovery.DiscoveryClient):
             raise TypeError("sources.dcgm.discovery needs the client build_client makes")
@@ -179,7 +179,7 @@ def fetch_discovered(
 
 
 def fetch_prometheus(
-    client: httpx.Client, config: Config, cfg: DcgmPrometheus, now: datetime
+    client: httpx.Client, config: Config, cfg: DcgmPrometheus, reading: Reading
 ) -> DcgmSnapshot:
     """Utilisation over the cost's window and the month's idle GPU-hours, from Prometheus."""
     window = cfg.window
@@ -188,6 +188,7 @@ def fetch_prometheus(
         window = opencost.rate_window if opencost is not None else _DEFAULT_WINDOW
     keys = (*config.attribution.team_label_keys, *config.attribution.fallback_label_keys)
     labels = dcgm_prometheus.group_labels(cfg, keys)
+    now = reading.at
     series = dcgm_prometheus.read_series(client, window, labels, now)
     tally = Tally()
     where = f"{cfg.url} over {format_duration(window)}"
@@ -195,7 +196,7 @@ def fetch_prometheus(
     if not records:
         raise UpstreamIncomplete(f"{SOURCE}: {where}: no DCGM utilisation series with a gpu label")
     threshold = section(config.sources.dcgm, SOURCE).idle_threshold
-    span = (month_start(now, config.zone), now)
+    span = (reading.month.start, now)
     idle = dcgm_idle.read_idle_hours(client, labels, threshold, cfg.step, span, tally)
     return replace(snapshot(records, tally), idle_hours=idle)
 

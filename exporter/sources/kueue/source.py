@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -46,6 +45,7 @@ from exporter.sources.kind import SourceKind, section
 from exporter.sources.kube_client import build_client
 from exporter.sources.kueue.flavors import FlavorRecord, parse_resource_flavors
 from exporter.sources.kueue.quantity import parse_quantity
+from exporter.sources.reading import Reading
 
 __all__ = [
     "KIND",
@@ -99,12 +99,13 @@ class KueueSnapshot:
 # --- the client ---------------------------------------------------------------------------
 
 
-def fetch(client: httpx.Client, config: Config, now: datetime) -> KueueSnapshot:
+def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapshot:
     """Read every ClusterQueue (all pages) into quota records.
 
-    The Kubernetes API answers with the current state: there is no window to ask for at `now`.
+    The Kubernetes API answers with the current state: there is no window to ask for, so every
+    reading gets the quotas as they are now.
     """
-    del now
+    del reading
     cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
     tally = Tally()

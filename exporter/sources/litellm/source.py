@@ -9,17 +9,17 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
 - `/team/daily/activity/aggregated?start_date&end_date&timezone&include_current_utc_day` (1.108+,
   unpaged), or on 404 `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through
   raw DB rows so one date can sit on two pages: pages are merged by date, summing, never
-  overwriting. Team x model comes from one unfiltered read of each UTC date (litellm_dates),
-  joined through the API-key sub-breakdowns (litellm_join); closed dates are kept between
-  refreshes (litellm_cache).
-  A proxy whose breakdowns name no keys is read per model (litellm_models).
+  overwriting. Team x model comes from one unfiltered read of each UTC date (dates),
+  joined through the API-key sub-breakdowns (key_breakdown); closed dates are kept between
+  refreshes (cache), or kept date by date for the FOCUS export (by_day).
+  A proxy whose breakdowns name no keys is read per model (per_model).
 
-Bodies are decoded with msgspec into typed structs (litellm_decode). Money is in
+Bodies are decoded with msgspec into typed structs (decode). Money is in
 `sources.litellm.currency`; the snapshot carries the rate to the exporter's currency, applied
 where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
-dropped and counted; paging (litellm_wire.read_pages) stops at the announced page count plus
+dropped and counted; paging (wire.read_pages) stops at the announced page count plus
 one, and never passes 2000 pages.
 """
 
@@ -50,6 +50,7 @@ from exporter.sources.checks import (
 )
 from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
+from exporter.sources.litellm.by_day import Dated, read_dated, summed_to
 from exporter.sources.litellm.cache import DAY, DailyCache, MonthWindow, month_window
 from exporter.sources.litellm.daily import (
     UNASSIGNED,
@@ -64,6 +65,7 @@ from exporter.sources.litellm.wire import (
     read_pages,
     shape,
 )
+from exporter.sources.reading import Reading
 
 __all__ = [
     "KIND",
@@ -124,6 +126,15 @@ class LiteLLMSnapshot:
     # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
     rate: float = 1.0
     repairs: int = 0  # kept days this refresh's full read found changed and replaced
+    dated: Dated = ()  # each UTC date's use, when the month was read by day
+
+    def as_of(self, reading: Reading) -> LiteLLMSnapshot:
+        """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
+        if not self.dated:
+            return replace(self, usage=())
+        last = month_window(reading.at, reading.month.zone).end
+        aliases = {t.team_id: t.alias for t in self.teams}
+        return replace(self, usage=tuple(_records(summed_to(self.dated, last), aliases)))
 
     def check_after(self, previous: object | None) -> None:
         """The team list is checked against its own `total`; nothing else to compare."""
@@ -144,7 +155,7 @@ class LiteLLMSnapshot:
             for t in self.teams
         )
         usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
-        return replace(self, teams=teams, usage=usage, rate=1.0)
+        return replace(self, teams=teams, usage=usage, rate=1.0, dated=())
 
 
 def _times(amount: float | None, rate: float) -> float | None:
@@ -170,18 +181,23 @@ def build_client(
 _CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDictionary()
 
 
-def fetch(client: httpx.Client, config: Config, now: datetime) -> LiteLLMSnapshot:
-    """Read team budgets and this month's usage per team and model.
+def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnapshot:
+    """Read team budgets and the reading's month of usage per team and model.
 
-    The month is the configured zone's; LiteLLM's dates are UTC dates (litellm_cache).
+    The month is the configured zone's; LiteLLM's dates are UTC dates (cache). A reading by
+    day keeps each date apart and reads them all, whatever the refreshes have kept.
     """
     cfg = section(config.sources.litellm, SOURCE)
-    rate = exchange_rate(cfg)
-    window = month_window(now, config.zone)
+    rate, now = exchange_rate(cfg), reading.at
+    window = month_window(now, reading.month.zone)
     cache = _CACHES.setdefault(client, DailyCache())
     tally, repaired_before = Tally(), cache.repairs
     try:
         teams = _team_list(client, cfg.page_size, tally)
+        if reading.by_day:
+            dated = read_dated(client, cfg, window, tally)
+            whole = LiteLLMSnapshot(teams, (), tally.frozen(), rate, dated=dated)
+            return whole.as_of(reading)
         usage = _month_usage(client, cfg, window, now, cache, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None

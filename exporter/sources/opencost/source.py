@@ -10,23 +10,23 @@ Why these query parameters:
   their template labels, so the label intersection OpenCost keeps still names the team), and
   without `includeAggregatedMetadata` OpenCost drops labels from aggregated entries.
 - Explicit unix-seconds windows, which are not rounded to hour or day boundaries the way
-  `1h` or `7d` are. The rate window is one accumulated set; the month is read as daily sets
-  with its closed days kept between refreshes (opencost_days).
-- Bodies are decoded from bytes into typed records (opencost_wire), never into text and a
+  `1h` or `7d` are. The rate window is one accumulated set. The open month is read as daily
+  sets with its closed days kept between refreshes (days); a closed month as one window, or
+  day by day for the FOCUS export (by_day).
+- Bodies are decoded from bytes into typed records (wire), never into text and a
   tree of dicts first: a month on a large cluster is tens of megabytes of JSON.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 import msgspec
 
-from exporter.calendar import month_start
 from exporter.config.schema import Config, OpenCostConfig
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
 from exporter.sources.checks import (
@@ -39,6 +39,7 @@ from exporter.sources.checks import (
 from exporter.sources.http import get_json, make_client, not_json
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
+from exporter.sources.opencost.by_day import read_days, summed
 from exporter.sources.opencost.days import query, reader_for
 from exporter.sources.opencost.wire import (
     COMPONENT_FIELDS,
@@ -49,6 +50,7 @@ from exporter.sources.opencost.wire import (
     Totals,
     decode_into,
 )
+from exporter.sources.reading import Reading
 
 __all__ = [
     "COMPONENT_FIELDS",
@@ -101,6 +103,18 @@ class OpenCostSnapshot:
     dropped: Mapping[str, int] = field(default_factory=dict)
     gpu_nodes: tuple[GpuNode, ...] | None = None  # the rate window's node assets, if read
     repairs: int = 0  # kept records of closed days that this refresh's reconcile corrected
+    days: tuple[AllocationSet, ...] = ()  # each local day, when the month was read by day
+
+    def as_of(self, reading: Reading) -> OpenCostSnapshot:
+        """The month to date at `reading.until`, summed from the days read (`Reading.by_day`)."""
+        if not self.days:
+            raise ValueError(f"{SOURCE}: the month was not read day by day")
+        days = [d for d in self.days if d.end <= reading.until]
+        allocations, idle = summed((d.allocations, d.idle) for d in days)
+        month = AllocationSet(
+            self.month.start, reading.until, allocations, idle, _summed_nodes(days)
+        )
+        return replace(self, month=month, days=())
 
     def check_after(self, previous: object | None) -> None:
         """An empty month-to-date after the same month had data is a lost read, not zero cost.
@@ -122,25 +136,65 @@ def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = No
     return make_client(cfg.url, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
-def fetch(client: httpx.Client, config: Config, now: datetime) -> OpenCostSnapshot:
-    """Fetch the rate window (the last `rate_window`) and the month-to-date window.
+def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSnapshot:
+    """Fetch the rate window (the last `rate_window` of the reading) and the month's window.
 
-    The month starts at midnight of the 1st in the configured time zone and is read as daily
-    sets, its closed days kept between refreshes (see opencost_days); node assets are read
-    only when idle is split by node, the one policy that needs them.
+    The open month is read as daily sets, its closed days kept between refreshes (see days);
+    a closed month as one window, or each local day apart when the reading is `by_day`. Node
+    assets are read only when idle is split by node, the one policy that needs them.
     """
     cfg = section(config.sources.opencost, SOURCE)
-    by_node, tally = config.idle_by_node, Tally()
-    rate = fetch_window(client, now - cfg.rate_window, now, with_node_costs=by_node, tally=tally)
-    month_from = month_start(now, config.zone)
+    by_node, tally, until = config.idle_by_node, Tally(), reading.until
+    rate = fetch_window(
+        client, until - cfg.rate_window, until, with_node_costs=by_node, tally=tally
+    )
+    if reading.by_day:
+        return _by_day(client, reading, by_node, rate, tally)
+    if reading.closed:
+        month = fetch_window(
+            client, reading.month.start, until, with_node_costs=by_node, tally=tally
+        )
+        return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
+    month_from = reading.month.start
     reader = reader_for(client)
-    allocations, idle, repairs = reader.read(client, month_from, now, config.zone, tally)
-    node_costs = _node_costs(client, month_from, now, tally) if by_node else {}
-    month = AllocationSet(month_from, now, allocations, idle, node_costs)
-    nodes = fetch_gpu_nodes(client, now - cfg.rate_window, now, tally) if cfg.node_assets else None
+    allocations, idle, repairs = reader.read(client, month_from, until, config.zone, tally)
+    node_costs = _node_costs(client, month_from, until, tally) if by_node else {}
+    month = AllocationSet(month_from, until, allocations, idle, node_costs)
+    window_start = until - cfg.rate_window
+    nodes = fetch_gpu_nodes(client, window_start, until, tally) if cfg.node_assets else None
     return OpenCostSnapshot(
         rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes, repairs=repairs
     )
+
+
+def _by_day(
+    client: httpx.Client, reading: Reading, by_node: bool, rate: AllocationSet, tally: Tally
+) -> OpenCostSnapshot:
+    # Node costs are one small object per node: read per day only when idle is split by node.
+    days = tuple(
+        AllocationSet(start, end, allocations, idle, _day_nodes(client, start, end, by_node, tally))
+        for start, end, allocations, idle in read_days(client, reading.month, tally)
+    )
+    allocations, idle = summed((d.allocations, d.idle) for d in days)
+    nodes = _summed_nodes(days)
+    month = AllocationSet(reading.month.start, reading.until, allocations, idle, nodes)
+    return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), days=days)
+
+
+def _day_nodes(
+    client: httpx.Client, start: datetime, end: datetime, by_node: bool, tally: Tally
+) -> dict[str, dict[str, float]]:
+    return _node_costs(client, start, end, tally) if by_node else {}
+
+
+def _summed_nodes(days: Sequence[AllocationSet]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for day in days:
+        for node, costs in day.node_costs.items():
+            total = out.setdefault(node, {})
+            for resource, amount in costs.items():
+                total[resource] = total.get(resource, 0.0) + amount
+    return out
 
 
 def fetch_window(

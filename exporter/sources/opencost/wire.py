@@ -37,6 +37,7 @@ __all__ = [
     "Allocation",
     "Totals",
     "decode_into",
+    "decode_sets",
     "merge_into",
 ]
 
@@ -65,10 +66,15 @@ class _Properties(msgspec.Struct, gc=False):
     namespaceLabels: dict[str, str] | None = None
 
 
+class _Window(msgspec.Struct, gc=False):
+    start: str | None = None
+
+
 class _Record(msgspec.Struct, gc=False):
     """The fields of an allocation the exporter reads; every other field is skipped unread."""
 
     properties: _Properties | None = None
+    window: _Window | None = None  # the set's step window: which day a set of days is
     gpuHours: _Hours = None
     # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
     gpuAllocation: Any = None
@@ -123,6 +129,28 @@ def decode_into(
     high = MAX_GPUS * (YEAR_HOURS if hours is None else hours)
     envelope = _envelope(content)
     return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
+
+
+def decode_sets(
+    content: bytes | bytearray, hours: float, tally: Tally
+) -> list[tuple[str | None, Totals, int]]:
+    """Every set of an `/allocation` body on its own: its window start (as written), its
+    records and how many were kept. OpenCost leaves empty sets out, so a set is placed by
+    the window its records name, not by its position."""
+    high = MAX_GPUS * hours
+    out = []
+    for step in _envelope(content).data or ():
+        records = list(_records(step))
+        totals = Totals()
+        out.append((_window_start(records), totals, _day(records, high, tally, totals)))
+    return out
+
+
+def _window_start(records: Iterable[tuple[str, _Record | BadRecord]]) -> str | None:
+    for _, record in records:
+        if isinstance(record, _Record) and record.window is not None:
+            return record.window.start
+    return None
 
 
 def _envelope(content: bytes | bytearray) -> _Envelope:

@@ -1,0 +1,89 @@
+"""`report`: read a month from every source once, join it, and write it in finance's format."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from exporter.config.schema import Config
+from exporter.finance.focus.export import focus_export
+from exporter.finance.month_read import read_month
+from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
+from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.html import statement_html
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.join import join
+from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.readers import SourceReader
+from exporter.sources.reading import Reading
+from exporter.sources.table import Records
+
+__all__ = ["ReportRequest", "run_report"]
+
+log = logging.getLogger("exporter")
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What the command line asked for: the format, the CSV table, the unallocated limit."""
+
+    format: str
+    table: str
+    max_unallocated: float | None = None
+
+
+def run_report(
+    config: Config,
+    readers: Sequence[SourceReader],
+    reading: Reading,
+    request: ReportRequest,
+    history: KueueSnapshot | None = None,
+) -> int:
+    """Print the month's report; the exit status (1: no cost data or over the unallocated
+    limit). `history`, when read, stands in for Kueue's quotas now."""
+    replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
+    read = read_month(readers, reading, replaced)
+    records = Records.of(read.snapshots)
+    chargeback = join(config, Attributor(config), records, reading)
+    if chargeback.folded_teams:
+        log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
+    if chargeback.month is None or records.opencost is None:
+        print(
+            "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
+        )
+        return 1
+    kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
+    report = build_report(
+        chargeback.month,
+        config.currency,
+        reading.month.label,
+        chargeback.budgets,
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
+        idle=sum(records.opencost.month.idle.values()),
+        closed=reading.closed,
+        quota_basis=_quota_basis(reading.closed, history is not None, records),
+    )
+    if request.format == "focus":
+        sys.stdout.write(focus_export(config, read.snapshots, report, reading))
+    elif request.format == "html":
+        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
+    else:
+        sys.stdout.write(format_report(report, request.format, request.table))
+    if read.failed:
+        print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
+    share, limit = report.unallocated_share, request.max_unallocated
+    if limit is not None and share > limit:
+        print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _quota_basis(closed: bool, history: bool, records: Records) -> str | None:
+    # Kueue keeps no history: without report.prometheus a closed month's quotas are today's.
+    if not closed:
+        return None
+    if history:
+        return PROMETHEUS
+    return KUEUE_NOW if records.kueue is not None else None

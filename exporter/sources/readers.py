@@ -1,0 +1,80 @@
+"""Every configured upstream ready to read: its row of the source table, its client, its deadline.
+
+The server's scheduler and the finance report read through the same readers, so a closed
+month, a day's month to date and the open month all come from one fetch per source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from exporter.config.schema import Config
+from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
+from exporter.sources.deadline import RetryPolicy, refresh_budget
+from exporter.sources.kind import SourceKind
+from exporter.sources.reading import Reading
+from exporter.sources.table import SOURCES
+
+__all__ = ["SourceReader", "open_readers"]
+
+
+@dataclass(frozen=True)
+class SourceReader:
+    """One configured upstream: `read` fetches a reading within its `refresh_deadline`."""
+
+    kind: SourceKind[Any, Any]
+    settings: Any  # the source's config section
+    config: Config
+    client: httpx.Client
+    retries: RetryPolicy
+
+    @property
+    def name(self) -> str:
+        """The source's name, as metrics and config call it."""
+        return self.kind.name
+
+    def read(self, reading: Reading) -> object:
+        """Fetch `reading`, retrying transient failures; failing past the deadline."""
+        seconds = self.settings.refresh_deadline.total_seconds()
+        with refresh_budget(self.retries.start(seconds)) as deadline:
+            snapshot = self.kind.fetch(self.client, self.config, reading)
+        # Time spent between calls (parsing, paging logic) counts too.
+        if deadline.remaining() < 0:
+            raise UpstreamUnavailable(
+                f"{self.name}: refresh took longer than its deadline of {seconds:g}s",
+                timeout=True,
+            )
+        return snapshot
+
+    def close(self) -> None:
+        """Close the client (and with it what the source kept between reads)."""
+        self.client.close()
+
+
+def open_readers(
+    config: Config, config_path: str = "config", retries: RetryPolicy | None = None
+) -> list[SourceReader]:
+    """One reader per configured upstream, in table order, each with its own client.
+
+    Clients are built here, once, so a missing secret or an unreadable kubeconfig is a config
+    error at start (exit 2), not a failing read later.
+    """
+    policy = retries or RetryPolicy()
+    return [
+        SourceReader(kind, settings, config, _client(kind, settings, config_path), policy)
+        for kind in SOURCES.values()
+        if (settings := kind.section(config)) is not None
+    ]
+
+
+def _client(kind: SourceKind[Any, Any], settings: Any, path: str) -> httpx.Client:
+    """Build a client from config that may be wrong (secret, kubeconfig): a config error."""
+    try:
+        return kind.build_client(settings)
+    except ConfigError as exc:
+        raise ConfigError(path, exc.issues) from None
+    except ValueError as exc:
+        raise ConfigError(path, [ConfigIssue(None, f"sources.{kind.name}", str(exc))]) from None

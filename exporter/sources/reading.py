@@ -1,0 +1,65 @@
+"""What a source's fetch is told to read: the open month, a closed month, or a month day by day.
+
+The server reads the open month up to now on every refresh; the report reads a closed month at
+its end; the FOCUS export reads a closed month once and asks the snapshots for each local
+day's month to date (`DayByDay`). Every source takes the same `Reading`, so the server and
+finance use one source table and one join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Protocol, Self, runtime_checkable
+from zoneinfo import ZoneInfo
+
+from exporter.calendar import Month, next_month_start
+
+__all__ = ["DayByDay", "Reading", "as_of"]
+
+_UTC = ZoneInfo("UTC")
+_LAST = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A month, read up to `until`; `at` is the instant sources without history answer for."""
+
+    month: Month
+    until: datetime  # windows end here: now in the open month, the month's end once closed
+    at: datetime  # the instant of the read, inside the month
+    closed: bool = False
+    by_day: bool = False  # keep each local day apart, for `DayByDay.as_of`
+
+    @classmethod
+    def open(cls, now: datetime, zone: ZoneInfo) -> Reading:
+        """The month to date, as a refresh at `now` reads it."""
+        return cls(Month.of(now, zone), now, now)
+
+    @classmethod
+    def closed_month(cls, month: Month, *, by_day: bool = False) -> Reading:
+        """A whole past month, read at the last microsecond that is in it both in its zone and
+        in UTC (LiteLLM keys its rows by UTC date; no zone is a whole day away from UTC)."""
+        utc_end = next_month_start(month.start.replace(tzinfo=_UTC), _UTC)
+        at = min(month.end, utc_end) - _LAST
+        return cls(month, month.end, at, closed=True, by_day=by_day)
+
+    def day_ends(self) -> list[Reading]:
+        """The month to date at each local day's end; the last is the whole month, as read."""
+        days = self.month.days()
+        out = [replace(self, until=end, at=end - _LAST, by_day=False) for _, end in days[:-1]]
+        return [*out, replace(self, by_day=False)]
+
+
+@runtime_checkable
+class DayByDay(Protocol):
+    """A snapshot read `by_day` that can say what an earlier reading of its month would give."""
+
+    def as_of(self, reading: Reading) -> Self:
+        """The snapshot as `reading` (one day's month to date) would have read it."""
+        ...
+
+
+def as_of(snapshot: object, reading: Reading) -> object:
+    """A by-day snapshot as of `reading`; a snapshot of state now (quota, GPUs) as it is."""
+    return snapshot.as_of(reading) if isinstance(snapshot, DayByDay) else snapshot
