@@ -8,10 +8,10 @@ python -m bench.child opencost FILE            # parse, join and render one /all
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import signal
-import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -130,21 +130,43 @@ def opencost(path: str) -> None:
     print(json.dumps(opencost_path.opencost(path)))
 
 
-def main(argv: list[str]) -> None:
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.child",
+        description=__doc__,
+        epilog="`python -m bench.run` starts these; each prints its figures or serves until "
+        "SIGTERM.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("refresh", help="two refreshes: JSON of CPU-s and peak RSS")
+    one.add_argument("config", metavar="CONFIG")
+    one.add_argument("out", metavar="OUT", nargs="?", help="also write the exposition here")
+    one = sub.add_parser("serve", help="serve the exporter one way until SIGTERM")
+    one.add_argument("config", metavar="CONFIG")
+    one.add_argument("port", metavar="PORT", type=int)
+    one.add_argument("mode", choices=("worker", "inprocess", "naive"))
+    one = sub.add_parser("static", help="the same bytes from memory, nothing else")
+    one.add_argument("file", metavar="FILE")
+    one.add_argument("port", metavar="PORT", type=int)
+    one = sub.add_parser("opencost", help="parse, join and render one /allocation body")
+    one.add_argument("file", metavar="FILE")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
     """Dispatch on the first argument."""
-    command, *rest = argv
+    args = _parser().parse_args(argv)
     logs.configure("WARNING")
-    if command == "refresh":
-        refresh(rest[0], rest[1] if len(rest) > 1 else None)
-    elif command == "serve":
-        serve(rest[0], int(rest[1]), rest[2])
-    elif command == "static":
-        static(rest[0], int(rest[1]))
-    elif command == "opencost":
-        opencost(rest[0])
+    if args.command == "refresh":
+        refresh(args.config, args.out)
+    elif args.command == "serve":
+        serve(args.config, args.port, args.mode)
+    elif args.command == "static":
+        static(args.file, args.port)
     else:
-        raise SystemExit(f"unknown command {command!r}")
+        opencost(args.file)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

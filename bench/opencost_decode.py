@@ -12,6 +12,7 @@ the HTTP layer hands it over (bytes), then the records the exporter keeps.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import subprocess
@@ -93,19 +94,40 @@ def measure(way: str, path: str) -> str:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run each way in a fresh interpreter and print one line each."""
-    args = sys.argv[1:]
-    if args and args[0] in ("stdlib", "typed"):
-        print(measure(args[0], args[1]))
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.opencost_decode",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "allocations",
+        type=int,
+        nargs="?",
+        default=50_000,
+        help="allocations in the body (default: %(default)d)",
+    )
+    parser.add_argument(
+        "--measure",
+        nargs=2,
+        metavar=("WAY", "FILE"),
+        help="one way (stdlib or typed) over a body file, in this process (what each fresh "
+        "interpreter runs)",
+    )
+    args = parser.parse_args(argv)
+    if args.measure:
+        way, path = args.measure
+        if way not in ("stdlib", "typed"):
+            parser.error(f"--measure: WAY is stdlib or typed, not {way!r}")
+        print(measure(way, path))
         return
-    allocations = int(args[0]) if args else 50_000
     with tempfile.TemporaryDirectory() as tmp:
         # Written once here, so building the body never counts in a reader's peak.
         path = Path(tmp) / "allocation.json"
-        path.write_bytes(body(allocations))
+        path.write_bytes(body(args.allocations))
         for way in ("stdlib", "typed"):
-            command = [sys.executable, "-m", "bench.opencost_decode", way, str(path)]
+            command = [sys.executable, "-m", "bench.opencost_decode", "--measure", way, str(path)]
             subprocess.run(command, check=True)
 
 

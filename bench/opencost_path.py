@@ -9,9 +9,9 @@ the peer's process pays only for its own imports too.
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from exporter.sources.opencost.source import (
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 
-__all__ = ["NOW", "cpu_seconds", "opencost", "peak_rss_mib"]
+__all__ = ["NOW", "cpu_seconds", "main", "opencost", "peak_rss_mib"]
 
 # The bench's instant (bench.synthetic.NOW), spelt here so the fakes are not imported.
 NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
@@ -61,5 +61,16 @@ def opencost(path: str) -> dict[str, float]:
     return {"cpu": cpu_seconds() - start, "rss": peak_rss_mib(), "bytes": len(exposition.text)}
 
 
+def main(argv: list[str] | None = None) -> None:
+    """Print the figures of one body file as JSON."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.opencost_path",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", metavar="FILE", help="an OpenCost /allocation response body")
+    print(json.dumps(opencost(parser.parse_args(argv).file)))
+
+
 if __name__ == "__main__":
-    print(json.dumps(opencost(sys.argv[1])))
+    main()

@@ -17,6 +17,7 @@ Measured, never asserted: the figures depend on the machine and on what else run
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -38,6 +39,12 @@ from chargeback_demo.prometheus import free_port
 SOURCES = ("opencost", "dcgm", "kueue", "litellm")
 SCRAPERS = 4
 MODES = ("static", "worker", "inprocess", "naive")
+ENVIRONMENT = """environment (settings, all optional):
+  BENCH_SIZES           sizes to run, comma-separated, of S, M and L (default S,M)
+  BENCH_RUNS            fresh processes per refresh figure, whose median prints (default 3)
+  BENCH_SCRAPE_SECONDS  seconds of scraping per way of serving and encoding (default 20)
+  BENCH_CACHE           where generated upstream bodies are kept between runs
+                        (default $TMPDIR/chargeback-bench)"""
 
 
 def _child(*args: str) -> dict[str, float]:
@@ -151,8 +158,14 @@ def scrape_table(upstreams: Upstreams, work: Path, seconds: float) -> None:
             proc.wait()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Every table at every size asked for."""
+    argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__,
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     sizes = [SIZES[s.strip()] for s in os.environ.get("BENCH_SIZES", "S,M").split(",")]
     runs = int(os.environ.get("BENCH_RUNS", "3"))

@@ -90,9 +90,20 @@ def _percentile(values: list[float], q: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the soak and print one line per minute."""
-    parser = argparse.ArgumentParser(prog="python -m bench.soak")
-    parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--clients", type=int, default=4)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--minutes", type=float, default=10.0, help="how long to run (default: %(default)g)"
+    )
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=4,
+        help="scrapers fetching /metrics back to back (default: %(default)d)",
+    )
     args = parser.parse_args(argv)
     stack = DemoStack().start()
     proxies = {n: FaultProxy(stack.urls[n], delay=0.2).start() for n in SOURCES}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -11,12 +12,29 @@ from pathlib import Path
 from chargeback_demo.exporter import main as demo_exporter
 from chargeback_demo.prometheus import Process, start_prometheus, stop, wait_ready
 
-LISTEN = os.environ.get("DEMO_LISTEN_ADDRESS", "127.0.0.1:10290")
-PROMETHEUS_PORT = int(os.environ.get("DEMO_PROMETHEUS_PORT", "9090"))
 REPO = Path(__file__).resolve().parents[1]
+DESCRIPTION = """\
+The exporter on a simulated cluster (fake OpenCost, dcgm-exporter, Kubernetes and LiteLLM
+servers on loopback), plus Prometheus with the committed rules when it is installed. Runs
+until Ctrl-C."""
+EPILOG = """environment:
+  DEMO_LISTEN_ADDRESS   where the exporter serves (default 127.0.0.1:10290)
+  DEMO_PROMETHEUS_PORT  Prometheus's port on loopback (default 9090)
+
+The exporter's own flags (--once, report, ...) on the same simulated cluster, without
+Prometheus: python -m chargeback_demo --help"""
 
 
-def _prometheus(workdir: Path) -> tuple[Process | None, str]:
+def _parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(
+        prog="python -m chargeback_demo.run",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _prometheus(workdir: Path, listen: str, port: int) -> tuple[Process | None, str]:
     """Prometheus scraping the demo with the committed rules, when it is installed."""
     rule_files = sorted((REPO / "rules").glob("*.yml"))
     if not rule_files:
@@ -24,7 +42,7 @@ def _prometheus(workdir: Path) -> tuple[Process | None, str]:
     if not (shutil.which("prometheus")):
         return None, "Prometheus: not installed (apt-get install prometheus), skipped"
     proc, url = start_prometheus(
-        workdir, targets=[LISTEN], rule_files=rule_files, interval="15s", port=PROMETHEUS_PORT
+        workdir, targets=[listen], rule_files=rule_files, interval="15s", port=port
     )
     try:
         wait_ready(proc, f"{url}/-/ready", timeout=30)
@@ -37,11 +55,14 @@ def _prometheus(workdir: Path) -> tuple[Process | None, str]:
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Start Prometheus if it is installed, print where to look, run the exporter until Ctrl-C."""
+    _parser().parse_args(argv)
+    listen = os.environ.get("DEMO_LISTEN_ADDRESS", "127.0.0.1:10290")
+    prometheus_port = int(os.environ.get("DEMO_PROMETHEUS_PORT", "9090"))
     workdir = Path(tempfile.mkdtemp(prefix="chargeback-demo-prometheus-"))
-    prometheus, prometheus_line = _prometheus(workdir)
-    host, _, port = LISTEN.rpartition(":")
+    prometheus, prometheus_line = _prometheus(workdir, listen, prometheus_port)
+    host, _, port = listen.rpartition(":")
     print(
         "gpu-chargeback-exporter demo: a simulated cluster (4 x H100, three teams) behind fake\n"
         "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback. Some team\n"
@@ -57,7 +78,7 @@ def main() -> int:
         flush=True,
     )
     try:
-        return demo_exporter(["--web.listen-address", LISTEN])
+        return demo_exporter(["--web.listen-address", listen])
     finally:
         if prometheus is not None:
             stop(prometheus)

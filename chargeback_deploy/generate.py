@@ -116,9 +116,21 @@ def _stale(root: Path, files: Mapping[Path, str]) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the generated files (or, with --check, say which differ and exit 1)."""
-    parser = argparse.ArgumentParser(prog="python -m chargeback_deploy.generate")
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    parser.add_argument("--root", type=Path, default=ROOT)
+    parser = argparse.ArgumentParser(
+        prog="python -m chargeback_deploy.generate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="compare instead of writing; exit 1 if any differ"
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        metavar="DIR",
+        help="the checkout holding rules/, dashboards/ and deploy/ (default: this one)",
+    )
     args = parser.parse_args(argv)
     root: Path = args.root
     files = render(root)

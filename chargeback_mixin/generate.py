@@ -64,10 +64,22 @@ def render_all(c: MixinConfig) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Render and write every file; print what was written."""
     parser = argparse.ArgumentParser(
-        prog="python -m chargeback_mixin.generate", description=__doc__
+        prog="python -m chargeback_mixin.generate",
+        description="Write the mixin under --out-dir: rules/chargeback.rules.yml, "
+        "rules/chargeback.alerts.yml and dashboards/*.json (the dashboards need the "
+        "development-only grafana-foundation-sdk). `make generate` runs this, then "
+        "python -m chargeback_deploy.generate.",
     )
-    parser.add_argument("--out-dir", type=Path, default=Path("."), help="default: %(default)s")
-    parser.add_argument("--config", type=Path, default=None, help="YAML file of knob overrides")
+    parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where to write (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--config", type=Path, default=None, metavar="FILE", help="YAML file of knob overrides"
+    )
     parser.add_argument(
         "--short-for",
         action="store_true",

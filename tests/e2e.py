@@ -7,11 +7,18 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["get", "poll", "query", "recorded"]
+import chargeback_demo
+
+__all__ = ["CHECKOUT", "get", "poll", "query", "recorded"]
+
+# Where `python -m chargeback_demo` finds the demo: it is not installed (only `exporter` is),
+# so a child process starts in the checkout the tests import it from, whatever pytest's cwd.
+CHECKOUT = Path(chargeback_demo.__file__).resolve().parents[1]
 
 
 def get(url: str) -> bytes:

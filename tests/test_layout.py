@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
@@ -68,6 +72,31 @@ def test_the_image_copies_only_the_runtime_package() -> None:
     ]
     assert "exporter" in copies
     assert not set(copies) & {"chargeback_demo", "chargeback_mixin", "chargeback_deploy", "."}
+
+
+def test_the_wheel_ships_only_the_runtime_package(tmp_path: Path) -> None:
+    # Built for real, offline and without build isolation (the backend, setuptools, is a dev
+    # dependency), from a copy: setuptools builds in the source tree.
+    source = tmp_path / "source"
+    ignore = shutil.ignore_patterns(".*", "__pycache__", "build", "dist", "*.egg-info")
+    shutil.copytree(ROOT, source, ignore=ignore)
+    wheels = tmp_path / "wheels"
+    command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index"]
+    command += ["--no-build-isolation", "--wheel-dir", str(wheels), str(source)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = wheels.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (info,) = {n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info")}
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
+        metadata = archive.read(f"{info}/METADATA").decode()
+    assert {n.split("/")[0] for n in names} - {info} == {"exporter"}
+    # Every runtime module, subpackages included (a folder without __init__.py is one too).
+    shipped = {n for n in names if n.endswith(".py")}
+    assert shipped == {p.relative_to(ROOT).as_posix() for p in _modules("exporter")}
+    assert "gpu-chargeback-exporter = exporter.cli:main" in entry_points
+    assert "Description-Content-Type: text/markdown" in metadata  # README.md, as the image builds
 
 
 def test_every_module_has_a_docstring_and_future_annotations() -> None:
