@@ -308,8 +308,8 @@ DIAGNOSTICS = {
     "chargeback_llm_unknown_models": "docs/sources/litellm.md",
     "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
     "chargeback_source_duration_seconds": "docs/runbook.md",
-    "chargeback_build_info": "README.md",
-    "chargeback_config_info": "README.md",
+    "chargeback_build_info": "docs/metrics.md",
+    "chargeback_config_info": "docs/metrics.md",
 }
 
 
