@@ -1,4 +1,4 @@
-"""The README's second worked example as upstream payloads: OpenCost, Kueue and LiteLLM.
+"""docs/chargeback.md's second worked example as upstream payloads: OpenCost, Kueue and LiteLLM.
 
 Shapes follow the upstream APIs, not chargeback_demo's fakes: OpenCost's newer envelope with
 fields the exporter does not read, node assets among a disk asset, ClusterQueues that also cover

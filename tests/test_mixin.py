@@ -305,11 +305,11 @@ def test_recorded_series_are_all_used() -> None:
 # Families no rule or panel reads, each explained where the operator looks for it.
 DIAGNOSTICS = {
     "chargeback_attribution_fallback_cost_per_hour": "docs/runbook.md",
-    "chargeback_llm_unknown_models": "docs/llm.md",
-    "chargeback_llm_month_edge_offset_seconds": "docs/llm.md",
+    "chargeback_llm_unknown_models": "docs/sources/litellm.md",
+    "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
     "chargeback_source_duration_seconds": "docs/runbook.md",
-    "chargeback_build_info": "README.md",
-    "chargeback_config_info": "README.md",
+    "chargeback_build_info": "docs/metrics.md",
+    "chargeback_config_info": "docs/metrics.md",
 }
 
 

@@ -133,7 +133,7 @@ class DcgmPrometheus(StrictModel):
     # `plain`: the scrape keeps dcgm-exporter's labels (honor_labels, or no target labels).
     workload_labels: Literal["exported", "plain"] = "exported"
     # Step of the month-to-date idle subquery: one sample per GPU per step. 5m bounds a day's
-    # query at 288 points per series (docs/sources-dcgm-kueue.md, "Idle GPU-hours").
+    # query at 288 points per series (docs/sources/dcgm.md, "Idle GPU-hours").
     step: Annotated[timedelta, BeforeValidator(within("15s", "1h"))] = timedelta(minutes=5)
 
 

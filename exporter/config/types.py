@@ -97,7 +97,7 @@ Price = Annotated[float, Field(ge=0)]
 
 
 class IdlePolicy(StrEnum):
-    """Who pays for capacity nobody used (README "Who pays for idle")."""
+    """Who pays for capacity nobody used (docs/chargeback.md, "Who pays for idle")."""
 
     SEPARATE = "separate"
     PROPORTIONAL = "proportional"

@@ -496,8 +496,8 @@ CONFIG = _f(
     "exporter",
 )
 
-# Every family, in exposition order: the README table, the rules lint and the dashboards lint
-# read this tuple.
+# Every family, in exposition order: the docs/metrics.md table, the rules lint and the dashboards
+# lint read this tuple.
 CATALOGUE: tuple[Family, ...] = (
     TEAM_COST_PER_HOUR,
     TEAM_COST_MONTH_TO_DATE,
@@ -547,7 +547,7 @@ CATALOGUE: tuple[Family, ...] = (
 
 
 def markdown_table() -> str:
-    """The catalogue as the README's metric table (a test keeps the README in step)."""
+    """The catalogue as the metric table of docs/metrics.md (a test keeps the page in step)."""
     rows = ["| metric | type | labels | unit | source | meaning |", "|---|---|---|---|---|---|"]
     for fam in CATALOGUE:
         labels = ", ".join(fam.labels) or "-"

@@ -2,7 +2,7 @@
 
 A record names the node, the GPU, the pod holding it (if any) and its utilisation; it knows
 nothing about teams. The rules are listed in exporter/sources/dcgm/source.py and
-docs/sources-dcgm-kueue.md.
+docs/sources/dcgm.md.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ text is read by dcgm_text (prometheus_client's parser for any body off its plain
 turned into records by dcgm_parse. A record names the node, the GPU, the pod holding it (if
 any) and its utilisation; it knows nothing about teams.
 
-Rules (see docs/sources-dcgm-kueue.md):
+Rules (see docs/sources/dcgm.md):
 
 - utilisation is `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0..1 ratio, also reported per MIG instance)
   when present, else `DCGM_FI_DEV_GPU_UTIL / 100` (a percent, never reported for MIG); it is
