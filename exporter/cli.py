@@ -30,6 +30,7 @@ from exporter.serve.wiring import make_refresher
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.readers import open_readers
 from exporter.sources.reading import Reading
+from exporter.sources.table import SOURCES
 
 __all__ = ["main"]
 
@@ -163,7 +164,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
 
 
 def _check_offline(path: str, web_config_file: str | None) -> int:
-    check_config_offline(path)
+    check_config_offline(path, {name: kind.section for name, kind in SOURCES.items()})
     print(f"{path}: ok (offline: secrets and connections not checked)", file=sys.stderr)
     if web_config_file:
         check_web_config_offline(web_config_file)

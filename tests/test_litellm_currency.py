@@ -146,7 +146,7 @@ def test_the_rate_file_is_read_on_every_refresh(tmp_path: Path) -> None:
         rate_file.unlink()
         with pytest.raises(ExchangeRateError):
             fetch(client, config, Reading.open(NOW, config.zone))
-    assert (first.rate, second.rate) == (0.92, 0.5)
+    assert (first.exchange_rate, second.exchange_rate) == (0.92, 0.5)
     # Amounts stay in LiteLLM's currency in the snapshot, and convert once.
     assert first.usage[0].spend == 10.0
     assert first.converted().usage[0].spend == pytest.approx(9.2)
@@ -163,7 +163,7 @@ def test_spend_and_budgets_are_converted_where_they_enter_the_join() -> None:
     )
     budget = TeamBudget("t-research", "Research", 12.5, 100.0, 80.0, None)
     use = ModelUsage("t-research", "Research", "gpt-4o", 4.0, 10, 5, 1, deployment="gpt-4o-x")
-    snapshot = LiteLLMSnapshot((budget,), (use,), rate=0.9)
+    snapshot = LiteLLMSnapshot((budget,), (use,), exchange_rate=0.9)
     result = join(
         config, Attributor(config), Records(litellm=snapshot), Reading.open(NOW, config.zone)
     )

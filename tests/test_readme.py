@@ -9,11 +9,15 @@ import pytest
 
 from exporter.config.offline_check import check_config_offline
 from exporter.exposition.catalogue import markdown_table
+from exporter.sources.table import SOURCES
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = ROOT / "docs"
 PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
+
+
+SECTIONS = {name: kind.section for name, kind in SOURCES.items()}
 
 
 def _page(name: str) -> str:
@@ -64,7 +68,7 @@ def test_the_minimal_config_is_a_valid_config(tmp_path: Path) -> None:
     # The example a newcomer copies first: it must pass the same offline check CI runs.
     path = tmp_path / "config.yaml"
     path.write_text(_yaml_block(README, "## Configuration"), encoding="utf-8")
-    config = check_config_offline(str(path))
+    config = check_config_offline(str(path), SECTIONS)
     assert config.sources.dcgm is not None and config.sources.dcgm.discovery is not None
     assert config.sources.litellm is not None and config.sources.litellm.rate == 0.92
 
@@ -72,7 +76,7 @@ def test_the_minimal_config_is_a_valid_config(tmp_path: Path) -> None:
 def test_the_full_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(_yaml_block(_page("configuration.md"), "## The config file"), encoding="utf-8")
-    config = check_config_offline(str(path))
+    config = check_config_offline(str(path), SECTIONS)
     assert config.sources.dcgm is not None and config.sources.dcgm.discovery is not None
     assert config.sources.litellm is not None and config.sources.litellm.rate == 0.92
 

@@ -166,7 +166,7 @@ def test_the_month_conserves_gpu_money_plus_converted_external_spend() -> None:
     assert records.opencost is not None and records.litellm is not None
     cluster = records.opencost.month.total()
     llm = records.litellm
-    external = sum(u.spend or 0.0 for u in llm.usage if u.model == GPT4O) * llm.rate
+    external = sum(u.spend or 0.0 for u in llm.usage if u.model == GPT4O) * llm.exchange_rate
     assert ledger.total() == pytest.approx(cluster + external)
     table = _table(_section())["total"]
     assert table["total"] == pytest.approx(round(cluster, 2) + round(external, 2))

@@ -11,7 +11,9 @@ nothing is read, no client is built, nothing connects.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,20 +34,26 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FILE_KEYS = ("api_key_file", "token_file", "ca_file", "kubeconfig")
 
 
-def check_config_offline(path: str) -> Config:
-    """The validated config, or ConfigError naming file, line and key of every bad reference."""
+# Each upstream's name and how to find its section in a config: the source table's rows, which
+# the command line hands in (the config does not import the sources).
+Sections = Mapping[str, Callable[[Config], Any]]
+
+
+def check_config_offline(path: str, sections: Sections) -> Config:
+    """The validated config, or ConfigError naming file, line and key of every bad reference
+    in the sections of the sources `sections` names."""
     data, lines = load_yaml_with_lines(path, read_config_text(path))
     config = validate_config(path, data, lines)
-    issues = _references(config, lines)
+    issues = _references(config, lines, sections)
     if issues:
         raise ConfigError(path, issues)
     return config
 
 
-def _references(config: Config, lines: dict[KeyPath, int]) -> list[ConfigIssue]:
+def _references(config: Config, lines: dict[KeyPath, int], sections: Sections) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
-    for name in ("opencost", "dcgm", "kueue", "litellm"):
-        section = getattr(config.sources, name)
+    for name, section_of in sections.items():
+        section = section_of(config)
         if section is None:
             continue
         for key in ("api_key_env", *_FILE_KEYS):

@@ -1,4 +1,4 @@
-"""What one refresh may spend on its upstream calls: a deadline, and how to back off and retry."""
+"""How long one refresh may take over its upstream calls, and how to back off and retry."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from exporter.clock import Clock, system_clock
 __all__ = [
     "NO_RETRY",
     "Backoff",
-    "Budget",
+    "Deadline",
     "RetryPolicy",
     "current",
-    "refresh_budget",
+    "refresh_deadline",
     "retry_after",
 ]
 
@@ -57,39 +57,39 @@ class RetryPolicy:
     monotonic: Callable[[], float] = time.monotonic
     clock: Clock = system_clock
 
-    def start(self, seconds: float) -> Budget:
-        """The budget of a refresh starting now that may last `seconds`."""
-        return Budget(self, self.monotonic() + seconds, seconds)
+    def start(self, seconds: float) -> Deadline:
+        """The deadline of a refresh starting now that may last `seconds`."""
+        return Deadline(self, self.monotonic() + seconds, seconds)
 
 
 @dataclass(frozen=True)
-class Budget:
-    """One refresh's deadline (in `policy.monotonic` seconds) and its retry policy."""
+class Deadline:
+    """One refresh's deadline (`expires`, in `policy.monotonic` seconds) and its retry policy."""
 
     policy: RetryPolicy
-    deadline: float = math.inf
+    expires: float = math.inf
     seconds: float = math.inf
 
     def remaining(self) -> float:
         """Seconds left before the deadline (negative once it has passed)."""
-        return self.deadline - self.policy.monotonic()
+        return self.expires - self.policy.monotonic()
 
 
-_OUTSIDE = Budget(RetryPolicy(backoff=NO_RETRY))
-_CURRENT: ContextVar[Budget | None] = ContextVar("refresh_budget", default=None)
+_OUTSIDE = Deadline(RetryPolicy(backoff=NO_RETRY))
+_CURRENT: ContextVar[Deadline | None] = ContextVar("refresh_deadline", default=None)
 
 
-def current() -> Budget:
-    """The budget of the refresh running in this thread (no deadline and no retry outside one)."""
+def current() -> Deadline:
+    """The deadline of the refresh running in this thread (none, and no retry, outside one)."""
     return _CURRENT.get() or _OUTSIDE
 
 
 @contextmanager
-def refresh_budget(budget: Budget) -> Iterator[Budget]:
-    """Run the calls of one refresh under `budget`."""
-    token = _CURRENT.set(budget)
+def refresh_deadline(deadline: Deadline) -> Iterator[Deadline]:
+    """Run the calls of one refresh under `deadline`."""
+    token = _CURRENT.set(deadline)
     try:
-        yield budget
+        yield deadline
     finally:
         _CURRENT.reset(token)
 

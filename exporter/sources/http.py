@@ -1,8 +1,8 @@
 """The one boundary where upstream HTTP becomes the exporter's data and errors.
 
 Every call has an overall deadline (connect, headers and body together): the configured
-`timeout`, cut to what is left of the refresh's budget. Transient failures are retried within
-that budget. Every body is redacted of known secrets before anything reads it.
+`timeout`, cut to what is left of the refresh's deadline. Transient failures are retried within
+that deadline. Every body is redacted of known secrets before anything reads it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.redact import redact, redact_bytes, register
-from exporter.sources.deadline import Budget, current, retry_after
+from exporter.sources.deadline import Deadline, current, retry_after
 
 __all__ = [
     "TRANSIENT_STATUSES",
@@ -201,27 +201,27 @@ def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str]
 
     Only GET is ever sent from here, and GET is idempotent: a retry cannot repeat an effect.
     """
-    budget = current()
-    backoff = budget.policy.backoff
+    deadline = current()
+    backoff = deadline.policy.backoff
     retry = 0
     with upstream_errors(source):
         while True:
             last = retry + 1 >= backoff.attempts
             try:
-                reply = _attempt(client, source, path, params, budget)
+                reply = _attempt(client, source, path, params, deadline)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # Nothing reached the upstream, so trying again cannot repeat any effect; a
                 # certificate that failed to verify will fail the same way again.
                 wait = backoff.delay(retry + 1)
-                if last or wait >= budget.remaining() or _tls_failure(exc):
+                if last or wait >= deadline.remaining() or _tls_failure(exc):
                     raise
                 what = type(exc).__name__
             else:
                 if reply.status not in TRANSIENT_STATUSES or last:
                     return reply
-                asked = retry_after(reply.headers, budget.policy.clock) or 0.0
+                asked = retry_after(reply.headers, deadline.policy.clock) or 0.0
                 wait = max(backoff.delay(retry + 1), asked)
-                if wait >= budget.remaining():
+                if wait >= deadline.remaining():
                     log.debug(
                         "%s: HTTP %d: a retry in %.2fs would pass the deadline",
                         source,
@@ -257,7 +257,7 @@ def _attempt(
     source: str,
     path: str,
     params: Mapping[str, str] | None,
-    budget: Budget,
+    refresh: Deadline,
 ) -> _Reply:
     """One GET, streamed, that ends when its deadline passes, in whatever phase it is.
 
@@ -265,28 +265,28 @@ def _attempt(
     never trips them: a watchdog shuts the socket down at the deadline, and the body is also
     checked against it after every chunk (for transports without a socket).
     """
-    monotonic = budget.policy.monotonic
+    monotonic = refresh.policy.monotonic
     per_call = client.timeout.read
-    left = budget.remaining()
+    left = refresh.remaining()
     call_bound = per_call is not None and per_call < left
     seconds = per_call if per_call is not None and call_bound else left
     if seconds <= 0:
         raise UpstreamUnavailable(
-            f"{source}: refresh deadline of {budget.seconds:g}s passed before GET {path}",
+            f"{source}: refresh deadline of {refresh.seconds:g}s passed before GET {path}",
             timeout=True,
         )
     if call_bound:
         which = f"call deadline of {seconds:g}s"
     else:
-        which = f"refresh deadline of {budget.seconds:g}s"
+        which = f"refresh deadline of {refresh.seconds:g}s"
     expired = UpstreamUnavailable(f"{source}: GET {path} passed its {which}", timeout=True)
-    deadline = monotonic() + seconds
+    ends = monotonic() + seconds
     # No per-call timeout and no refresh deadline (a bare client outside a refresh): unbounded.
     bound = None if math.isinf(seconds) else seconds
     timeout = httpx.Timeout(bound, connect=min(seconds, _MAX_CONNECT))
     with _Watchdog(bound) as watchdog:
         try:
-            return _read(client, path, params, timeout, watchdog, lambda: monotonic() > deadline)
+            return _read(client, path, params, timeout, watchdog, lambda: monotonic() > ends)
         except _Expired:
             raise expired from None
         except httpx.TransportError:

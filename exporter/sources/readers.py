@@ -13,7 +13,7 @@ import httpx
 
 from exporter.config.schema import Config
 from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
-from exporter.sources.deadline import RetryPolicy, refresh_budget
+from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
@@ -39,7 +39,7 @@ class SourceReader:
     def read(self, reading: Reading) -> object:
         """Fetch `reading`, retrying transient failures; failing past the deadline."""
         seconds = self.settings.refresh_deadline.total_seconds()
-        with refresh_budget(self.retries.start(seconds)) as deadline:
+        with refresh_deadline(self.retries.start(seconds)) as deadline:
             snapshot = self.kind.fetch(self.client, self.config, reading)
         # Time spent between calls (parsing, paging logic) counts too.
         if deadline.remaining() < 0:

@@ -22,7 +22,7 @@ from exporter import redact
 from exporter.config.schema import Config, SourceConfig
 from exporter.errors import UpstreamError, UpstreamPayloadError, UpstreamStatusError
 from exporter.serve.wiring import build_sources, make_refresher
-from exporter.sources.deadline import Backoff, RetryPolicy, refresh_budget, retry_after
+from exporter.sources.deadline import Backoff, RetryPolicy, refresh_deadline, retry_after
 from exporter.sources.http import get_json, get_text, make_client
 from tests.conftest import CLOCK, FIXED_NOW
 
@@ -192,7 +192,7 @@ def test_a_call_after_the_refresh_deadline_is_not_made() -> None:
         seen.append(request.url.path)
         return httpx.Response(200, json=[])
 
-    with _client(handler) as client, refresh_budget(policy(watch).start(5)):
+    with _client(handler) as client, refresh_deadline(policy(watch).start(5)):
         get_json(client, "litellm", "/team/list")
         watch.now += 6
         with pytest.raises(UpstreamError) as caught:
@@ -252,7 +252,7 @@ def test_retry_after_seconds_is_honoured_on_429() -> None:
         httpx.Response(429, headers={"Retry-After": "3"}, json={"detail": "slow down"}),
         httpx.Response(200, json={"data": [{"team_id": "t-1"}]}),
     )
-    with _client(handler) as client, refresh_budget(policy(watch).start(60)):
+    with _client(handler) as client, refresh_deadline(policy(watch).start(60)):
         body = get_json(client, "litellm", "/team/list", {"page": "1"})
     assert body == {"data": [{"team_id": "t-1"}]}
     assert watch.sleeps == [3.0] and len(seen) == 2
@@ -267,7 +267,7 @@ def test_retry_after_http_date_is_measured_against_the_upstreams_date() -> None:
         "Retry-After": format_datetime(server_now + timedelta(seconds=7), usegmt=True),
     }
     handler, _ = _answers(httpx.Response(503, headers=headers), httpx.Response(200, text="ok"))
-    with _client(handler) as client, refresh_budget(policy(watch).start(60)):
+    with _client(handler) as client, refresh_deadline(policy(watch).start(60)):
         assert get_text(client, "dcgm", "/metrics") == "ok"
     assert watch.sleeps == [7.0]
 
@@ -286,7 +286,7 @@ def test_backoff_doubles_up_to_its_cap_then_gives_up() -> None:
     handler, seen = _answers(httpx.Response(502, text="<html>Bad Gateway</html>"))
     with (
         _client(handler) as client,
-        refresh_budget(policy(watch, 5, cap=1.5).start(60)),
+        refresh_deadline(policy(watch, 5, cap=1.5).start(60)),
         pytest.raises(UpstreamStatusError) as caught,
     ):
         get_json(client, "opencost", "/allocation")
@@ -300,7 +300,7 @@ def test_jitter_is_drawn_from_the_injected_random_source() -> None:
         backoff = Backoff(attempts=4, rng=random.Random(seed), sleep=watch.sleep)
         handler, _ = _answers(httpx.Response(504))
         budget = RetryPolicy(backoff=backoff, monotonic=watch).start(60)
-        with _client(handler) as client, refresh_budget(budget), pytest.raises(UpstreamError):
+        with _client(handler) as client, refresh_deadline(budget), pytest.raises(UpstreamError):
             get_text(client, "dcgm", "/metrics")
         return watch.sleeps
 
@@ -314,7 +314,7 @@ def test_no_wait_runs_past_the_refresh_deadline() -> None:
     handler, seen = _answers(httpx.Response(503))
     with (
         _client(handler) as client,
-        refresh_budget(policy(watch, 10).start(2.0)),
+        refresh_deadline(policy(watch, 10).start(2.0)),
         pytest.raises(UpstreamStatusError),
     ):
         get_text(client, "dcgm", "/metrics")
@@ -327,7 +327,7 @@ def test_a_retry_after_beyond_the_deadline_fails_at_once() -> None:
     handler, seen = _answers(httpx.Response(429, headers={"Retry-After": "600"}))
     with (
         _client(handler) as client,
-        refresh_budget(policy(watch).start(30)),
+        refresh_deadline(policy(watch).start(30)),
         pytest.raises(UpstreamStatusError) as caught,
     ):
         get_json(client, "litellm", "/team/list")
@@ -337,7 +337,7 @@ def test_a_retry_after_beyond_the_deadline_fails_at_once() -> None:
 def test_a_refused_connection_is_retried() -> None:
     watch = Stopwatch()
     handler, seen = _answers(httpx.ConnectError("refused"), httpx.Response(200, json={}))
-    with _client(handler) as client, refresh_budget(policy(watch).start(60)):
+    with _client(handler) as client, refresh_deadline(policy(watch).start(60)):
         assert get_json(client, "kueue", "/apis") == {}
     assert watch.sleeps == [0.5] and len(seen) == 2
 
@@ -348,7 +348,7 @@ def test_other_failures_are_not_retried(status: int) -> None:
     handler, seen = _answers(httpx.Response(status, json={"message": "no"}))
     with (
         _client(handler) as client,
-        refresh_budget(policy(watch).start(60)),
+        refresh_deadline(policy(watch).start(60)),
         pytest.raises(UpstreamStatusError),
     ):
         get_json(client, "kueue", "/apis")

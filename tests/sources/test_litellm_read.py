@@ -14,7 +14,7 @@ from chargeback_demo.fake_litellm import live_end, make_handler
 from chargeback_demo.httpfake import FakeServer
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.checks import Tally
-from exporter.sources.litellm.cache import month_window
+from exporter.sources.litellm.cache import month_dates
 from exporter.sources.litellm.decode import Days, decode_body
 from exporter.sources.litellm.source import LiteLLMSnapshot, build_client, fetch
 from exporter.sources.reading import Reading
@@ -181,7 +181,7 @@ def test_the_month_is_the_zones_and_its_offset_is_sent(
     assert {(u.params["timezone"], u.params["include_current_utc_day"]) for u in daily} == {
         (str(offset), "true")
     }
-    window = month_window(datetime.fromisoformat(now), _config(_cfg(), zone).zone)
+    window = month_dates(datetime.fromisoformat(now), _config(_cfg(), zone).zone)
     assert window.edge_seconds == edge * 3600
 
 
@@ -273,7 +273,7 @@ def test_a_new_client_and_a_new_month_read_the_whole_month() -> None:
 def test_yesterdays_utc_date_is_reread_only_while_it_may_gain_rows(
     utc: str, first_open: str
 ) -> None:
-    window = month_window(datetime.fromisoformat(utc), _config(_cfg(), "UTC").zone)
+    window = month_dates(datetime.fromisoformat(utc), _config(_cfg(), "UTC").zone)
     assert window.open_from.isoformat() == first_open
 
 
@@ -281,7 +281,7 @@ def test_los_angeles_evening_rereads_only_the_utc_date_that_gains_rows() -> None
     # 20:00 on 15 November in Los Angeles is 04:00 on the 16th in UTC: the 15th's UTC date
     # ended four hours ago, whatever the local date says.
     now = datetime(2026, 11, 16, 4, tzinfo=UTC)
-    window = month_window(now, _config(_cfg(), "America/Los_Angeles").zone)
+    window = month_dates(now, _config(_cfg(), "America/Los_Angeles").zone)
     assert (window.open_from, window.end) == (date(2026, 11, 16), date(2026, 11, 16))
 
 

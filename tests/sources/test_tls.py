@@ -16,7 +16,7 @@ import trustme
 from exporter.config.schema import Config, load_config
 from exporter.errors import ConfigError, UpstreamError
 from exporter.serve.wiring import build_sources
-from exporter.sources.deadline import refresh_budget
+from exporter.sources.deadline import refresh_deadline
 from exporter.sources.http import get_text, make_client, tls_context
 from exporter.sources.table import SOURCES
 from tests.sources.test_http import DCGM_TEXT, Dripper, Stopwatch, policy
@@ -92,7 +92,7 @@ def test_a_certificate_that_fails_to_verify_is_not_retried(tls_upstream: tuple[s
     watch = Stopwatch()
     with (
         make_client(url, timedelta(seconds=5)) as client,
-        refresh_budget(policy(watch).start(60)),
+        refresh_deadline(policy(watch).start(60)),
         pytest.raises(UpstreamError) as caught,
     ):
         get_text(client, "opencost", "/allocation")

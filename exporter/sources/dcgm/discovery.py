@@ -262,7 +262,7 @@ def scrape_all(
     """GET and read every endpoint, `concurrency` at once; the answers come in their order.
 
     One failure does not stop the others. Each call runs in a copy of the caller's context,
-    so it keeps the refresh's budget: its own call deadline, cut to what is left of the
+    so it keeps the refresh's deadline: its own call deadline, cut to what is left of the
     refresh's. Leaving the block early cancels the calls not yet begun.
     """
     workers = max(1, min(concurrency, len(endpoints)))

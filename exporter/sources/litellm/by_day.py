@@ -1,7 +1,7 @@
 """A closed month from LiteLLM kept date by date, for the month to date at any day's end.
 
 The FOCUS export needs each local day's month to date. LiteLLM keys its rows by UTC date, so
-the month to date at an instant is the sum of its dates up to that instant's (`month_window`);
+the month to date at an instant is the sum of its dates up to that instant's (`month_dates`);
 reading the month's dates once and summing a prefix gives every day without reading again.
 Sums run in date order, as the refresh's cache adds its dates, so the figures are the same.
 """
@@ -15,7 +15,7 @@ import httpx
 
 from exporter.config.schema import LiteLLMConfig
 from exporter.sources.checks import Tally
-from exporter.sources.litellm.cache import DAY, MonthWindow
+from exporter.sources.litellm.cache import DAY, MonthDates
 from exporter.sources.litellm.daily import UsageMetrics
 from exporter.sources.litellm.dates import DatesRead, read_date
 from exporter.sources.litellm.per_model import Usage, per_model_usage
@@ -26,16 +26,14 @@ __all__ = ["Dated", "read_dated", "summed_to"]
 Dated = tuple[tuple[date, tuple[Usage, ...]], ...]
 
 
-def read_dated(
-    client: httpx.Client, cfg: LiteLLMConfig, window: MonthWindow, tally: Tally
-) -> Dated:
+def read_dated(client: httpx.Client, cfg: LiteLLMConfig, month: MonthDates, tally: Tally) -> Dated:
     """Every date of the month, read once; model by model and date by date on a proxy whose
     breakdowns name no keys."""
-    zone = {"timezone": str(window.offset_minutes), "include_current_utc_day": "true"}
+    zone = {"timezone": str(month.offset_minutes), "include_current_utc_day": "true"}
     read = DatesRead()
     dates = []
-    day = window.start
-    while day <= window.end:
+    day = month.start
+    while day <= month.end:
         read_date(client, cfg, day, zone, tally, read)
         dates.append(day)
         day += DAY

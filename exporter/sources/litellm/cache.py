@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from exporter.sources.litellm.key_breakdown import DayUsage
 from exporter.sources.litellm.packed import PackedDay, Uses
 
-__all__ = ["DAY", "DailyCache", "MonthWindow", "month_window"]
+__all__ = ["DAY", "DailyCache", "MonthDates", "month_dates"]
 
 DAY = timedelta(days=1)
 # How long after a UTC date ends its rows may still be written: the proxy flushes spend to the
@@ -33,7 +33,7 @@ SETTLE = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
-class MonthWindow:
+class MonthDates:
     """The UTC dates that make up this month in the configured zone, and what can change."""
 
     start: date  # the zone's 1st of the month
@@ -45,12 +45,12 @@ class MonthWindow:
     edge_seconds: float  # the zone's offset from UTC at the start of the month, east positive
 
 
-def month_window(now: datetime, zone: tzinfo) -> MonthWindow:
+def month_dates(now: datetime, zone: tzinfo) -> MonthDates:
     """The month containing `now` in `zone`, as LiteLLM date keys."""
     local, utc = now.astimezone(zone), now.astimezone(UTC)
     start = local.date().replace(day=1)
     first = datetime(start.year, start.month, 1, tzinfo=zone)
-    return MonthWindow(
+    return MonthDates(
         start=start,
         end=max(local.date(), utc.date()),
         open_from=max(start, _open_from(utc)),
@@ -84,42 +84,42 @@ class DailyCache:
     # The month's uses, and the closed dates' totals: summed again only when they change.
     _uses: Uses = field(default_factory=Uses)
 
-    def read_from(self, window: MonthWindow, now: datetime, every: timedelta) -> date:
+    def read_from(self, dates: MonthDates, now: datetime, every: timedelta) -> date:
         """The first date this refresh must read: the month's start when a full read is due."""
         if (
-            self.month != window.start
+            self.month != dates.start
             or self.closed_until is None
             or self.last_full is None
             or now - self.last_full >= every
             or now < self.last_full  # the clock went back: trust nothing kept
         ):
-            return window.start
-        return min(self.closed_until, window.open_from)
+            return dates.start
+        return min(self.closed_until, dates.open_from)
 
     def update(
         self,
-        window: MonthWindow,
+        dates: MonthDates,
         read_from: date,
         read: Mapping[str, DayUsage],
         aliases: Mapping[str, str],
         now: datetime,
     ) -> DayUsage:
         """Merge a read from `read_from` with the kept dates; returns the month's totals."""
-        full = read_from == window.start
-        if self.month != window.start:
+        full = read_from == dates.start
+        if self.month != dates.start:
             self.closed, self.aliases, self._uses = {}, {}, Uses()
-        until = window.open_from if self.closed_until is None else self.closed_until
+        until = dates.open_from if self.closed_until is None else self.closed_until
         packed = {
             d: self._uses.pack(u)
             for d, u in sorted(read.items())
-            if u and date.fromisoformat(d) < max(until, window.open_from)
+            if u and date.fromisoformat(d) < max(until, dates.open_from)
         }
-        if full and self.month == window.start:
+        if full and self.month == dates.start:
             self.repairs += _differences(self.closed, packed, self.closed_until)
         kept = {d: u for d, u in self.closed.items() if date.fromisoformat(d) < read_from}
         closed = dict(sorted({**kept, **packed}.items()))
-        closed = {d: u for d, u in closed.items() if date.fromisoformat(d) < window.open_from}
-        self.month, self.closed_until = window.start, window.open_from
+        closed = {d: u for d, u in closed.items() if date.fromisoformat(d) < dates.open_from}
+        self.month, self.closed_until = dates.start, dates.open_from
         self._keep_closed(closed)
         self.aliases.update(aliases)
         if full:

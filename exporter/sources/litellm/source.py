@@ -15,8 +15,8 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
   A proxy whose breakdowns name no keys is read per model (per_model).
 
 Bodies are decoded with msgspec into typed structs (decode). Money is in
-`sources.litellm.currency`; the snapshot carries the rate to the exporter's currency, applied
-where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
+`sources.litellm.currency`; the snapshot carries the exchange rate to the exporter's currency,
+applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
 dropped and counted; paging (wire.read_pages) stops at the announced page count plus
@@ -51,7 +51,7 @@ from exporter.sources.checks import (
 from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.litellm.by_day import Dated, read_dated, summed_to
-from exporter.sources.litellm.cache import DAY, DailyCache, MonthWindow, month_window
+from exporter.sources.litellm.cache import DAY, DailyCache, MonthDates, month_dates
 from exporter.sources.litellm.daily import (
     UNASSIGNED,
     UsageMetrics,
@@ -124,7 +124,7 @@ class LiteLLMSnapshot:
     usage: tuple[ModelUsage, ...]
     dropped: Mapping[str, int] = field(default_factory=dict)
     # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
-    rate: float = 1.0
+    exchange_rate: float = 1.0
     repairs: int = 0  # kept days this refresh's full read found changed and replaced
     dated: Dated = ()  # each UTC date's use, when the month was read by day
 
@@ -132,7 +132,7 @@ class LiteLLMSnapshot:
         """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
         if not self.dated:
             return replace(self, usage=())
-        last = month_window(reading.at, reading.month.zone).end
+        last = month_dates(reading.at, reading.month.zone).end
         aliases = {t.team_id: t.alias for t in self.teams}
         return replace(self, usage=tuple(_records(summed_to(self.dated, last), aliases)))
 
@@ -142,9 +142,9 @@ class LiteLLMSnapshot:
 
     def converted(self) -> LiteLLMSnapshot:
         """The same figures with every amount in the exporter's currency."""
-        if self.rate == 1.0:
+        if self.exchange_rate == 1.0:
             return self
-        r = self.rate
+        r = self.exchange_rate
         teams = tuple(
             replace(
                 t,
@@ -155,11 +155,11 @@ class LiteLLMSnapshot:
             for t in self.teams
         )
         usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
-        return replace(self, teams=teams, usage=usage, rate=1.0, dated=())
+        return replace(self, teams=teams, usage=usage, exchange_rate=1.0, dated=())
 
 
-def _times(amount: float | None, rate: float) -> float | None:
-    return None if amount is None else amount * rate
+def _times(amount: float | None, exchange_rate: float) -> float | None:
+    return None if amount is None else amount * exchange_rate
 
 
 def build_client(
@@ -188,23 +188,23 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
     day keeps each date apart and reads them all, whatever the refreshes have kept.
     """
     cfg = section(config.sources.litellm, SOURCE)
-    rate, now = exchange_rate(cfg), reading.at
-    window = month_window(now, reading.month.zone)
+    to_ours, now = exchange_rate(cfg), reading.at
+    dates = month_dates(now, reading.month.zone)
     cache = _CACHES.setdefault(client, DailyCache())
     tally, repaired_before = Tally(), cache.repairs
     try:
         teams = _team_list(client, cfg.page_size, tally)
         if reading.by_day:
-            dated = read_dated(client, cfg, window, tally)
-            whole = LiteLLMSnapshot(teams, (), tally.frozen(), rate, dated=dated)
+            dated = read_dated(client, cfg, dates, tally)
+            whole = LiteLLMSnapshot(teams, (), tally.frozen(), to_ours, dated=dated)
             return whole.as_of(reading)
-        usage = _month_usage(client, cfg, window, now, cache, tally)
+        usage = _month_usage(client, cfg, dates, now, cache, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
     # The refresher adds each refresh's repairs up, as it does drops.
     repairs = cache.repairs - repaired_before
-    return LiteLLMSnapshot(teams, records, tally.frozen(), rate, repairs)
+    return LiteLLMSnapshot(teams, records, tally.frozen(), to_ours, repairs)
 
 
 def exchange_rate(cfg: LiteLLMConfig) -> float:
@@ -220,12 +220,12 @@ def exchange_rate(cfg: LiteLLMConfig) -> float:
     try:
         if len(raw) > _MAX_RATE_FILE:
             raise ValueError
-        rate = float(raw.decode("ascii").strip())
+        value = float(raw.decode("ascii").strip())
     except (ValueError, UnicodeDecodeError):
         raise ExchangeRateError(f"{where}: expected one number, like 0.92") from None
-    if not (math.isfinite(rate) and 0.0 < rate < 1e6):
-        raise ExchangeRateError(f"{where}: {rate:g} is not a usable rate (0 < rate < 1e6)")
-    return rate
+    if not (math.isfinite(value) and 0.0 < value < 1e6):
+        raise ExchangeRateError(f"{where}: {value:g} is not a usable rate (0 < rate < 1e6)")
+    return value
 
 
 # --- team list -------------------------------------------------------------------------------
@@ -290,23 +290,23 @@ def _team(item: object) -> TeamBudget:
 def _month_usage(
     client: httpx.Client,
     cfg: LiteLLMConfig,
-    window: MonthWindow,
+    dates: MonthDates,
     now: datetime,
     cache: DailyCache,
     tally: Tally,
 ) -> Iterable[Usage]:
     """The month's use, from the dates that can still change, read one by one, plus the kept."""
-    start = cache.read_from(window, now, cfg.reconcile_interval)
-    zone = {"timezone": str(window.offset_minutes), "include_current_utc_day": "true"}
+    start = cache.read_from(dates, now, cfg.reconcile_interval)
+    zone = {"timezone": str(dates.offset_minutes), "include_current_utc_day": "true"}
     read = DatesRead()
     day = start
-    while day <= window.end:
+    while day <= dates.end:
         read_date(client, cfg, day, zone, tally, read)
         day += DAY
     if not read.keyed:
-        if start != window.start:  # the models of the whole month are needed
-            return _month_usage(client, cfg, window, now, DailyCache(), tally)
-        params = {"start_date": start.isoformat(), "end_date": window.end.isoformat()}
+        if start != dates.start:  # the models of the whole month are needed
+            return _month_usage(client, cfg, dates, now, DailyCache(), tally)
+        params = {"start_date": start.isoformat(), "end_date": dates.end.isoformat()}
         return list(
             per_model_usage(
                 client,
@@ -317,7 +317,7 @@ def _month_usage(
                 aggregated=read.aggregated,
             )
         )
-    totals = cache.update(window, start, read.usage, read.aliases, now)
+    totals = cache.update(dates, start, read.usage, read.aliases, now)
     return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
 
 
