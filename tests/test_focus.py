@@ -15,9 +15,9 @@ import pytest
 from chargeback_demo.exporter import main as demo_main
 from exporter.clock import fixed_clock
 from exporter.finance.closed_month import ClosedMonth
+from exporter.finance.focus.columns import COLUMNS
 from exporter.finance.focus.days import day_bounds
 from exporter.finance.focus.rows import apportion, utc_stamp
-from exporter.finance.focus.writer import COLUMNS
 from tests.conftest import CLOCK
 from tests.focus_spec import violations
 
