@@ -14,9 +14,12 @@ from exporter.config.schema import Config, IdlePolicy
 from exporter.ledger import costs
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs import gpu_price_per_hour, idle_groups, serving_costs
+from exporter.ledger.policies import IdleRule, idle_rule
 from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
+SEPARATE = idle_rule(IdlePolicy.SEPARATE)
+PROPORTIONAL = idle_rule(IdlePolicy.PROPORTIONAL)
 CONFIG = Config.model_validate(
     {
         "teams": [{"name": "a", "namespaces": ["ns-a"]}, {"name": "b"}],
@@ -57,11 +60,11 @@ allocations = st.lists(
 @given(
     allocations,
     st.floats(0, 500),
-    st.sampled_from([IdlePolicy.SEPARATE, IdlePolicy.PROPORTIONAL]),
+    st.sampled_from([SEPARATE, PROPORTIONAL]),
     st.randoms(),
 )
 def test_ledger_does_not_depend_on_json_key_order(
-    allocs: list[Any], idle_gpu: float, policy: IdlePolicy, rnd: random.Random
+    allocs: list[Any], idle_gpu: float, rule: IdleRule, rnd: random.Random
 ) -> None:
     def body(order: list[Any]) -> dict[str, Any]:
         data = {a["name"]: dict(a) for a in order}
@@ -79,7 +82,7 @@ def test_ledger_does_not_depend_on_json_key_order(
         parsed, idle = parse_allocation_response(body(order))
         window = AllocationSet(NOW - timedelta(hours=1), NOW, parsed, idle)
         return costs.window(
-            window, Attributor(CONFIG), policy, False, live=False, llm_scale=1.0
+            window, Attributor(CONFIG), rule, False, live=False, llm_scale=1.0
         ).ledger.costs
 
     expected = ledger(allocs)
@@ -112,7 +115,7 @@ def test_idle_is_split_by_each_nodes_own_idle() -> None:
         {"n1": {"gpu": 5.6, "cpu": 2.0, "ram": 0.0}, "n2": {"gpu": 8.4, "cpu": 6.0, "ram": 0.0}}
     )
     lines = costs.window(
-        window, Attributor(CONFIG), IdlePolicy.PROPORTIONAL, True, live=False, llm_scale=1.0
+        window, Attributor(CONFIG), PROPORTIONAL, True, live=False, llm_scale=1.0
     ).lines
     groups = idle_groups(window, lines, by_node=True)
     # node idle: n1 gpu 5.6-2.8=2.8, n2 gpu 8.4-0=8.4 -> 8.4 reported idle split 1:3
@@ -122,7 +125,7 @@ def test_idle_is_split_by_each_nodes_own_idle() -> None:
     assert groups["n1"]["cpu"] == pytest.approx(1.0)
     assert groups["n2"]["cpu"] == pytest.approx(3.0)
     ledger = costs.window(
-        window, Attributor(CONFIG), IdlePolicy.PROPORTIONAL, True, live=False, llm_scale=1.0
+        window, Attributor(CONFIG), PROPORTIONAL, True, live=False, llm_scale=1.0
     ).ledger
     # GPU idle on n2 has no GPU user there, so it stays idle even though n1 has one.
     assert ledger.costs[("__idle__", "gpu")] == pytest.approx(6.3)
@@ -138,6 +141,6 @@ def test_gpu_price_and_serving_costs() -> None:
     window = _window({})
     assert gpu_price_per_hour(window) == pytest.approx(1.4)
     lines = costs.window(
-        window, Attributor(CONFIG), IdlePolicy.SEPARATE, False, live=False, llm_scale=1.0
+        window, Attributor(CONFIG), SEPARATE, False, live=False, llm_scale=1.0
     ).lines
     assert serving_costs(lines, ["ns-b"]) == {"ns-b": {"b": pytest.approx(4.5)}}

@@ -15,8 +15,8 @@ import pytest
 from chargeback_demo.exporter import main as demo_main
 from exporter.calendar import Month
 from exporter.clock import fixed_clock
+from exporter.finance.focus.columns import COLUMNS
 from exporter.finance.focus.rows import apportion, utc_stamp
-from exporter.finance.focus.writer import COLUMNS
 from tests.conftest import CLOCK
 from tests.focus_spec import violations
 

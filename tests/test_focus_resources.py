@@ -11,8 +11,10 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
+from msgspec.structs import asdict
 
 from chargeback_demo.exporter import main as demo_main
+from exporter.finance.focus.columns import COLUMNS
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.resources import NO_RESOURCE, resource, split
 from exporter.finance.focus.rows import FocusContext, focus_rows
@@ -58,19 +60,18 @@ def test_two_gpu_models_and_an_unknown_one_split_the_cell_and_each_day_by_cost()
     ]
     ledger = Ledger({("a", "gpu"): 24.6})
     report = build_report(ledger, "EUR", "2026-10", {}, closed=True)
-    rows = [r for r in focus_rows(report, days, _ctx()) if r["SubAccountId"] == "a"]
-    got = [(r["ResourceId"], r["x_ChargePeriodLocalDate"], r["BilledCost"]) for r in rows]
+    rows = [r for r in focus_rows(report, days, _ctx()) if r.SubAccountId == "a"]
+    got = [(r.ResourceId, r.x_ChargePeriodLocalDate, r.BilledCost) for r in rows]
     assert got == [
         (f"gpu-model/{A100}", "2026-10-01", "4.00"),
         (f"gpu-model/{H100}", "2026-10-01", "14.00"),
         (f"gpu-model/{H100}", "2026-10-02", "5.60"),
         (None, "2026-10-02", "1.00"),
     ]
-    assert [r["ConsumedQuantity"] for r in rows] == ["5", "10", "4", "2"]
-    assert [r["ResourceName"] for r in rows] == [A100, H100, H100, None]
-    assert [r["ResourceType"] for r in rows] == ["GPU Model", "GPU Model", "GPU Model", None]
-    header = list(rows[0])
-    assert all(violations(header, r) == [] for r in rows)
+    assert [r.ConsumedQuantity for r in rows] == ["5", "10", "4", "2"]
+    assert [r.ResourceName for r in rows] == [A100, H100, H100, None]
+    assert [r.ResourceType for r in rows] == ["GPU Model", "GPU Model", "GPU Model", None]
+    assert all(violations(list(COLUMNS), asdict(r)) == [] for r in rows)
 
 
 def test_a_cell_that_differs_from_its_weights_is_split_by_them_and_still_foots() -> None:
@@ -84,16 +85,16 @@ def test_a_cell_that_differs_from_its_weights_is_split_by_them_and_still_foots()
         _day(1, {("a", "llm_external", "gpt-4o"): (1.0, 400)}),
     ]
     report = build_report(Ledger({("a", "llm_external"): 10.01}), "EUR", "2026-10", {})
-    rows = [r for r in focus_rows(report, days, _ctx()) if r["SubAccountId"] == "a"]
+    rows = [r for r in focus_rows(report, days, _ctx()) if r.SubAccountId == "a"]
     by_model: dict[str | None, Decimal] = defaultdict(Decimal)
     for r in rows:
-        by_model[r["ResourceName"]] += Decimal(r["BilledCost"] or "0")
+        by_model[r.ResourceName] += Decimal(r.BilledCost)
     # 10.01 x 3/4 = 7.5075 and 10.01 x 1/4 = 2.5025: largest remainder gives 7.51 and 2.50.
     assert dict(by_model) == {"gpt-4o": Decimal("7.51"), "o3": Decimal("2.50")}
-    gpt = [r for r in rows if r["ResourceName"] == "gpt-4o"]
-    assert [r["BilledCost"] for r in gpt] == ["5.01", "2.50"]  # 7.51 by the days' 2 : 1
-    assert [r["ConsumedQuantity"] for r in gpt] == ["900", "400"]
-    assert {r["ResourceId"] for r in rows} == {"llm-model/gpt-4o", "llm-model/o3"}
+    gpt = [r for r in rows if r.ResourceName == "gpt-4o"]
+    assert [r.BilledCost for r in gpt] == ["5.01", "2.50"]  # 7.51 by the days' 2 : 1
+    assert [r.ConsumedQuantity for r in gpt] == ["900", "400"]
+    assert {r.ResourceId for r in rows} == {"llm-model/gpt-4o", "llm-model/o3"}
 
 
 def test_split_is_exact_and_even_without_weights() -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from exporter.config.schema import Config, IdlePolicy
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Attributor, Placement
 from exporter.ledger.chargeback import CostLine, Ledger, charge
+from exporter.ledger.policies import RULES, IdleRule, idle_rule
 from exporter.ledger.quota import (
     LendingMismatch,
     apply_flavor_quota,
@@ -29,6 +30,9 @@ from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 
 GPU = "nvidia.com/gpu"
 INF = math.inf
+SEPARATE = idle_rule(IdlePolicy.SEPARATE)
+PROPORTIONAL = idle_rule(IdlePolicy.PROPORTIONAL)
+RESERVATION = idle_rule(IdlePolicy.RESERVATION)
 
 
 def attributor() -> Attributor:
@@ -49,7 +53,7 @@ def gpu_q(
 # --- the worked example of the design (section 4) -----------------------------------------
 
 
-def worked_example_ledger(policy: IdlePolicy) -> Ledger:
+def worked_example_ledger(rule: IdleRule) -> Ledger:
     price, hours = 1.40, 720.0
     used = {"a": 1080.0, "b": 432.0, "c": 252.0}
     lines = [
@@ -57,18 +61,18 @@ def worked_example_ledger(policy: IdlePolicy) -> Ledger:
         for team, gpu_hours in used.items()
     ]
     idle = 4 * price * hours - sum(used.values()) * price
-    return charge(lines, {"": {"gpu": idle}}, policy)
+    return charge(lines, {"": {"gpu": idle}}, rule)
 
 
 def test_worked_example_reservation_to_the_cent() -> None:
     ledger = apply_gpu_quota(
-        worked_example_ledger(IdlePolicy.RESERVATION),
+        worked_example_ledger(RESERVATION),
         {"a": 2, "b": 1, "c": 1},
         {},
         {},
         1.40,
         720,
-        IdlePolicy.RESERVATION,
+        RESERVATION,
     )
     teams = ledger.by_team()
     assert round(teams["a"]["gpu"], 2) == 2016.00
@@ -79,20 +83,20 @@ def test_worked_example_reservation_to_the_cent() -> None:
 
 
 @pytest.mark.parametrize(
-    ("policy", "expected"),
+    ("rule", "expected"),
     [
-        (IdlePolicy.SEPARATE, {"a": 1512.00, "b": 604.80, "c": 352.80, IDLE: 1562.40}),
+        (SEPARATE, {"a": 1512.00, "b": 604.80, "c": 352.80, IDLE: 1562.40}),
         (
-            IdlePolicy.PROPORTIONAL,
+            PROPORTIONAL,
             {"a": 1512.00 + 956.57, "b": 604.80 + 382.63, "c": 352.80 + 223.20},
         ),
     ],
 )
 def test_worked_example_without_borrowing_is_unchanged(
-    policy: IdlePolicy, expected: dict[str, float]
+    rule: IdleRule, expected: dict[str, float]
 ) -> None:
-    before = worked_example_ledger(policy)
-    after = apply_gpu_quota(before, {"a": 2, "b": 1, "c": 1}, {}, {}, 1.40, 720, policy)
+    before = worked_example_ledger(rule)
+    after = apply_gpu_quota(before, {"a": 2, "b": 1, "c": 1}, {}, {}, 1.40, 720, rule)
     assert after.costs == before.costs
     got = {team: round(sum(parts.values()), 2) for team, parts in after.by_team().items()}
     assert got == pytest.approx(expected, abs=0.005)
@@ -109,7 +113,7 @@ def test_reservation_with_borrowing_and_lending() -> None:
     ledger.add("b", "gpu", 2.0)
     ledger.add(IDLE, "gpu", 2.0)
     out = apply_gpu_quota(
-        ledger, {"a": 1, "b": 2, "c": 1}, {"a": 1}, {"b": 1}, 2.0, 1.0, IdlePolicy.RESERVATION
+        ledger, {"a": 1, "b": 2, "c": 1}, {"a": 1}, {"b": 1}, 2.0, 1.0, RESERVATION
     )
     assert out.by_team() == {
         "a": {"gpu": 2.0, "borrowed": 2.0},
@@ -123,17 +127,17 @@ def test_reservation_with_borrowing_and_lending() -> None:
 def test_reservation_beyond_idle_shows_as_negative_idle() -> None:
     ledger = Ledger()
     ledger.add("a", "gpu", 1.0)
-    out = apply_gpu_quota(ledger, {"a": 3}, {}, {}, 1.0, 1.0, IdlePolicy.RESERVATION)
+    out = apply_gpu_quota(ledger, {"a": 3}, {}, {}, 1.0, 1.0, RESERVATION)
     assert out.costs[(IDLE, "gpu")] == -2.0 and out.total() == 1.0
 
 
-@pytest.mark.parametrize("policy", [IdlePolicy.SEPARATE, IdlePolicy.PROPORTIONAL])
-def test_usage_policies_move_borrowed_cost_out_of_gpu(policy: IdlePolicy) -> None:
+@pytest.mark.parametrize("rule", [SEPARATE, PROPORTIONAL])
+def test_usage_policies_move_borrowed_cost_out_of_gpu(rule: IdleRule) -> None:
     ledger = Ledger()
     ledger.add("a", "gpu", 3.0)
     ledger.add("b", "gpu", 0.5)
     ledger.add(IDLE, "gpu", 1.0)
-    out = apply_gpu_quota(ledger, {"a": 1, "b": 1}, {"a": 1, "b": 1}, {"c": 1}, 1.0, 1.0, policy)
+    out = apply_gpu_quota(ledger, {"a": 1, "b": 1}, {"a": 1, "b": 1}, {"c": 1}, 1.0, 1.0, rule)
     assert out.by_team() == {
         "a": {"gpu": 2.0, "borrowed": 1.0},
         "b": {"borrowed": 0.5},  # never more than the team's gpu cost
@@ -155,7 +159,7 @@ gpus = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.floats(0, 64), 
     lent=gpus,
     price=st.floats(0, 50),
     hours=st.floats(0, 744),
-    policy=st.sampled_from(IdlePolicy),
+    rule=st.sampled_from(list(RULES.values())),
 )
 def test_apply_gpu_quota_conserves_the_total(
     costs: dict[tuple[str, str], float],
@@ -164,13 +168,13 @@ def test_apply_gpu_quota_conserves_the_total(
     lent: dict[str, float],
     price: float,
     hours: float,
-    policy: IdlePolicy,
+    rule: IdleRule,
 ) -> None:
     before = Ledger(dict(costs))
-    after = apply_gpu_quota(before, nominal, borrowed, lent, price, hours, policy)
+    after = apply_gpu_quota(before, nominal, borrowed, lent, price, hours, rule)
     scale = sum(map(abs, before.costs.values())) + sum(map(abs, after.costs.values())) + 1.0
     assert abs(after.total() - before.total()) <= 1e-9 * scale
-    if policy != IdlePolicy.RESERVATION:
+    if not rule.charges_gpu_quota:
         assert all(component != "lent" for _, component in after.costs)
         assert all(v >= 0 for (_, c), v in after.costs.items() if c in ("gpu", "borrowed"))
 
@@ -323,7 +327,7 @@ flavor_gpus = st.dictionaries(st.sampled_from(["h100", "l40s"]), gpus, max_size=
     lent=flavor_gpus,
     prices=st.dictionaries(st.sampled_from(["h100", "l40s"]), st.floats(0, 50), max_size=2),
     hours=st.floats(0, 744),
-    policy=st.sampled_from(IdlePolicy),
+    rule=st.sampled_from(list(RULES.values())),
 )
 def test_apply_flavor_quota_conserves_the_total_over_two_flavors(
     costs: dict[tuple[str, str], float],
@@ -332,13 +336,13 @@ def test_apply_flavor_quota_conserves_the_total_over_two_flavors(
     lent: dict[str, dict[str, float]],
     prices: dict[str, float],
     hours: float,
-    policy: IdlePolicy,
+    rule: IdleRule,
 ) -> None:
     before = Ledger(dict(costs))
-    after = apply_flavor_quota(before, nominal, borrowed, lent, prices, hours, policy)
+    after = apply_flavor_quota(before, nominal, borrowed, lent, prices, hours, rule)
     scale = sum(map(abs, before.costs.values())) + sum(map(abs, after.costs.values())) + 1.0
     assert abs(after.total() - before.total()) <= 1e-9 * scale
-    if policy is IdlePolicy.RESERVATION:
+    if rule.charges_gpu_quota:
         # Each team with priced quota pays exactly its nominal GPUs at its flavors' prices.
         for team in {t for f in nominal if f in prices for t in nominal[f]}:
             want = sum(
@@ -353,14 +357,12 @@ def test_two_flavors_are_charged_at_their_own_prices() -> None:
     before = Ledger({(IDLE, "gpu"): 6.00})
     nominal = {"h100": {"a": 2.0}, "l40s": {"b": 2.0}}
     prices = {"h100": 2.10, "l40s": 0.90}
-    after = apply_flavor_quota(before, nominal, {}, {}, prices, 1.0, IdlePolicy.RESERVATION)
+    after = apply_flavor_quota(before, nominal, {}, {}, prices, 1.0, RESERVATION)
     assert after.costs == pytest.approx(
         {("a", "gpu"): 4.20, ("b", "gpu"): 1.80, (IDLE, "gpu"): 0.0}
     )
     # An unpriced flavor is left out rather than charged at some other flavor's price.
-    only_h100 = apply_flavor_quota(
-        before, nominal, {}, {}, {"h100": 2.10}, 1.0, IdlePolicy.RESERVATION
-    )
+    only_h100 = apply_flavor_quota(before, nominal, {}, {}, {"h100": 2.10}, 1.0, RESERVATION)
     assert ("b", "gpu") not in only_h100.costs
 
 

@@ -223,9 +223,10 @@ class Config(StrictModel):
 
     @model_validator(mode="after")
     def _reservation_needs_quota(self) -> Config:
-        if self.idle_policy is IdlePolicy.RESERVATION and self.sources.kueue is None:
+        if self.idle_policy.needs_kueue and self.sources.kueue is None:
             raise ValueError(
-                "idle_policy: reservation charges Kueue nominal quota, so it needs sources.kueue"
+                f"idle_policy: {self.idle_policy} charges Kueue nominal quota,"
+                " so it needs sources.kueue"
             )
         return self
 

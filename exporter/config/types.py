@@ -97,11 +97,24 @@ Price = Annotated[float, Field(ge=0)]
 
 
 class IdlePolicy(StrEnum):
-    """Who pays for capacity nobody used (docs/chargeback.md, "Who pays for idle")."""
+    """Who pays for capacity nobody used (docs/chargeback.md, "Who pays for idle").
+
+    The names only: what each one means to the ledger is its rule in `exporter.ledger.policies`.
+    """
 
     SEPARATE = "separate"
     PROPORTIONAL = "proportional"
     RESERVATION = "reservation"
+
+    @property
+    def needs_kueue(self) -> bool:
+        """Whether the policy charges Kueue quota, so the config must read `sources.kueue`."""
+        return self in _CHARGES_KUEUE_QUOTA
+
+
+# Stated here rather than asked of the ledger's rule, because config never imports the ledger;
+# tests/test_policies.py holds it equal to each rule's `charges_gpu_quota`.
+_CHARGES_KUEUE_QUOTA = frozenset({IdlePolicy.RESERVATION})
 
 
 class StrictModel(BaseModel):

@@ -138,7 +138,7 @@ def build_report(
     Args:
         budgets: monthly budgets keyed (team, kind), kind `gpu` or `llm`.
         idle: the month's idle cost as OpenCost reported it; without it, the `__idle__` row
-            plus the `idle_share` component (which misses GPU idle a reservation absorbed).
+            plus the `idle_share` component (which misses GPU idle a quota charge absorbed).
     """
     by_team = ledger.by_team()
     for reserved in (IDLE, UNALLOCATED):
@@ -179,9 +179,11 @@ def _shared_idle(
     ledger: Ledger, idle: float | None, idle_row: Mapping[str, float], share: Decimal | None
 ) -> Decimal:
     """The idle the policy put on teams, in printed figures: the printed `idle_share` column,
-    plus what a reservation absorbed (idle neither on `__idle__` nor in `idle_share`), rounded.
+    plus what a quota charge absorbed (idle neither on `__idle__` nor in `idle_share`), rounded.
 
     So the header's idle is the printed `__idle__` row plus that, and foots with the table.
+    The absorbed part is what the sums leave over, so this holds under every policy without
+    asking which one is in force (only a rule that charges GPU quota, `reservation`, absorbs).
     """
     shared = share or Decimal(0)
     if idle is None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from exporter.config.schema import IdlePolicy
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED, Placement
+from exporter.ledger.policies import IdleRule
 
 __all__ = [
     "IDLE_RESOURCES",
@@ -76,17 +76,16 @@ class Ledger:
 def charge(
     lines: Iterable[CostLine],
     idle: Mapping[str, Mapping[str, float]],
-    policy: IdlePolicy,
+    rule: IdleRule,
 ) -> Ledger:
-    """Apply an idle policy to attributed costs.
+    """Apply an idle policy's rule to attributed costs.
 
     Args:
         lines: every allocation's costs, placed on teams.
         idle: idle cost per idle group (a node, or "" for the whole cluster) and resource.
-        policy: `separate` keeps idle on `__idle__`; `proportional` shares each group's idle
-            by usage cost of that resource in the same group; `reservation` shares CPU and RAM
-            idle like `proportional` and leaves GPU idle on `__idle__`, from where the quota
-            module moves reservations onto the teams that hold them.
+        rule: which resources' idle is shared, per group, by usage cost of that resource in
+            the same group; the rest stays on `__idle__` (from where, for a rule that charges
+            GPU quota, the quota module moves reservations onto the teams that hold them).
     """
     ledger = Ledger()
     costs, fallback = ledger.costs, ledger.fallback
@@ -113,18 +112,15 @@ def charge(
                 teams[team] = teams.get(team, 0.0) + spent
     for group_name, resources in idle.items():
         for resource, amount in resources.items():
-            _place_idle(ledger, amount, resource, usage[group_name][resource], policy)
+            _place_idle(ledger, amount, resource, usage[group_name][resource], rule)
     return ledger
 
 
 def _place_idle(
-    ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], policy: IdlePolicy
+    ledger: Ledger, amount: float, resource: str, users: Mapping[str, float], rule: IdleRule
 ) -> None:
     total_use = sum(users.values())
-    keep_idle = policy is IdlePolicy.SEPARATE or (
-        policy is IdlePolicy.RESERVATION and resource == "gpu"
-    )
-    if keep_idle or total_use <= 0:
+    if not rule.shares_idle(resource) or total_use <= 0:
         # Idle nobody used stays visible as idle, under every policy.
         ledger.add(IDLE, resource, amount)
         return

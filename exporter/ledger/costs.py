@@ -10,9 +10,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from exporter.config.schema import IdlePolicy
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.chargeback import IDLE_RESOURCES, CostLine, Ledger, charge
+from exporter.ledger.policies import IdleRule
 from exporter.sources.opencost.source import AllocationSet
 
 __all__ = [
@@ -67,7 +67,7 @@ class Window:
 def window(
     allocations: AllocationSet,
     attributor: Attributor,
-    policy: IdlePolicy,
+    rule: IdleRule,
     by_node: bool,
     *,
     live: bool,
@@ -78,7 +78,7 @@ def window(
     A live window's ledger is a rate over the window; otherwise it is the window's total.
     """
     lines = cost_lines(allocations, attributor)
-    ledger = charge(lines, idle_groups(allocations, lines, by_node), policy)
+    ledger = charge(lines, idle_groups(allocations, lines, by_node), rule)
     made = Window(allocations, lines, ledger, llm_scale, live)
     return made.with_ledger(ledger.scaled(made.scale)) if live else made
 

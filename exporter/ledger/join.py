@@ -45,6 +45,7 @@ from exporter.ledger.llm import (
     serving_namespaces,
     team_model_usage,
 )
+from exporter.ledger.policies import idle_rule
 from exporter.ledger.prices import GpuPrices, node_models
 from exporter.ledger.quota import (
     FlavorOf,
@@ -202,8 +203,9 @@ def join(
     hourly, month = _windows(config, attributor, opencost, reading)
     if quota is not None and flavor_prices:
         flavor_of = _flavor_of(prices, quota)
-        hourly = apply_quota(hourly, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
-        month = apply_quota(month, quota.flavors, flavor_prices, config.idle_policy, flavor_of)
+        rule = idle_rule(config.idle_policy)
+        hourly = apply_quota(hourly, quota.flavors, flavor_prices, rule, flavor_of)
+        month = apply_quota(month, quota.flavors, flavor_prices, rule, flavor_of)
     pricing: tuple[ModelPricing, ...] = ()
     if part is not None:
         hourly, month, report = _with_llm(config, attributor, part.routed, hourly, month)
@@ -303,12 +305,12 @@ def _windows(
     LiteLLM reports days, not hours, so the hourly window takes month-to-date LLM spend spread
     over the hours elapsed in the month.
     """
-    policy, by_node = config.idle_policy, config.idle_by_node
+    rule, by_node = idle_rule(config.idle_policy), config.idle_by_node
     # Timestamps: two datetimes of one zone subtract as wall time, blind to DST.
     seconds = reading.at.timestamp() - reading.month.start.timestamp()
     elapsed = max(seconds / 3600.0, 1.0)
-    hourly = window(opencost.rate, attributor, policy, by_node, live=True, llm_scale=1 / elapsed)
-    month = window(opencost.month, attributor, policy, by_node, live=False, llm_scale=1.0)
+    hourly = window(opencost.rate, attributor, rule, by_node, live=True, llm_scale=1 / elapsed)
+    month = window(opencost.month, attributor, rule, by_node, live=False, llm_scale=1.0)
     return hourly, month
 
 

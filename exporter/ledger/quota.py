@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exporter.config.schema import IdlePolicy
 from exporter.exposition.catalogue import (
     QUOTA_BORROWED,
     QUOTA_BORROWING_LIMIT,
@@ -28,6 +27,7 @@ from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.costs import Window
+from exporter.ledger.policies import IdleRule
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 
 __all__ = [
@@ -175,11 +175,11 @@ def apply_gpu_quota(
     lent: Mapping[str, float],
     price_per_gpu_hour: float,
     hours: float,
-    policy: IdlePolicy,
+    rule: IdleRule,
 ) -> Ledger:
     """Charge GPU quota of one flavor (team -> GPUs) at one price; see `apply_flavor_quota`."""
     one = {"": price_per_gpu_hour}
-    return apply_flavor_quota(ledger, {"": nominal}, {"": borrowed}, {"": lent}, one, hours, policy)
+    return apply_flavor_quota(ledger, {"": nominal}, {"": borrowed}, {"": lent}, one, hours, rule)
 
 
 def apply_flavor_quota(
@@ -189,38 +189,54 @@ def apply_flavor_quota(
     lent: Mapping[str, Mapping[str, float]],
     prices: Mapping[str, float],
     hours: float,
-    policy: IdlePolicy,
+    rule: IdleRule,
 ) -> Ledger:
     """Charge GPU quota (flavor -> team -> GPUs) onto a ledger at each flavor's price.
 
     Returns a new ledger with the same total. Flavors without a price are left out.
-    `reservation`: a team with quota pays `nominal`, `+borrowed` and `-lent` (each x its
-    flavor's price x hours, summed over flavors) as components gpu, borrowed and lent,
-    replacing its usage-based gpu cost; the difference comes from (or goes back to)
-    `__idle__`'s gpu, so the total is unchanged. If nominal quota exceeds the capacity left
-    idle, `__idle__`'s gpu goes negative, showing it. `separate` / `proportional`: the borrowed
-    part of a team's gpu cost, at most all of it, moves from gpu to borrowed; nothing is lent.
+    A rule that charges GPU quota (`reservation`): a team with quota pays `nominal`,
+    `+borrowed` and `-lent` (each x its flavor's price x hours, summed over flavors) as
+    components gpu, borrowed and lent, replacing its usage-based gpu cost; the difference
+    comes from (or goes back to) `__idle__`'s gpu, so the total is unchanged. If nominal quota
+    exceeds the capacity left idle, `__idle__`'s gpu goes negative, showing it. Any other rule
+    (`separate`, `proportional`): the borrowed part of a team's gpu cost, at most all of it,
+    moves from gpu to borrowed; nothing is lent.
     """
     out = Ledger(dict(ledger.costs), dict(ledger.fallback))
     reserved, extra, credit = (_money(m, prices, hours) for m in (nominal, borrowed, lent))
-    if policy is IdlePolicy.RESERVATION:
-        for team in sorted(set(reserved) | set(extra) | set(credit)):
-            before = out.costs.get((team, "gpu"), 0.0)
-            pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
-            _set(out, team, "gpu", pays)
-            out.add(team, "borrowed", more)
-            out.add(team, "lent", back)
-            # Conservation by construction: whatever the team now pays beyond its usage
-            # is capacity that was sitting on __idle__.
-            idle = out.costs.get((IDLE, "gpu"), 0.0)
-            _set(out, IDLE, "gpu", idle + before - pays - more - back)
-    else:  # separate and proportional: only the borrowed part of usage moves
-        for team in sorted(extra):
-            gpu = out.costs.get((team, "gpu"), 0.0)
-            moved = max(0.0, min(extra[team], gpu))
-            _set(out, team, "gpu", gpu - moved)
-            out.add(team, "borrowed", moved)
+    if rule.charges_gpu_quota:
+        _charge_quota(out, reserved, extra, credit)
+    else:
+        _move_borrowed(out, extra)
     return out
+
+
+def _charge_quota(
+    out: Ledger,
+    reserved: Mapping[str, float],
+    extra: Mapping[str, float],
+    credit: Mapping[str, float],
+) -> None:
+    """Each team pays its reservation, plus what it borrowed, minus what it lent."""
+    for team in sorted(set(reserved) | set(extra) | set(credit)):
+        before = out.costs.get((team, "gpu"), 0.0)
+        pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
+        _set(out, team, "gpu", pays)
+        out.add(team, "borrowed", more)
+        out.add(team, "lent", back)
+        # Conservation by construction: whatever the team now pays beyond its usage
+        # is capacity that was sitting on __idle__.
+        idle = out.costs.get((IDLE, "gpu"), 0.0)
+        _set(out, IDLE, "gpu", idle + before - pays - more - back)
+
+
+def _move_borrowed(out: Ledger, extra: Mapping[str, float]) -> None:
+    """Only the borrowed part of a team's GPU usage moves, from gpu to borrowed."""
+    for team in sorted(extra):
+        gpu = out.costs.get((team, "gpu"), 0.0)
+        moved = max(0.0, min(extra[team], gpu))
+        _set(out, team, "gpu", gpu - moved)
+        out.add(team, "borrowed", moved)
 
 
 def _money(
@@ -321,10 +337,10 @@ def apply_quota(
     window: Window,
     quota: Mapping[str, TeamGpuQuota],
     prices: Mapping[str, float],
-    policy: IdlePolicy,
+    rule: IdleRule,
     flavor_of: FlavorOf | None = None,
 ) -> Window:
-    """Charge GPU quota (reservation) or split borrowed GPU cost out (other policies), per window.
+    """Charge GPU quota (a rule that does) or split borrowed GPU cost out (others), per window.
 
     `quota` and `prices` are per flavor. A live window uses Kueue's live status: nominal,
     borrowed, and lent as apportioned now. Kueue keeps no history, so any other window assumes
@@ -344,7 +360,7 @@ def apply_quota(
             b, given = month_borrowing(q.nominal, used.get(f, {}), q.lending_limit, hours)
             borrowed[f] = {t: h * per_hour for t, h in b.items()}
             lent[f] = {t: h * per_hour for t, h in given.items()}
-    ledger = apply_flavor_quota(window.ledger, nominal, borrowed, lent, prices, hours, policy)
+    ledger = apply_flavor_quota(window.ledger, nominal, borrowed, lent, prices, hours, rule)
     return window.with_ledger(ledger)
 
 

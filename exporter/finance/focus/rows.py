@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from exporter.finance.focus.columns import FocusRow
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.resources import (
     NO_RESOURCE,
@@ -29,14 +30,12 @@ from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 __all__ = [
     "SERVICES",
     "FocusContext",
-    "FocusRow",
     "Service",
     "apportion",
     "focus_rows",
     "utc_stamp",
 ]
 
-FocusRow = dict[str, str | None]  # column -> value, None for null
 _CENT = Decimal("0.01")
 _QUANTITY = Decimal("0.000001")
 
@@ -222,40 +221,40 @@ def _row(
     money = format((Decimal(cents) / 100).quantize(_CENT), "f")
     shown_quantity = _number(quantity) if usage and quantity is not None else None
     unit = service.unit if shown_quantity is not None else None
-    return {
-        "BilledCost": money,
-        "BillingAccountId": ctx.billing_account,
-        "BillingAccountName": None,
-        "BillingCurrency": ctx.currency,
-        "BillingPeriodEnd": utc_stamp(ctx.month_end),
-        "BillingPeriodStart": utc_stamp(ctx.month_start),
-        "ChargeCategory": category,
-        "ChargeClass": None,
-        "ChargeDescription": _description(service, team, res),
-        "ChargeFrequency": "Usage-Based",
-        "ChargePeriodEnd": utc_stamp(day.end),
-        "ChargePeriodStart": utc_stamp(day.start),
-        "ConsumedQuantity": shown_quantity,
-        "ConsumedUnit": unit,
-        "ContractedCost": money,
-        "EffectiveCost": money,
-        "InvoiceIssuerName": ctx.provider,
-        "ListCost": money,
-        "PricingQuantity": shown_quantity,
-        "PricingUnit": unit,
-        "ProviderName": ctx.provider,
-        "PublisherName": ctx.provider,
-        "ResourceId": res.id if res else None,
-        "ResourceName": res.name if res else None,
-        "ResourceType": res.type if res else None,
-        "ServiceCategory": service.category,
-        "ServiceName": service.name,
-        "ServiceSubcategory": service.subcategory,
-        "SubAccountId": team,
-        "SubAccountName": team,
-        "Tags": json.dumps({"team": team}, sort_keys=True),
-        "x_Component": component,
-        "x_QuotaBasis": ctx.quota_basis,
-        "x_ChargePeriodLocalDate": day.start.date().isoformat(),
-        "x_Reserved": "true" if team in (IDLE, OTHER, UNALLOCATED) else "false",
-    }
+    return FocusRow(
+        BilledCost=money,
+        BillingAccountId=ctx.billing_account,
+        BillingAccountName=None,
+        BillingCurrency=ctx.currency,
+        BillingPeriodEnd=utc_stamp(ctx.month_end),
+        BillingPeriodStart=utc_stamp(ctx.month_start),
+        ChargeCategory=category,
+        ChargeClass=None,
+        ChargeDescription=_description(service, team, res),
+        ChargeFrequency="Usage-Based",
+        ChargePeriodEnd=utc_stamp(day.end),
+        ChargePeriodStart=utc_stamp(day.start),
+        ConsumedQuantity=shown_quantity,
+        ConsumedUnit=unit,
+        ContractedCost=money,
+        EffectiveCost=money,
+        InvoiceIssuerName=ctx.provider,
+        ListCost=money,
+        PricingQuantity=shown_quantity,
+        PricingUnit=unit,
+        ProviderName=ctx.provider,
+        PublisherName=ctx.provider,
+        ResourceId=res.id if res else None,
+        ResourceName=res.name if res else None,
+        ResourceType=res.type if res else None,
+        ServiceCategory=service.category,
+        ServiceName=service.name,
+        ServiceSubcategory=service.subcategory,
+        SubAccountId=team,
+        SubAccountName=team,
+        Tags=json.dumps({"team": team}, sort_keys=True),
+        x_ChargePeriodLocalDate=day.start.date().isoformat(),
+        x_Component=component,
+        x_QuotaBasis=ctx.quota_basis,
+        x_Reserved="true" if team in (IDLE, OTHER, UNALLOCATED) else "false",
+    )

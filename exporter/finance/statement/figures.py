@@ -129,7 +129,11 @@ def _hourly_by_team(ledger: Ledger | None) -> dict[str, dict[str, float]]:
 
 def _idle_parts(report: Report) -> tuple[tuple[str, Decimal], ...]:
     """The month's idle by where it landed: each team's `idle_share`, what reservations
-    absorbed, and what stayed on `__idle__`; the parts add to the header's idle."""
+    absorbed, and what stayed on `__idle__`; the parts add to the header's idle.
+
+    Only a rule that charges GPU quota (`reservation`) absorbs idle, hence the label; the
+    figure itself comes from the report's sums (`report._shared_idle`), not from the policy.
+    """
     parts = [
         (row.team, row.costs["idle_share"])
         for row in report.rows

@@ -1,0 +1,63 @@
+"""The FOCUS 1.2 export's row type: its fields are the columns, named and ordered as printed."""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["COLUMNS", "FocusRow", "cells"]
+
+
+class FocusRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One FOCUS row; each field is a column of the same name, and None is a null.
+
+    Fields are declared in the order the CSV prints them: the FOCUS columns alphabetically,
+    then the custom `x_` columns (FOCUS 1.2 Column Handling: custom columns come after all
+    FOCUS columns). No field has a default and every one is keyword-only, so a missing or
+    misspelt column fails the type check rather than a run. A struct, not a frozen dataclass:
+    a month makes one per team, component, resource and day, and a struct is built in C.
+    `str` marks a column the export always fills; `str | None` one it may leave null.
+    """
+
+    BilledCost: str
+    BillingAccountId: str
+    BillingAccountName: str | None
+    BillingCurrency: str
+    BillingPeriodEnd: str
+    BillingPeriodStart: str
+    ChargeCategory: str
+    ChargeClass: str | None
+    ChargeDescription: str
+    ChargeFrequency: str
+    ChargePeriodEnd: str
+    ChargePeriodStart: str
+    ConsumedQuantity: str | None
+    ConsumedUnit: str | None
+    ContractedCost: str
+    EffectiveCost: str
+    InvoiceIssuerName: str
+    ListCost: str
+    PricingQuantity: str | None
+    PricingUnit: str | None
+    ProviderName: str
+    PublisherName: str
+    ResourceId: str | None
+    ResourceName: str | None
+    ResourceType: str | None
+    ServiceCategory: str
+    ServiceName: str
+    ServiceSubcategory: str
+    SubAccountId: str
+    SubAccountName: str
+    Tags: str
+    x_ChargePeriodLocalDate: str
+    x_Component: str
+    x_QuotaBasis: str | None
+    x_Reserved: str
+
+
+COLUMNS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(FocusRow))
+
+
+def cells(row: FocusRow) -> tuple[str | None, ...]:
+    """The row's values in column order."""
+    return msgspec.structs.astuple(row)
