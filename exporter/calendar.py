@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-__all__ = ["Month", "hours_in_month", "month_start", "next_month_start"]
+__all__ = ["Month", "month_start", "next_month_start"]
 
 _LABEL = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 
@@ -23,11 +23,6 @@ def next_month_start(now: datetime, zone: ZoneInfo) -> datetime:
     start = month_start(now, zone)
     # Day 28 + 4 days always lands in the next month; DST shifts are absorbed by replace().
     return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
-
-
-def hours_in_month(now: datetime, zone: ZoneInfo) -> float:
-    """Real elapsed hours of `now`'s calendar month (743 or 745 across a DST change)."""
-    return Month.of(now, zone).hours
 
 
 @dataclass(frozen=True)
