@@ -32,7 +32,7 @@ promtool:
 		fi; \
 	fi
 
-# Headless Chromium opens the HTML statement in tests/test_statement_browser.py (which skips
+# Headless Chromium opens the HTML statement in tests/e2e/test_statement_browser.py (which skips
 # without it only where it cannot be installed, as a non-root user).
 	@if ! command -v chromium >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then \
