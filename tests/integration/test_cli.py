@@ -90,11 +90,6 @@ def test_report_without_cost_data_fails(
     assert "no cost data" in capsys.readouterr().err
 
 
-def test_no_config_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([], CLOCK) == 2
-    assert "--config.file" in capsys.readouterr().err
-
-
 def test_demo_report_runs_without_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert demo_main(["report", "--format", "json"], CLOCK) == 0
     assert json.loads(capsys.readouterr().out)["currency"] == "EUR"

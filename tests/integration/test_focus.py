@@ -8,15 +8,11 @@ import io
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from chargeback_demo.exporter import main as demo_main
 from exporter.clock import fixed_clock
-from exporter.finance.closed_month import ClosedMonth
-from exporter.finance.focus.days import day_bounds
-from exporter.finance.focus.rows import apportion, utc_stamp
 from exporter.finance.focus.writer import COLUMNS
 from tests.conftest import CLOCK
 from tests.support.focus_spec import violations
@@ -113,25 +109,3 @@ def test_a_closed_month_prints_the_same_bytes_whenever_it_runs(
 def test_focus_needs_a_closed_month(capsys: pytest.CaptureFixture[str]) -> None:
     assert demo_main(["report", "--format", "focus"], CLOCK) == 2
     assert "--month" in capsys.readouterr().err
-
-
-def test_apportion_foots_and_falls_back_to_hours() -> None:
-    hours = [Decimal(24), Decimal(25), Decimal(23)]
-    even = apportion(100, [Decimal(1), Decimal(1), Decimal(1)], hours)
-    assert sum(even) == 100 and set(even) == {33, 34}
-    assert apportion(100, [Decimal(3), Decimal(1), Decimal(0)], hours) == [75, 25, 0]
-    # Days that disagree in sign with the month are spread by hours instead.
-    shares = apportion(100, [Decimal(5), Decimal(-4), Decimal(0)], hours)
-    assert sum(shares) == 100 and all(s > 0 for s in shares)
-    assert sum(apportion(-7, [Decimal("-0.1"), Decimal("-0.2"), Decimal(0)], hours)) == -7
-    assert apportion(0, [Decimal(0)] * 3, hours) == [0, 0, 0]
-
-
-def test_days_are_local_calendar_days_in_utc_stamps() -> None:
-    zone = ZoneInfo("America/New_York")
-    start, end = datetime(2026, 11, 1, tzinfo=zone), datetime(2026, 12, 1, tzinfo=zone)
-    days = day_bounds(ClosedMonth(start, end, end))
-    assert len(days) == 30
-    assert utc_stamp(days[0][0]) == "2026-11-01T04:00:00Z"
-    assert utc_stamp(days[0][1]) == "2026-11-02T05:00:00Z"  # the 25-hour day DST ends on
-    assert days[-1][1] == end

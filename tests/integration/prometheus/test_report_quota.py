@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
@@ -19,10 +18,10 @@ from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.cli import main
 from exporter.clock import fixed_clock
-from exporter.config.schema import Config, ReportPrometheus
+from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError
 from exporter.finance.closed_month import closed_month
-from exporter.finance.quota_history import _series, quota_history
+from exporter.finance.quota_history import quota_history
 from tests.conftest import CLOCK
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")
@@ -140,31 +139,6 @@ def test_several_clusters_need_a_selector_and_bad_values_refuse(prometheus: str)
         _history(prometheus, 'no "such" cluster')
 
 
-def _envelope(body: object) -> httpx.Client:
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=body)
-
-    return httpx.Client(base_url="http://prom", transport=httpx.MockTransport(answer))
-
-
-def test_error_envelopes_and_odd_vectors_refuse() -> None:
-    bad = [
-        {"status": "error", "errorType": "execution", "error": "query timed out"},
-        {"status": "success", "data": {"resultType": "matrix", "result": []}},
-        {"status": "success", "data": {"resultType": "vector", "result": [{"metric": {}}]}},
-        {
-            "status": "success",
-            "data": {
-                "resultType": "vector",
-                "result": [{"metric": {"pod": "a"}, "value": [1, "2"]}],
-            },
-        },
-    ]
-    for body in bad:
-        with _envelope(body) as client, pytest.raises(UpstreamPayloadError):
-            _series(client, "q", datetime.fromtimestamp(1, UTC), selected=False)
-
-
 def _write(stack: DemoStack, tmp_path: Path, prometheus: dict[str, Any] | None) -> str:
     data = demo_config_dict(stack.urls, str(stack.secrets))
     if prometheus is not None:
@@ -214,8 +188,3 @@ def test_an_unreachable_prometheus_fails_the_report(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "error: report.prometheus:" in captured.err
-
-
-def test_config_refuses_two_tokens() -> None:
-    with pytest.raises(ValueError, match="at most one"):
-        ReportPrometheus(url="http://p", bearer_token_file="/t", bearer_token_env="T")

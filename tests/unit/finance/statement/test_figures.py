@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
-import pytest
-
-from chargeback_demo.exporter import main as demo_main
 from exporter.config.schema import Config
 from exporter.finance.report import build_report, model_rows
 from exporter.finance.statement.figures import build_statement, render_statement, statement_artefact
-from exporter.finance.statement.html import CHARTS, statement_html
+from exporter.finance.statement.html import statement_html
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
-from tests.conftest import CLOCK
-from tests.support.statement_dom import assert_statement_matches, read_page
+from tests.support.statement_dom import read_page
 
 EVIL_TEAM = "<script>alert(1)</script>"
 EVIL_MODEL = "<img src=x onerror=alert(2)>"
@@ -71,24 +66,6 @@ def _statement(chargeback: Chargeback, *, closed: bool = False) -> str:
         closed=closed,
     )
     return statement_html(build_statement(report, chargeback, config))
-
-
-def _demo(fmt: str, *extra: str, capsys: pytest.CaptureFixture[str]) -> str:
-    assert demo_main(["report", "--format", fmt, *extra], CLOCK) == 0
-    return capsys.readouterr().out
-
-
-def test_demo_statement_shows_the_reports_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    page = _demo("html", capsys=capsys)
-    report = json.loads(_demo("json", capsys=capsys))
-    teams = _demo("csv", capsys=capsys)
-    models = _demo("csv", "--table", "models", capsys=capsys)
-    figures = read_page(page)
-    assert set(figures["charts"]) == set(CHARTS)
-    assert_statement_matches(figures, report, teams, models)
-    # The headline: the month's total and unallocated share, as the text report prints them.
-    assert f"{report['total']:,.2f} EUR" in page
-    assert f"{report['unallocated_share_percent']:.1f} %" in page
 
 
 def test_forecast_adds_the_current_rate_for_the_hours_left() -> None:
