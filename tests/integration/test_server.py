@@ -14,7 +14,7 @@ import pytest
 from exporter.exposition.catalogue import SOURCE_UP
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.samples import Sample
-from exporter.serve.server import MetricsServer, gzip_accepted, parse_listen_address
+from exporter.serve.server import MetricsServer
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="opencost")])
 
@@ -56,41 +56,6 @@ def test_health_landing_and_404(base_url: str) -> None:
     landing = httpx.get(f"{base_url}/")
     assert '<a href="/custom-metrics">' in landing.text
     assert httpx.get(f"{base_url}/metrics").status_code == 404
-
-
-def test_listen_address() -> None:
-    assert parse_listen_address(":10290") == ("0.0.0.0", 10290)
-    assert parse_listen_address("127.0.0.1:0") == ("127.0.0.1", 0)
-    assert parse_listen_address("[::1]:10290") == ("::1", 10290)
-    with pytest.raises(ValueError):
-        parse_listen_address("10290")
-
-
-@pytest.mark.parametrize(
-    ("accept_encoding", "gzipped"),
-    [
-        ("gzip", True),
-        ("gzip;q=0", False),
-        ("gzip; q=0.000", False),
-        ("*", True),
-        ("*;q=0", False),
-        ("identity", False),
-        (None, False),
-        ("", False),
-        ("deflate, br", False),
-        ("GZIP;Q=1.0", True),
-        ("x-gzip", True),
-        ("gzip;q=0.5", True),
-        ("gzip;q=0.5, identity", False),
-        ("identity;q=0.2, gzip;q=0.8", True),
-        ("br;q=1.0, gzip;q=0.8, *;q=0.1", True),
-        ("*, gzip;q=0", False),
-        ("gzip;q=bogus", False),
-        ("gzip;q=2", False),
-    ],
-)
-def test_accept_encoding(accept_encoding: str | None, gzipped: bool) -> None:
-    assert gzip_accepted(accept_encoding) is gzipped
 
 
 def test_gzip_refused_with_q_zero(base_url: str) -> None:

@@ -16,7 +16,7 @@ from chargeback_demo.stack import DemoStack
 from exporter.config.schema import Config
 from exporter.ledger.join import Chargeback
 from exporter.serve.server import MetricsServer
-from exporter.serve.worker import WorkerRefresher, _Artefacts, _Spec
+from exporter.serve.worker import WorkerRefresher
 from tests.conftest import CLOCK, FIXED_NOW
 
 # Liveness bounds, not performance figures: generous so a loaded machine cannot trip them.
@@ -123,29 +123,3 @@ def test_stop_ends_a_worker_stuck_on_an_upstream(stack: DemoStack) -> None:
     _until("the worker to start", lambda: worker.pid is not None)
     worker.stop()
     assert worker._process is not None and not worker._process.is_alive()
-
-
-def test_artefacts_are_rendered_again_at_most_once_a_minute(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    made: list[str] = []
-
-    def page(config: Config, chargeback: Chargeback) -> bytes:
-        made.append(chargeback.at.isoformat())
-        return str(len(made)).encode()
-
-    spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
-    seconds = [1000.0]
-    monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: seconds[0])
-    artefacts, chargeback = _Artefacts(spec), Chargeback(FIXED_NOW, None, None, ())
-    assert not artefacts.render_if_due(chargeback), "no join yet"
-    artefacts.outdated = True
-    assert not artefacts.render_if_due(None), "a join without cost data renders nothing"
-    assert artefacts.render_if_due(chargeback) and artefacts.pages == {"s": b"1"}
-    artefacts.outdated = True  # joins come every few seconds
-    seconds[0] += 59.0
-    assert not artefacts.render_if_due(chargeback) and artefacts.pages == {"s": b"1"}
-    seconds[0] += 1.0
-    assert artefacts.render_if_due(chargeback) and artefacts.pages == {"s": b"2"}
-    assert not artefacts.render_if_due(chargeback), "nothing new since"
-    assert made == [FIXED_NOW.isoformat()] * 2
