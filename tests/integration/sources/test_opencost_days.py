@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -16,9 +16,6 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.calendar import month_start
 from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamIncomplete
-from exporter.exposition.catalogue import SOURCE_RECONCILE_REPAIRS as REPAIRS
-from exporter.exposition.render import SourceHealth, health_samples
-from exporter.serve.refresher import Refresher, Source
 from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.days import reader_for, settled_until
 
@@ -98,15 +95,6 @@ def _gap(ours: opencost.AllocationSet, full: opencost.AllocationSet) -> float:
         gaps.extend(abs(v - y.costs[c]) for c, v in x.costs.items())
     gaps.append(abs(ours.total() - full.total()))
     return max(gaps)
-
-
-def test_settled_days_end_before_yesterday_in_the_zone() -> None:
-    noon_15th = datetime(2026, 10, 15, 12, tzinfo=MADRID)
-    assert settled_until(OCTOBER, noon_15th, MADRID) == datetime(2026, 10, 14, tzinfo=MADRID)
-    assert settled_until(OCTOBER, OCTOBER + timedelta(hours=30), MADRID) == OCTOBER
-    # After the clocks go back the 24-hour grid is an hour before local midnight.
-    late = datetime(2026, 10, 28, 9, tzinfo=MADRID)
-    assert settled_until(OCTOBER, late, MADRID) == datetime(2026, 10, 26, 23, tzinfo=MADRID)
 
 
 def test_incremental_reads_equal_a_full_read_over_a_month(upstream: _Upstream) -> None:
@@ -189,24 +177,3 @@ def test_nothing_for_the_open_days_after_data_is_a_lost_read(upstream: _Upstream
         upstream.fake.fault = ""
         again = opencost.fetch(client, config, now + timedelta(minutes=10))
     assert _gap(again.month, good.month) < 1.0 and again.month.total() >= good.month.total()
-
-
-def test_repairs_are_counted_across_refreshes_and_exposed() -> None:
-    month = opencost.AllocationSet(OCTOBER, OCTOBER + timedelta(days=1), (), {})
-    repairs = iter([2, 0, 3])
-
-    def fetch(now: datetime) -> opencost.OpenCostSnapshot:
-        return opencost.OpenCostSnapshot(month, month, repairs=next(repairs))
-
-    instant = datetime(2026, 10, 2, tzinfo=UTC)
-    refresher = Refresher(
-        [Source("opencost", 300, 1800, fetch)], lambda s, n: [], [], lambda: instant
-    )
-    for _ in range(3):
-        assert refresher.refresh("opencost")
-    health = refresher.health()["opencost"]
-    assert health.repairs == 5
-    (sample,) = (s for s in health_samples({"opencost": health}) if s.family is REPAIRS)
-    assert sample.value == 5.0 and sample.labels == (("source", "opencost"),)
-    quiet = {s.family for s in health_samples({"dcgm": SourceHealth(True, 0.0, 0.1, {})})}
-    assert REPAIRS not in quiet  # a source that keeps no closed days has no such series

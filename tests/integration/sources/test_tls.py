@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import ssl
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trustme
 
-from exporter.config.schema import Config, load_config
-from exporter.errors import ConfigError, UpstreamError
-from exporter.serve.wiring import build_sources
+from exporter.config.schema import Config
+from exporter.errors import UpstreamError
 from exporter.sources.deadline import refresh_budget
-from exporter.sources.http import get_text, make_client, tls_context
+from exporter.sources.http import get_text, make_client
 from exporter.sources.table import SOURCES
-from tests.unit.sources.test_http import DCGM_TEXT, Dripper, Stopwatch, policy
+from tests.integration.sources.test_http import Dripper
+from tests.unit.sources.test_http import DCGM_TEXT, Stopwatch, policy
 
 
 @pytest.fixture(scope="module")
@@ -81,12 +80,6 @@ def test_every_https_source_trusts_its_ca_file(
         assert got == expected, extra  # the system trust store does not know the private CA
 
 
-def test_a_missing_ca_file_is_a_config_error(write_config: Callable[[str], str]) -> None:
-    path = write_config("sources:\n  opencost: {url: 'https://oc:9003', ca_file: /nonexistent}\n")
-    with pytest.raises(ConfigError, match=r"sources.opencost: ca_file /nonexistent: cannot load"):
-        build_sources(load_config(path), path)
-
-
 def test_a_certificate_that_fails_to_verify_is_not_retried(tls_upstream: tuple[str, str]) -> None:
     url, _ = tls_upstream
     watch = Stopwatch()
@@ -98,11 +91,6 @@ def test_a_certificate_that_fails_to_verify_is_not_retried(tls_upstream: tuple[s
         get_text(client, "opencost", "/allocation")
     assert caught.value.reason == "unreachable" and "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
     assert watch.sleeps == []
-
-
-def test_an_unreadable_ca_file_is_a_value_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="ca_file"):
-        tls_context(str(tmp_path / "missing.pem"))
 
 
 def test_a_dripping_https_upstream_is_cut_at_the_call_deadline(

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from exporter.exposition.catalogue import SOURCE_UP, TEAM_COST_PER_HOUR
-from exporter.exposition.render import (
-    render,
-)
+from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
 
 
