@@ -14,11 +14,15 @@ The rule for tests/unit, checked on every module there (tests, helpers and __ini
 
 Unit tests reach HTTP through `httpx.MockTransport`, and the fakes' handlers are called
 directly; pure helpers of those modules (`demo_config_dict`, `FakeRequest`) are allowed.
+
+Every test that starts a Python process (the exporter or the demo, on the machine's clock) is
+among those .ci/run runs again under faketime.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -129,3 +133,29 @@ def test_every_test_folder_is_a_package() -> None:
     tests = ROOT / "tests"
     folders = {p.parent for p in tests.rglob("*.py")}
     assert not [str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").is_file()]
+
+
+def _runs_python(path: Path) -> bool:
+    """Whether the module starts a Python process: it reads `sys.executable`."""
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr == "executable"
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "sys"
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    )
+
+
+def test_tests_that_start_the_exporter_on_the_machines_clock_run_under_faketime() -> None:
+    """A Python process a test starts has no frozen clock to be handed: .ci/run fakes its date."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    listed = re.search(r"^CLOCK_DEPENDENT=\(([^)]*)\)", ci, flags=re.MULTILINE)
+    assert listed, ".ci/run lists the tests it runs under faketime in CLOCK_DEPENDENT"
+    paths = [ROOT / p for p in listed.group(1).split()]
+    assert UNIT in paths
+    starters = [p for p in sorted((ROOT / "tests").rglob("test_*.py")) if _runs_python(p)]
+    assert starters
+    missing = [
+        str(p.relative_to(ROOT)) for p in starters if not any(p.is_relative_to(q) for q in paths)
+    ]
+    assert not missing, f"add to CLOCK_DEPENDENT in .ci/run: {missing}"
