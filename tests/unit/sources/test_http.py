@@ -1,4 +1,4 @@
-"""The HTTP boundary: per-call and per-refresh deadlines, retries with backoff, redacted bodies."""
+"""The HTTP boundary: per-refresh deadlines, retries with backoff, redacted bodies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The DCGM source: parsing dcgm-exporter text into GPU records, over mocks and the fake."""
+"""The DCGM source: parsing dcgm-exporter text into GPU records, fetched over mock transports."""
 
 from __future__ import annotations
 
@@ -215,9 +215,6 @@ def test_unreachable_endpoint_is_unavailable() -> None:
 
     with mock_client(cfg, answer) as client, pytest.raises(UpstreamUnavailable):
         fetch(client, cfg)
-
-
-# --- integration with the fake dcgm-exporter over loopback ---------------------------------
 
 
 # --- one corrupt GPU is dropped and counted, not its node ----------------------------------

@@ -1,4 +1,4 @@
-"""LiteLLM source: parsing and paging against mocked responses, and the fake proxy over loopback."""
+"""LiteLLM source: parsing and paging against mocked responses."""
 
 from __future__ import annotations
 
