@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit promtool generate bench soak clean image
+.PHONY: demo test lint typecheck unit integration e2e tooling promtool generate bench soak clean image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ promtool:
 		fi; \
 	fi
 
-# Headless Chromium opens the HTML statement in tests/test_statement_browser.py (which skips
+# Headless Chromium opens the HTML statement in tests/e2e/test_statement_browser.py (which skips
 # without it only where it cannot be installed, as a non-root user).
 	@if ! command -v chromium >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then \
@@ -52,10 +52,24 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict $(CODE)
 
-unit: $(STAMP) promtool
-	$(BIN)/pytest
+# The tests by kind (each folder's __init__.py says what it holds). `make unit` is the fast loop:
+# the package's modules in-process, no process, socket or browser; well under a minute.
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
 
-test: lint typecheck unit
+# The real exporter against the demo's fakes on loopback, worker processes, Prometheus, promtool.
+integration: $(STAMP) promtool
+	$(BIN)/pytest tests/integration
+
+# The demo scraped by Prometheus, alerts through Alertmanager, the statement in Chromium.
+e2e: $(STAMP) promtool
+	$(BIN)/pytest tests/e2e
+
+# The committed artefacts: mixin output, deploy manifests (kubectl, promtool), README, image, bench.
+tooling: $(STAMP) promtool
+	$(BIN)/pytest tests/tooling
+
+test: lint typecheck unit integration e2e tooling
 
 demo: $(STAMP)
 	$(BIN)/python -m chargeback_demo.run

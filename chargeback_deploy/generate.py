@@ -4,7 +4,7 @@ The Prometheus Operator component gets one PrometheusRule per file of rules/, wh
 are that file's groups; the Grafana sidecar component gets a copy of each dashboards/ JSON and
 a kustomization that turns each copy into a ConfigMap labelled `grafana_dashboard: "1"`.
 Kustomize cannot read files above a kustomization's own directory, hence copies, which
-tests/test_deploy_drift.py compares with the originals. Run `make generate` after changing
+tests/tooling/test_deploy_drift.py compares with the originals. Run `make generate` after changing
 rules/ or dashboards/ (the mixin generator writes those first).
 """
 

@@ -1,0 +1,1 @@
+"""End-to-end tests: the demo with Prometheus, Alertmanager and a headless browser."""

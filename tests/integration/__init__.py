@@ -1,0 +1,1 @@
+"""Integration tests: the real exporter against the demo's loopback fakes, worker processes."""

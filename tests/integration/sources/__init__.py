@@ -1,0 +1,1 @@
+"""Integration tests of the sources against loopback servers: fakes, dripping and TLS."""

@@ -1,0 +1,142 @@
+"""The real server under a web config: TLS, client certificates and basic auth over loopback."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trustme
+
+from exporter.config.web import WebServing, load_web_config
+from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.render import render
+from exporter.exposition.samples import Sample
+from exporter.serve.server import MetricsServer
+from tests.unit.config.test_web import HASH, HASH_2Y, PASSWORD, TLS_ONLY, _basic, _web_config
+
+EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="dcgm")])
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+def certs(tmp_path: Path, ca: trustme.CA) -> Path:
+    """The server's key pair and a CA for client certificates, written beside the web config."""
+    server = ca.issue_cert("127.0.0.1", "localhost")
+    (tmp_path / "server.crt").write_bytes(b"".join(p.bytes() for p in server.cert_chain_pems))
+    server.private_key_pem.write_to_path(tmp_path / "server.key")
+    ca.cert_pem.write_to_path(tmp_path / "server-ca.crt")
+    client_ca = trustme.CA()
+    client_ca.cert_pem.write_to_path(tmp_path / "client-ca.crt")
+    client = client_ca.issue_cert("prometheus@monitoring.example")
+    client.private_key_and_cert_chain_pem.write_to_path(tmp_path / "client.pem")
+    stranger = trustme.CA().issue_cert("prometheus@monitoring.example")
+    stranger.private_key_and_cert_chain_pem.write_to_path(tmp_path / "stranger.pem")
+    return tmp_path
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[WebServing], str]]:
+    servers: list[MetricsServer] = []
+
+    def start(web: WebServing) -> str:
+        authorize = web.auth.allows if web.auth else None
+        server = MetricsServer(
+            ("127.0.0.1", 0), "/metrics", lambda: EXPOSITION, tls=web.tls, authorize=authorize
+        )
+        server.start()
+        servers.append(server)
+        return f"{'https' if web.tls else 'http'}://127.0.0.1:{server.port}"
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def _client_context(certs: Path, client_pem: str | None = None) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(certs / "server-ca.crt"))
+    if client_pem:
+        context.load_cert_chain(str(certs / client_pem))
+    return context
+
+
+def _get(url: str, context: ssl.SSLContext, **kwargs: object) -> httpx.Response:
+    with httpx.Client(verify=context, timeout=20) as client:
+        return client.get(url, **kwargs)  # type: ignore[arg-type]
+
+
+def test_tls_serves_metrics_to_a_verifying_client(
+    certs: Path, serve: Callable[[WebServing], str]
+) -> None:
+    # Relative file names resolve against the web config's folder, as in the toolkit.
+    url = serve(load_web_config(_web_config(certs, TLS_ONLY)))
+    assert url.startswith("https://")
+    response = _get(f"{url}/metrics", _client_context(certs))
+    assert response.status_code == 200
+    assert 'chargeback_source_up{source="dcgm"} 1.0' in response.text
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/metrics", timeout=20)  # the system CAs do not know our test CA
+
+
+def test_require_and_verify_client_cert(certs: Path, serve: Callable[[WebServing], str]) -> None:
+    text = TLS_ONLY + (
+        "  client_ca_file: client-ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n"
+    )
+    url = serve(load_web_config(_web_config(certs, text)))
+    with pytest.raises(httpx.TransportError):
+        _get(f"{url}/metrics", _client_context(certs))
+    with pytest.raises(httpx.TransportError):
+        _get(f"{url}/metrics", _client_context(certs, "stranger.pem"))
+    assert _get(f"{url}/metrics", _client_context(certs, "client.pem")).status_code == 200
+
+
+def test_verify_client_cert_if_given(certs: Path, serve: Callable[[WebServing], str]) -> None:
+    text = (
+        TLS_ONLY + "  client_ca_file: client-ca.crt\n  client_auth_type: VerifyClientCertIfGiven\n"
+    )
+    url = serve(load_web_config(_web_config(certs, text)))
+    assert _get(f"{url}/healthz", _client_context(certs)).status_code == 200
+    assert _get(f"{url}/healthz", _client_context(certs, "client.pem")).status_code == 200
+    with pytest.raises(httpx.TransportError):
+        _get(f"{url}/healthz", _client_context(certs, "stranger.pem"))
+
+
+@pytest.mark.parametrize("policy", ["NoClientCert", "RequestClientCert"])
+def test_policies_that_admit_any_client(
+    certs: Path, serve: Callable[[WebServing], str], policy: str
+) -> None:
+    ca_line = "  client_ca_file: client-ca.crt\n" if policy == "RequestClientCert" else ""
+    text = TLS_ONLY + ca_line + f"  client_auth_type: {policy}\n"
+    url = serve(load_web_config(_web_config(certs, text)))
+    for client_pem in (None, "client.pem", "stranger.pem"):
+        assert _get(f"{url}/healthz", _client_context(certs, client_pem)).status_code == 200
+
+
+def test_basic_auth_over_tls(certs: Path, serve: Callable[[WebServing], str]) -> None:
+    text = TLS_ONLY + f"basic_auth_users:\n  prometheus: '{HASH}'\n  grafana: '{HASH_2Y}'\n"
+    url = serve(load_web_config(_web_config(certs, text)))
+    context = _client_context(certs)
+    for path in ("/metrics", "/healthz", "/", "/nowhere"):
+        for headers in ({}, _basic("prometheus", "wrong"), _basic("nobody", PASSWORD)):
+            response = _get(f"{url}{path}", context, headers=headers)
+            assert response.status_code == 401, (path, headers)
+            assert response.headers["www-authenticate"] == "Basic"
+            assert "chargeback" not in response.text
+    metrics = _get(f"{url}/metrics", context, auth=("prometheus", PASSWORD))
+    assert metrics.status_code == 200
+    assert 'chargeback_source_up{source="dcgm"} 1.0' in metrics.text
+    assert _get(f"{url}/", context, auth=("grafana", PASSWORD)).status_code == 200
+    assert _get(f"{url}/nowhere", context, auth=("grafana", PASSWORD)).status_code == 404
+
+
+def test_basic_auth_without_tls(tmp_path: Path, serve: Callable[[WebServing], str]) -> None:
+    url = serve(load_web_config(_web_config(tmp_path, f"basic_auth_users:\n  p: {HASH}\n")))
+    assert url.startswith("http://")
+    assert httpx.get(f"{url}/metrics").status_code == 401
+    assert httpx.get(f"{url}/metrics", auth=("p", PASSWORD)).status_code == 200

@@ -1,0 +1,1 @@
+"""Helpers the kinds of tests share; they start nothing themselves."""

@@ -1,0 +1,1 @@
+"""Tooling tests: committed and generated artefacts (mixin, deploy, README, image, bench)."""

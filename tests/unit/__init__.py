@@ -1,0 +1,1 @@
+"""Unit tests: the runtime package's modules in-process, no process, socket or browser."""

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.config: the schema, the loader, the offline check, the web config."""

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.exposition: the catalogue, rendering and the text formats."""

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.finance: the report, footing, the statement and FOCUS."""

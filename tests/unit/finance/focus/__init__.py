@@ -1,0 +1,1 @@
+"""Unit tests of exporter.finance.focus: FOCUS rows, days and resources."""

@@ -1,0 +1,164 @@
+"""The HTML statement: the report's figures in charts and tables, forecasts, escaping, caching."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from exporter.config.schema import Config
+from exporter.finance.report import build_report, model_rows
+from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.html import statement_html
+from exporter.finance.statement.served import render_statement, statement_artefact
+from exporter.ledger.attribution import IDLE, UNALLOCATED
+from exporter.ledger.chargeback import Ledger
+from exporter.ledger.join import Chargeback
+from exporter.ledger.llm import TeamModelUsage
+from tests.support.statement_dom import read_page
+
+EVIL_TEAM = "<script>alert(1)</script>"
+EVIL_MODEL = "<img src=x onerror=alert(2)>"
+# Mid-month in UTC: 15 days and 11.5 hours, 371.5 hours, are left of November.
+AT = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
+
+
+def _ledger(costs: dict[tuple[str, str], float]) -> Ledger:
+    ledger = Ledger()
+    for (team, component), amount in costs.items():
+        ledger.add(team, component, amount)
+    return ledger
+
+
+def _config() -> Config:
+    return Config.model_validate({"timezone": "UTC", "currency": "EUR"})
+
+
+def _chargeback(**overrides: object) -> Chargeback:
+    fields: dict[str, object] = {
+        "at": AT,
+        "hourly": _ledger({("research", "gpu"): 2.0, ("research", "llm_external"): 0.1}),
+        "month": _ledger(
+            {
+                ("research", "gpu"): 700.0,
+                ("research", "llm_external"): 30.0,
+                ("vision", "gpu"): 250.0,
+                ("vision", "borrowed"): 12.5,
+                (UNALLOCATED, "cpu"): 4.0,
+            }
+        ),
+        "samples": (),
+        "budgets": {("research", "gpu"): 2000.0, ("research", "llm"): 50.0},
+        "month_idle": 0.0,
+    }
+    fields.update(overrides)
+    return Chargeback(**fields)  # type: ignore[arg-type]
+
+
+def _statement(chargeback: Chargeback, *, closed: bool = False) -> str:
+    config = _config()
+    assert chargeback.month is not None
+    report = build_report(
+        chargeback.month,
+        "EUR",
+        "2026-11",
+        chargeback.budgets,
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, {}),
+        idle=chargeback.month_idle,
+        closed=closed,
+    )
+    return statement_html(build_statement(report, chargeback, config))
+
+
+def test_forecast_adds_the_current_rate_for_the_hours_left() -> None:
+    budgets = read_page(_statement(_chargeback()))["charts"]["budgets"]
+    forecast = budgets["forecast at month end"]
+    # GPU: 700 + 2.00/h x 371.5 h; LLM: 30 + 0.10/h x 371.5 h.
+    assert forecast == {"research (gpu)": "1,443.00", "research (llm)": "67.15"}
+    assert budgets["month to date"] == {"research (gpu)": "700.00", "research (llm)": "30.00"}
+    assert budgets["budget"] == {"research (gpu)": "2,000.00", "research (llm)": "50.00"}
+
+
+def test_a_closed_month_forecasts_what_it_spent() -> None:
+    budgets = read_page(_statement(_chargeback(), closed=True))["charts"]["budgets"]
+    assert budgets["month end"] == budgets["month to date"]
+
+
+def test_idle_parts_add_to_the_headline_idle() -> None:
+    # 100 of idle: 30 and 20 shared onto teams, 10 on __idle__, and 40 absorbed by a
+    # reservation (in neither `idle_share` nor `__idle__`).
+    month = _ledger(
+        {
+            ("research", "gpu"): 500.0,
+            ("research", "idle_share"): 30.0,
+            ("vision", "idle_share"): 20.0,
+            (IDLE, "gpu"): 10.0,
+        }
+    )
+    idle = read_page(_statement(_chargeback(month=month, month_idle=100.0)))["charts"]["idle"]
+    assert idle == {
+        "idle": {
+            "research": "30.00",
+            "vision": "20.00",
+            "absorbed by reservations": "40.00",
+            f"left on {IDLE}": "10.00",
+        }
+    }
+
+
+def test_llm_spend_per_team_foots_to_the_model_table() -> None:
+    # Three teams with a third of a cent each way: per model the cells add to the table's spend.
+    usage = {
+        (team, model): TeamModelUsage(10.0 / 3, 10, 5, 1)
+        for team in ("a", "b", "c")
+        for model in ("m1", "m2")
+    }
+    chargeback = _chargeback(llm_usage=usage)
+    page = _statement(chargeback)
+    llm = read_page(page)["charts"]["llm"]
+    assert set(llm) == {"m1", "m2"}
+    for spend in llm.values():
+        assert set(spend.values()) == {"3.33", "3.34"}
+        assert sum(Decimal(v) for v in spend.values()) == Decimal("10.00")
+    # The model table prints 10.00 for each, and the chart's cells add up to that.
+    models = read_page(page)["tables"][1]
+    assert [row[2] for row in models[1:]] == ["10.00", "10.00", "20.00"]
+
+
+def test_upstream_names_are_escaped_everywhere() -> None:
+    month = _ledger({(EVIL_TEAM, "gpu"): 5.0, ("research", "gpu"): 1.0})
+    usage = {(EVIL_TEAM, EVIL_MODEL): TeamModelUsage(2.0, 1, 1, 1)}
+    page = _statement(_chargeback(month=month, llm_usage=usage, budgets={}))
+    # The page carries no script and no element of its own making from a name.
+    assert "<script" not in page.lower()
+    assert "<img" not in page.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    figures = read_page(page)
+    assert figures["tables"][0][1][0] == EVIL_TEAM
+    assert EVIL_TEAM in figures["charts"]["teams"]["gpu"]
+    assert figures["charts"]["llm"] == {EVIL_MODEL: {EVIL_TEAM: "2.00"}}
+
+
+def test_same_figures_render_the_same_bytes() -> None:
+    # No random chart ids and no generator comment with the day it ran.
+    assert _statement(_chargeback()) == _statement(_chargeback())
+
+
+def test_no_borrowing_and_no_budgets_say_so() -> None:
+    month = _ledger({("research", "gpu"): 5.0})
+    page = _statement(_chargeback(month=month, budgets={}))
+    assert "No team borrowed or lent quota this month." in page
+    assert "No budgets are configured." in page
+    assert set(read_page(page)["charts"]) == {"teams", "idle"}
+
+
+def test_render_statement_needs_cost_data() -> None:
+    assert render_statement(_chargeback(month=None, hourly=None), _config()) is None
+    page = render_statement(_chargeback(), _config())
+    assert page is not None and page.startswith(b"<!DOCTYPE html>")
+
+
+def test_the_workers_artefact_is_the_page_or_empty_before_cost_data() -> None:
+    config = _config()
+    page = statement_artefact(config, _chargeback())
+    assert page.startswith(b"<!DOCTYPE html>")
+    assert page == render_statement(_chargeback(), config)

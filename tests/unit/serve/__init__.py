@@ -1,0 +1,1 @@
+"""Unit tests of exporter.serve: the refresher, the server's parsing, the worker's pacing."""

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.sources: the source table, HTTP, deadlines; a folder per upstream."""

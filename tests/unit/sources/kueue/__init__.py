@@ -1,0 +1,1 @@
+"""Unit tests of exporter.sources.kueue over httpx.MockTransport."""
