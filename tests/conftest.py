@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -15,6 +16,8 @@ from exporter.serve.wiring import build_sources
 from exporter.sources.table import Records
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
+# The config's default time zone, for a reading of a config that sets none.
+UTC_ZONE = ZoneInfo("UTC")
 FIXED_NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
 # The tests' frozen time: every source, fake, join and report reads it, never the machine's.
 CLOCK: Clock = fixed_clock(FIXED_NOW)

@@ -126,12 +126,12 @@ class LiteLLMSnapshot:
     # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
     exchange_rate: float = 1.0
     repairs: int = 0  # kept days this refresh's full read found changed and replaced
-    dated: Dated = ()  # each UTC date's use, when the month was read by day
+    dated: Dated | None = None  # each UTC date's use, when the month was read by day
 
     def as_of(self, reading: Reading) -> LiteLLMSnapshot:
         """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
-        if not self.dated:
-            return replace(self, usage=())
+        if self.dated is None:
+            raise ValueError(f"{SOURCE}: the month was not read day by day")
         last = month_dates(reading.at, reading.month.zone).end
         aliases = {t.team_id: t.alias for t in self.teams}
         return replace(self, usage=tuple(_records(summed_to(self.dated, last), aliases)))
@@ -155,7 +155,8 @@ class LiteLLMSnapshot:
             for t in self.teams
         )
         usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
-        return replace(self, teams=teams, usage=usage, exchange_rate=1.0, dated=())
+        # The dates stay in LiteLLM's currency: a converted snapshot is not summed again.
+        return replace(self, teams=teams, usage=usage, exchange_rate=1.0, dated=None)
 
 
 def _times(amount: float | None, exchange_rate: float) -> float | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from exporter.config.schema import Config
 from exporter.finance.report import build_report, model_rows
@@ -14,6 +15,7 @@ from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
+from exporter.sources.reading import Reading
 from tests.support.statement_dom import read_page
 
 EVIL_TEAM = "<script>alert(1)</script>"
@@ -35,7 +37,7 @@ def _config() -> Config:
 
 def _chargeback(**overrides: object) -> Chargeback:
     fields: dict[str, object] = {
-        "at": AT,
+        "reading": Reading.open(AT, ZoneInfo("UTC")),
         "hourly": _ledger({("research", "gpu"): 2.0, ("research", "llm_external"): 0.1}),
         "month": _ledger(
             {

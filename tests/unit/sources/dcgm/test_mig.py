@@ -22,7 +22,7 @@ from exporter.sources.dcgm.source import (
     parse_metrics,
 )
 from exporter.sources.reading import Reading
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, UTC_ZONE
 
 ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 
@@ -153,7 +153,7 @@ def test_the_same_carved_gpu_behind_two_urls_counts_once_with_its_rest() -> None
         snapshot = fetch(
             client,
             Config(sources=SourcesConfig(dcgm=cfg)),
-            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(dcgm=cfg)).zone),
+            Reading.open(FIXED_NOW, UTC_ZONE),
         )
     assert sorted((r.mig_instance, r.share) for r in snapshot.gpus) == [
         ("1", 3 / 7),

@@ -12,7 +12,7 @@ from exporter.config.schema import Config, DcgmConfig, SourcesConfig, load_confi
 from exporter.errors import ConfigError, UpstreamStatusError, UpstreamUnavailable
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
 from exporter.sources.reading import Reading
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, UTC_ZONE
 
 WAIT = 30.0  # seconds a blocked mock waits before it gives up: only reached when a test fails
 
@@ -32,7 +32,7 @@ def read(cfg: DcgmConfig, answer: Callable[[httpx.Request], httpx.Response]) -> 
         return fetch(
             client,
             Config(sources=SourcesConfig(dcgm=cfg)),
-            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(dcgm=cfg)).zone),
+            Reading.open(FIXED_NOW, UTC_ZONE),
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -16,6 +17,7 @@ from exporter.sources.litellm.cache import month_dates
 from exporter.sources.litellm.decode import Days, decode_body
 from exporter.sources.litellm.source import LiteLLMSnapshot, build_client, fetch
 from exporter.sources.reading import Reading
+from tests.conftest import UTC_ZONE
 from tests.support.litellm_rows import Row, RowProxy, date_runs
 
 KEY = "sk-test-viewer-read"
@@ -60,7 +62,7 @@ def _usage(snap: LiteLLMSnapshot) -> Usage:
 def _read(proxy: RowProxy, zone: str = "UTC", now: datetime = NOW, **kw: Any) -> Usage:
     cfg = _cfg(**kw)
     with _client(proxy, cfg) as client:
-        return _usage(fetch(client, _config(cfg, zone), Reading.open(now, _config(cfg, zone).zone)))
+        return _usage(fetch(client, _config(cfg, zone), Reading.open(now, ZoneInfo(zone))))
 
 
 # --- one read: team x model through the API-key sub-breakdowns -------------------------------
@@ -240,18 +242,18 @@ def test_a_new_client_and_a_new_month_read_the_whole_month() -> None:
     proxy = RowProxy(list(ROWS), KEY_TEAMS)
     cfg = _cfg(reconcile_interval="1d")
     with _client(proxy, cfg) as client:
-        fetch(client, _config(cfg), Reading.open(NOW, _config(cfg).zone))
-        fetch(client, _config(cfg), Reading.open(NOW + timedelta(hours=2), _config(cfg).zone))
+        fetch(client, _config(cfg), Reading.open(NOW, UTC_ZONE))
+        fetch(client, _config(cfg), Reading.open(NOW + timedelta(hours=2), UTC_ZONE))
         fetch(
             client,
             _config(cfg),
-            Reading.open(datetime(2026, 12, 1, 0, 10, tzinfo=UTC), _config(cfg).zone),
+            Reading.open(datetime(2026, 12, 1, 0, 10, tzinfo=UTC), UTC_ZONE),
         )
     with _client(proxy, cfg) as client:  # a restart
         fetch(
             client,
             _config(cfg),
-            Reading.open(datetime(2026, 12, 1, 0, 20, tzinfo=UTC), _config(cfg).zone),
+            Reading.open(datetime(2026, 12, 1, 0, 20, tzinfo=UTC), UTC_ZONE),
         )
     assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-12-01", "2026-12-01"]
 

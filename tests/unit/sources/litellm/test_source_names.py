@@ -12,6 +12,7 @@ import pytest
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.litellm.source import build_client, fetch
 from exporter.sources.reading import Reading
+from tests.conftest import UTC_ZONE
 
 KEY = "sk-test-viewer-names"
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
@@ -94,7 +95,7 @@ def _fetch(route: Callable[[httpx.Request], httpx.Response]) -> dict[Any, tuple[
         snapshot = fetch(
             client,
             Config(sources=SourcesConfig(litellm=cfg)),
-            Reading.open(NOW, Config(sources=SourcesConfig(litellm=cfg)).zone),
+            Reading.open(NOW, UTC_ZONE),
         )
     assert snapshot.dropped == {}
     return {

@@ -15,7 +15,7 @@ from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
 from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.reading import Reading
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, UTC_ZONE
 
 START = FIXED_NOW - timedelta(hours=1)
 KEY = "GCP/__undefined__/proj/Compute/prod/Node/Kubernetes/{0}/{0}"
@@ -164,7 +164,7 @@ def _fetch_paths(node_assets: bool) -> tuple[list[str], OpenCostSnapshot]:
         snapshot = opencost.fetch(
             client,
             Config(sources=SourcesConfig(opencost=cfg)),
-            Reading.open(FIXED_NOW, Config(sources=SourcesConfig(opencost=cfg)).zone),
+            Reading.open(FIXED_NOW, UTC_ZONE),
         )
     return [r.url.path for r in seen], snapshot
 

@@ -20,6 +20,7 @@ from exporter.errors import (
 from exporter.sources.checks import Tally
 from exporter.sources.opencost import source as opencost
 from exporter.sources.reading import Reading
+from tests.conftest import UTC_ZONE
 
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 MONTH = datetime(2026, 11, 1, tzinfo=UTC)  # the 1st in UTC, the default time zone
@@ -98,7 +99,7 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
     snapshot = opencost.fetch(
         _client(handler),
         Config(sources=SourcesConfig(opencost=CFG)),
-        Reading.open(NOW, Config(sources=SourcesConfig(opencost=CFG)).zone),
+        Reading.open(NOW, UTC_ZONE),
     )
     assert snapshot.month.allocations == () and snapshot.month.idle == {}
     common = {
