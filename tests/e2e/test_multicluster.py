@@ -33,7 +33,7 @@ from chargeback_demo.prometheus import (
 from chargeback_mixin import rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
-from tests.support.prometheus_api import get, poll, query, recorded
+from tests.support.prometheus_api import CHECKOUT, get, poll, query, recorded
 
 pytestmark = pytest.mark.skipif(
     shutil.which("prometheus") is None, reason="prometheus not installed (make test installs it)"
@@ -56,7 +56,10 @@ def _exporter(work: Any, name: str, procs: list[Process]) -> str:
     port = free_port()
     with (work / f"exporter-{name}.log").open("wb") as log:
         proc = subprocess.Popen(
-            [*EXPORTER_ARGV, f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log
+            [*EXPORTER_ARGV, f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=log,
+            stderr=log,
+            cwd=CHECKOUT,
         )
     procs.append(proc)
     url = f"http://127.0.0.1:{port}"

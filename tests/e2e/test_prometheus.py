@@ -39,7 +39,7 @@ from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from chargeback_mixin.dashboards import DASHBOARDS, dashboard_json
 from exporter.exposition.catalogue import CATALOGUE
-from tests.support.prometheus_api import get, poll, query, recorded
+from tests.support.prometheus_api import CHECKOUT, get, poll, query, recorded
 
 pytestmark = pytest.mark.skipif(
     shutil.which("prometheus") is None
@@ -119,6 +119,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 [*EXPORTER_ARGV, f"--web.listen-address=127.0.0.1:{port}"],
                 stdout=log,
                 stderr=log,
+                cwd=CHECKOUT,
             )
         procs.append(exporter)
         exporter_url = f"http://127.0.0.1:{port}"

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "exporter"
 STAGES = ("config", "sources", "ledger", "exposition", "serve", "finance")
 UPSTREAMS = ("opencost", "dcgm", "kueue", "litellm")

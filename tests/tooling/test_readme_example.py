@@ -1,9 +1,9 @@
-"""The README's second worked example: every figure in it comes out of the real sources and join.
+"""docs/chargeback.md's second worked example: every figure comes from the real sources and join.
 
 The cluster (tests/tooling/readme_example_upstreams) is served over httpx.MockTransport and read
 by each source's own `fetch` (OpenCost `/allocation` and `/assets`, Kueue ClusterQueues and
 ResourceFlavors, LiteLLM's team list and aggregated daily activity with API-key breakdowns),
-then joined by `exporter.ledger.join.join`. The README's config block is the config; its table and
+then joined by `exporter.ledger.join.join`. The page's config block is the config; its table and
 prose are parsed and compared with the join's month to date, cent by cent.
 """
 
@@ -45,8 +45,8 @@ from tests.tooling.readme_example_upstreams import (
     opencost_api,
 )
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-BEGIN = "<!-- worked-example-2: tests/tooling/test_readme_example.py checks every figure -->\n"
+PAGE = (Path(__file__).parents[2] / "docs" / "chargeback.md").read_text(encoding="utf-8")
+BEGIN = "<!-- worked-example-2: a test checks every figure against the real sources and join -->\n"
 END = "<!-- end worked-example-2 -->"
 
 KEY_ENV = "README_EXAMPLE_LITELLM_KEY"
@@ -54,16 +54,16 @@ TEAMS = ("research", "vision", "platform")
 COLUMNS = ("gpu", "borrowed", "lent", "llm_serving", "llm_external")
 
 
-# --- the README ---------------------------------------------------------------------------
+# --- the page -----------------------------------------------------------------------------
 
 
 def _section() -> str:
-    assert BEGIN in README and END in README, "the second worked example lost its markers"
-    return README.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert BEGIN in PAGE and END in PAGE, "the second worked example lost its markers"
+    return PAGE.split(BEGIN, 1)[1].split(END, 1)[0]
 
 
 def _config(section: str) -> Config:
-    """The README's config block, plus the teams and upstream addresses it leaves out."""
+    """The page's config block, plus the teams and upstream addresses it leaves out."""
     block = re.search(r"```yaml\n(.*?)```", section, flags=re.DOTALL)
     assert block is not None
     raw = yaml.safe_load(block.group(1))
@@ -291,7 +291,7 @@ def test_every_figure_in_the_prose_comes_from_the_sources_and_the_join() -> None
     prose = _prose(section)
     phrases = list(_phrases(config, _records(config)))
     missing = [p for p in phrases if p not in prose]
-    assert missing == [], "the README's prose no longer says what the join gives"
+    assert missing == [], "the page's prose no longer says what the join gives"
     # And no money figure in the prose escapes the checks above.
     checked = {m for p in phrases for m in re.findall(r"\d[\d,]*\.\d\d", p)}
     assert set(re.findall(r"\d[\d,]*\.\d\d", prose)) <= checked
