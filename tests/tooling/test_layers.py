@@ -11,10 +11,12 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from exporter.sources.table import SOURCES
+
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "exporter"
 STAGES = ("config", "sources", "ledger", "exposition", "serve", "finance")
-UPSTREAMS = ("opencost", "dcgm", "kueue", "litellm")
+UPSTREAMS = tuple(SOURCES)  # the source table: one folder per upstream
 LEAF = "leaf"  # the helpers at the top: clock, calendar, errors, logs, redact, ...
 # Folder -> the folders its modules may import (its own always included).
 ALLOWED: dict[str, set[str]] = {
