@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 
 from exporter.config.schema import Config
-from exporter.finance.focus.export import focus_export
+from exporter.finance.focus.export import FocusExport, focus_export
+from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
 from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
 from exporter.finance.statement.figures import build_statement
@@ -27,11 +31,16 @@ log = logging.getLogger("exporter")
 
 @dataclass(frozen=True)
 class ReportRequest:
-    """What the command line asked for: the format, the CSV table, the unallocated limit."""
+    """What the command line asked for: the format, the CSV table, the unallocated limit, and
+    for FOCUS the folder its data and metadata go to (stdout gets the data alone without it)
+    and the instant its metadata is created."""
 
     format: str
     table: str
     max_unallocated: float | None = None
+    output: Path | None = None
+    created: datetime | None = None
+    team: str | None = None  # the statement of one team
 
 
 def run_report(
@@ -66,7 +75,7 @@ def run_report(
         quota_basis=_quota_basis(reading.closed, history is not None, records),
     )
     if request.format == "focus":
-        sys.stdout.write(focus_export(config, read.snapshots, report, reading))
+        _write_focus(focus_export(config, read.snapshots, report, reading), request)
     elif request.format == "html":
         sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
     else:
@@ -78,6 +87,20 @@ def run_report(
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_focus(export: FocusExport, request: ReportRequest) -> None:
+    if request.output is None:
+        sys.stdout.write(export.csv)
+        return
+    data = request.output / f"{export.name}.csv"
+    content = export.csv.encode()
+    data.write_bytes(content)
+    assert request.created is not None
+    metadata = focus_metadata(data.name, export.rows, len(content), request.created)
+    meta = request.output / f"{export.name}-metadata.json"
+    meta.write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {data} and {meta}", file=sys.stderr)
 
 
 def _quota_basis(closed: bool, history: bool, records: Records) -> str | None:
