@@ -45,8 +45,9 @@ from tests.tooling.readme_example_upstreams import (
     opencost_api,
 )
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-BEGIN = "<!-- worked-example-2: tests/tooling/test_readme_example.py checks every figure -->\n"
+# The README's second worked example lives in docs/chargeback.md, where the README links it.
+README = (Path(__file__).parents[2] / "docs" / "chargeback.md").read_text(encoding="utf-8")
+BEGIN = "<!-- worked-example-2: a test checks every figure against the real sources and join -->\n"
 END = "<!-- end worked-example-2 -->"
 
 KEY_ENV = "README_EXAMPLE_LITELLM_KEY"
