@@ -15,8 +15,9 @@ from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
 from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
-from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.figures import build_statement, for_team
 from exporter.finance.statement.html import statement_html
+from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.kueue.source import KueueSnapshot
@@ -51,7 +52,8 @@ def run_report(
     history: KueueSnapshot | None = None,
 ) -> int:
     """Print the month's report; the exit status (1: no cost data or over the unallocated
-    limit). `history`, when read, stands in for Kueue's quotas now."""
+    limit; 2: a team the month does not have). `history`, when read, stands in for Kueue's
+    quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
     records = Records.of(read.snapshots)
@@ -77,7 +79,15 @@ def run_report(
     if request.format == "focus":
         _write_focus(focus_export(config, read.snapshots, report, reading), request)
     elif request.format == "html":
-        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
+        statement = build_statement(report, chargeback, config)
+        if request.team is not None:
+            try:
+                statement = for_team(statement, request.team)
+            except ValueError as exc:
+                print(f"error: --team: {exc}", file=sys.stderr)
+                return 2
+        numbers = Numbers(statement_locale(config), config.currency)
+        sys.stdout.write(statement_html(statement, numbers))
     else:
         sys.stdout.write(format_report(report, request.format, request.table))
     if read.failed:
