@@ -20,8 +20,8 @@ from chargeback_demo.exporter import main as demo_main
 from exporter.ledger.attribution import UNALLOCATED
 from exporter.ledger.llm import TeamModelUsage
 from tests.conftest import CLOCK
-from tests.integration.test_statement import DEMO_NUMBERS
 from tests.e2e.cdp import Browser, Page, chromium_path, headless_chromium
+from tests.integration.test_statement import DEMO_NUMBERS
 from tests.support.statement_dom import DOM_JS, assert_statement_matches, read_page
 from tests.unit.finance.statement.test_figures import (
     EVIL_MODEL,
