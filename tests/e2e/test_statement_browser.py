@@ -159,10 +159,7 @@ def test_axe_finds_no_violation_on_any_statement_page(
     # And axe does see what it was asked about: content outside landmarks, a scrolling table
     # the keyboard cannot reach.
     broken = (
-        pages["all teams"]
-        .replace("<main>", "")
-        .replace("</main>", "")
-        .replace('tabindex="0" ', "")
+        pages["all teams"].replace("<main>", "").replace("</main>", "").replace('tabindex="0" ', "")
     )
     seen = _violations(browser, broken, tmp_path / "broken.html", axe_source)
     assert {v["id"] for v in seen} >= {"region"}  # type: ignore[index]
