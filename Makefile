@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit integration e2e tooling promtool generate bench soak clean image
+.PHONY: demo test lint typecheck unit integration e2e tooling promtool focus-validator axe generate bench soak clean image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,39 @@ promtool:
 		fi; \
 	fi
 
+# The FinOps Foundation's FOCUS validator, which tests/integration/test_focus_validator.py runs on
+# the export: Python 3.12 (pyenv's 3.12.1 on the machine image), in a venv of its own because it
+# pins NumPy 1.26. Its source is the project's shared tools beside the checkout; without them or
+# python3.12 the test skips and says so (a warning here, a skip reason there).
+FOCUS_VENV := .focus-venv
+FOCUS_VALIDATOR ?= ../shared/tools/focus_validator-2.0.1
+
+focus-validator: $(FOCUS_VENV)/.installed
+
+$(FOCUS_VENV)/.installed:
+	@if PYENV_VERSION=3.12.1 python3.12 --version >/dev/null 2>&1 && [ -d $(FOCUS_VALIDATOR) ]; then \
+		PYENV_VERSION=3.12.1 python3.12 -m venv $(FOCUS_VENV) && \
+		$(FOCUS_VENV)/bin/pip install --quiet $(FOCUS_VALIDATOR) 'pyarrow<21' && touch $@; \
+	else \
+		echo "WARNING: python3.12 or $(FOCUS_VALIDATOR) missing: the FOCUS validator test skips"; \
+	fi
+
+# axe-core, from the npm registry, which tests/e2e/test_statement_browser.py injects into the
+# statement over the DevTools protocol. Pinned, in a git-ignored folder.
+AXE_VERSION := 4.14.1
+AXE := .axe/node_modules/axe-core/axe.min.js
+
+axe: $(AXE)
+
+$(AXE):
+	@if command -v npm >/dev/null; then \
+		npm install --silent --no-audit --no-fund --prefix .axe axe-core@$(AXE_VERSION); \
+	elif [ -n "$$CI" ]; then \
+		echo "npm is missing: the statement's accessibility test needs axe-core"; exit 1; \
+	else \
+		echo "npm missing: the statement's accessibility test skips"; \
+	fi
+
 # The runtime package, the development packages, the tests and the bench.
 CODE := exporter chargeback_demo chargeback_mixin chargeback_deploy tests bench
 
@@ -58,11 +91,11 @@ unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 # The real exporter against the demo's fakes on loopback, worker processes, Prometheus, promtool.
-integration: $(STAMP) promtool
+integration: $(STAMP) promtool focus-validator
 	$(BIN)/pytest tests/integration
 
 # The demo scraped by Prometheus, alerts through Alertmanager, the statement in Chromium.
-e2e: $(STAMP) promtool
+e2e: $(STAMP) promtool axe
 	$(BIN)/pytest tests/e2e
 
 # The committed artefacts: mixin output, deploy manifests (kubectl, promtool), README, image, bench.
@@ -96,4 +129,4 @@ soak: $(STAMP)
 	$(BIN)/python -m bench.soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FOCUS_VENV) .axe .mypy_cache .pytest_cache .ruff_cache

@@ -61,9 +61,15 @@ def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
         },
         "llm_completion_weight": 3.0,
         "llm_models": [
-            {"model": "llama-3-70b", "self_hosted": {"namespace": "ns-search"}},
-            {"model": "gpt-4o", "external": True},
+            {
+                "model": "llama-3-70b",
+                "self_hosted": {"namespace": "ns-search"},
+                "publisher": "Meta",
+            },
+            {"model": "gpt-4o", "external": True, "publisher": "OpenAI"},
         ],
+        # How the statements name the demo: the cluster, and the platform that runs it.
+        "report": {"cluster": "demo-madrid", "provider": "Demo ML Platform"},
     }
     if "dcgm" in urls:
         config["sources"]["dcgm"] = {"urls": [urls["dcgm"] + "/metrics"], "interval": "10s"}

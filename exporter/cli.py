@@ -9,6 +9,8 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from types import FrameType
 
 from exporter import __version__, logs
@@ -104,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=["table", "csv", "json", "html", "focus"],
         default="table",
-        help="html: one self-contained page; focus: FOCUS 1.2 CSV, daily rows (needs --month)",
+        help="html: one self-contained page; focus: FOCUS 1.2 CSV, daily rows",
     )
     report.add_argument(
         "--table",
@@ -116,6 +118,17 @@ def _parser() -> argparse.ArgumentParser:
         "--month",
         metavar="YYYY-MM",
         help="a closed past month in the configured time zone (default: the month to date)",
+    )
+    report.add_argument(
+        "--output",
+        metavar="DIR",
+        help="--format focus: write the CSV and its FOCUS metadata into DIR (default: the CSV "
+        "on stdout)",
+    )
+    report.add_argument(
+        "--team",
+        metavar="NAME",
+        help="--format html: the statement of one team",
     )
     report.add_argument(
         "--max-unallocated",
@@ -235,15 +248,23 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     With --month, the sources read that closed month (see exporter.finance.closed_month); a
     FOCUS export reads it by day.
     """
-    if args.format == "focus" and args.month is None:
-        print("error: --format focus needs --month YYYY-MM (a closed month)", file=sys.stderr)
+    if args.output is not None and args.format != "focus":
+        print("error: --output is for --format focus", file=sys.stderr)
+        return 2
+    if args.output is not None and not Path(args.output).is_dir():
+        print(f"error: --output: {args.output} is not a folder", file=sys.stderr)
+        return 2
+    if args.team is not None and args.format != "html":
+        print("error: --team is for --format html", file=sys.stderr)
         return 2
     history = None
+    now = clock()
     if args.month is None:
-        reading = Reading.open(clock(), config.zone)
+        # The FOCUS export of the month to date reads it by day, as it does a closed month.
+        reading = replace(Reading.open(now, config.zone), by_day=args.format == "focus")
     else:
         try:
-            reading = closed_month(args.month, config.zone, clock(), by_day=args.format == "focus")
+            reading = closed_month(args.month, config.zone, now, by_day=args.format == "focus")
         except ValueError as exc:
             print(f"error: --month: {exc}", file=sys.stderr)
             return 2
@@ -256,7 +277,8 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
             except (UpstreamError, ValueError) as exc:
                 print(f"error: report.prometheus: {exc}", file=sys.stderr)
                 return 1
-    request = ReportRequest(args.format, args.table, args.max_unallocated)
+    output = Path(args.output) if args.output is not None else None
+    request = ReportRequest(args.format, args.table, args.max_unallocated, output, now, args.team)
     readers = open_readers(config, path, RetryPolicy(clock=clock))
     try:
         return run_report(config, readers, reading, request, history)

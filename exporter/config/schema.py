@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from collections import Counter
 from datetime import timedelta
 from typing import Annotated, Any
 
+import babel
 from pydantic import (
+    AfterValidator,
     Field,
     ValidationError,
     field_validator,
@@ -98,12 +101,28 @@ class SelfHosted(StrictModel):
     namespace: str
 
 
+def _focus_name(value: str) -> str:
+    # FOCUS StringHandling, as the FinOps Foundation's validator checks it: ASCII only.
+    if not value.strip() or len(value) > 100 or not all(" " <= c <= "~" for c in value):
+        raise ValueError("expected 1 to 100 printable ASCII characters (a FOCUS name)")
+    return value
+
+
+# FOCUS names: provider, publisher, invoice issuer.
+FocusName = Annotated[str, AfterValidator(_focus_name)]
+
+
 class ModelDecl(StrictModel):
-    """An LLM model as LiteLLM names it: external (a provider bills it) or self-hosted."""
+    """An LLM model as LiteLLM names it: external (a provider bills it) or self-hosted.
+
+    `publisher` is who makes the model (`OpenAI` for gpt-4o): the FOCUS export's PublisherName
+    on its rows (FOCUS 1.2 appendix "Origination of cost data").
+    """
 
     model: str
     external: bool = False
     self_hosted: SelfHosted | None = None
+    publisher: FocusName | None = None
 
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> ModelDecl:
@@ -133,10 +152,39 @@ class ReportPrometheus(StrictModel):
         return self
 
 
+def _cluster_name(value: str) -> str:
+    # It goes into ids (InvoiceId, ResourceId): no space, no separator of ours, ASCII.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", value):
+        raise ValueError(
+            "expected 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return value
+
+
 class ReportConfig(StrictModel):
-    """What `report` reads beyond the sources: where a closed month's quota history is."""
+    """What `report` reads beyond the sources (a closed month's quota history), and how its
+    statements name things: the cluster, who provides and invoices, the numbers' locale."""
 
     prometheus: ReportPrometheus | None = None
+    # Names the cluster in every FOCUS row and id and on the statement; OpenCost's default id.
+    cluster: Annotated[str, AfterValidator(_cluster_name)] = "default-cluster"
+    # An internal platform is provider, publisher and invoice issuer of what it runs (FOCUS
+    # 1.2 appendix "Origination of cost data", scenario 5.1).
+    provider: FocusName = "Internal GPU platform"
+    invoice_issuer: FocusName | None = None  # default: the provider
+    locale: str | None = None  # a BCP 47 tag like es-ES; default from timezone and currency
+
+    @field_validator("locale")
+    @classmethod
+    def _known_locale(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                babel.Locale.parse(value, sep="-")
+            except (ValueError, TypeError, babel.UnknownLocaleError) as exc:
+                raise ValueError(
+                    f"unknown locale {_short(value)}: give a tag like es-ES or en-US"
+                ) from exc
+        return value
 
 
 class Config(StrictModel):

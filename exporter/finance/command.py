@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 
 from exporter.config.schema import Config
-from exporter.finance.focus.export import focus_export
+from exporter.finance.focus.export import FocusExport, focus_export
+from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
 from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
-from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.figures import build_statement, for_team
 from exporter.finance.statement.html import statement_html
+from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.kueue.source import KueueSnapshot
@@ -27,11 +32,16 @@ log = logging.getLogger("exporter")
 
 @dataclass(frozen=True)
 class ReportRequest:
-    """What the command line asked for: the format, the CSV table, the unallocated limit."""
+    """What the command line asked for: the format, the CSV table, the unallocated limit, and
+    for FOCUS the folder its data and metadata go to (stdout gets the data alone without it)
+    and the instant its metadata is created."""
 
     format: str
     table: str
     max_unallocated: float | None = None
+    output: Path | None = None
+    created: datetime | None = None
+    team: str | None = None  # the statement of one team
 
 
 def run_report(
@@ -42,7 +52,8 @@ def run_report(
     history: KueueSnapshot | None = None,
 ) -> int:
     """Print the month's report; the exit status (1: no cost data or over the unallocated
-    limit). `history`, when read, stands in for Kueue's quotas now."""
+    limit; 2: a team the month does not have). `history`, when read, stands in for Kueue's
+    quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
     records = Records.of(read.snapshots)
@@ -66,9 +77,17 @@ def run_report(
         quota_basis=_quota_basis(reading.closed, history is not None, records),
     )
     if request.format == "focus":
-        sys.stdout.write(focus_export(config, read.snapshots, report, reading))
+        _write_focus(focus_export(config, read.snapshots, report, reading), request)
     elif request.format == "html":
-        sys.stdout.write(statement_html(build_statement(report, chargeback, config)))
+        statement = build_statement(report, chargeback, config)
+        if request.team is not None:
+            try:
+                statement = for_team(statement, request.team)
+            except ValueError as exc:
+                print(f"error: --team: {exc}", file=sys.stderr)
+                return 2
+        numbers = Numbers(statement_locale(config), config.currency)
+        sys.stdout.write(statement_html(statement, numbers))
     else:
         sys.stdout.write(format_report(report, request.format, request.table))
     if read.failed:
@@ -78,6 +97,20 @@ def run_report(
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_focus(export: FocusExport, request: ReportRequest) -> None:
+    if request.output is None:
+        sys.stdout.write(export.csv)
+        return
+    data = request.output / f"{export.name}.csv"
+    content = export.csv.encode()
+    data.write_bytes(content)
+    assert request.created is not None
+    metadata = focus_metadata(data.name, export.rows, len(content), request.created)
+    meta = request.output / f"{export.name}-metadata.json"
+    meta.write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {data} and {meta}", file=sys.stderr)
 
 
 def _quota_basis(closed: bool, history: bool, records: Records) -> str | None:

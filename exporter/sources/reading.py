@@ -1,9 +1,9 @@
 """What a source's fetch is told to read: the open month, a closed month, or a month day by day.
 
 The server reads the open month up to now on every refresh; the report reads a closed month at
-its end; the FOCUS export reads a closed month once and asks the snapshots for each local
-day's month to date (`DayByDay`). Every source takes the same `Reading`, so the server and
-finance use one source table and one join.
+its end; the FOCUS export reads a month (closed, or to date) once and asks the snapshots for
+each local day's month to date (`DayByDay`). Every source takes the same `Reading`, so the
+server and finance use one source table and one join.
 """
 
 from __future__ import annotations
@@ -44,9 +44,15 @@ class Reading:
         at = min(month.end, utc_end) - _LAST
         return cls(month, month.end, at, closed=True, by_day=by_day)
 
+    def days(self) -> list[tuple[datetime, datetime]]:
+        """The local days read, as [start, end): the month's, the last one cut at `until` (in
+        the open month, today so far)."""
+        days = [(start, end) for start, end in self.month.days() if start < self.until]
+        return [*days[:-1], (days[-1][0], min(days[-1][1], self.until))] if days else []
+
     def day_ends(self) -> list[Reading]:
-        """The month to date at each local day's end; the last is the whole month, as read."""
-        days = self.month.days()
+        """The month to date at each local day's end; the last is the whole reading, as read."""
+        days = self.days()
         out = [replace(self, until=end, at=end - _LAST, by_day=False) for _, end in days[:-1]]
         return [*out, replace(self, by_day=False)]
 

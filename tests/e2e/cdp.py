@@ -87,10 +87,18 @@ class Page:
         """The params of every kept event of those names."""
         return [m["params"] for m in self.events if m.get("method") in events]
 
-    def open(self, url: str, width: int = 1280, height: int = 900) -> None:
-        """Load `url` at that viewport size with the domains the tests read enabled."""
+    def open(
+        self, url: str, width: int = 1280, height: int = 900, *, bypass_csp: bool = False
+    ) -> None:
+        """Load `url` at that viewport size with the domains the tests read enabled.
+
+        `bypass_csp` lets a test inject its own script (axe-core) into a page whose
+        Content-Security-Policy forbids scripts.
+        """
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
+        if bypass_csp:
+            self.call("Page.setBypassCSP", enabled=True)
         self.call(
             "Emulation.setDeviceMetricsOverride",
             width=width,
@@ -104,6 +112,15 @@ class Page:
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page."""
         answer = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in answer:
+            raise RuntimeError(f"evaluate: {answer['exceptionDetails']}")
+        return answer["result"].get("value")
+
+    def evaluate_async(self, expression: str) -> Any:
+        """The value a JavaScript expression's promise resolves to."""
+        answer = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in answer:
             raise RuntimeError(f"evaluate: {answer['exceptionDetails']}")
         return answer["result"].get("value")

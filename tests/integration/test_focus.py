@@ -1,4 +1,4 @@
-"""FOCUS export: demo rows follow FOCUS 1.2 and foot to the report; closed months stay closed."""
+"""FOCUS export: demo rows follow FOCUS 1.2, foot to the report and mean what they say."""
 
 from __future__ import annotations
 
@@ -8,10 +8,14 @@ import io
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+import yaml
 
 from chargeback_demo.exporter import main as demo_main
+from chargeback_demo.stack import DemoStack
+from exporter.cli import main as exporter_main
 from exporter.clock import fixed_clock
 from exporter.finance.focus.columns import COLUMNS
 from tests.conftest import CLOCK
@@ -106,6 +110,93 @@ def test_a_closed_month_prints_the_same_bytes_whenever_it_runs(
     assert "2026-11" not in table  # no instant of the run is printed
 
 
-def test_focus_needs_a_closed_month(capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo_main(["report", "--format", "focus"], CLOCK) == 2
-    assert "--month" in capsys.readouterr().err
+def test_no_usage_row_is_negative_and_transfers_are_adjustments(october: str) -> None:
+    _, rows = _rows(october)
+    usage = [r for r in rows if r["ChargeCategory"] == "Usage"]
+    assert usage and all(not (r["BilledCost"] or "").startswith("-") for r in usage)
+    # Every quantity is written as a decimal, as FOCUS types it.
+    assert all("." in (r["ConsumedQuantity"] or "") for r in usage)
+    transfers = {"idle_share", "borrowed", "lent", "llm_serving"}
+    assert {r["x_Component"] for r in rows if r["ChargeCategory"] == "Usage"} & transfers == set()
+    # Search serves llama-3-70b: its serving cost moved onto the senders is a credit, an
+    # Adjustment with no quantity, on the model it serves.
+    credits = [
+        r for r in rows if r["x_Component"] == "llm_serving" and r["SubAccountId"] == "search"
+    ]
+    assert credits and {r["ChargeCategory"] for r in credits} == {"Adjustment"}
+    assert sum(Decimal(r["BilledCost"] or "0") for r in credits) < 0
+    assert {r["ConsumedQuantity"] for r in credits} == {None}
+    assert {r["ResourceName"] for r in credits} == {"llama-3-70b"}
+
+
+def test_who_provides_publishes_and_invoices(october: str) -> None:
+    _, rows = _rows(october)
+    assert {r["ProviderName"] for r in rows} == {"Demo ML Platform"}
+    assert {r["InvoiceIssuerName"] for r in rows} == {"Demo ML Platform"}
+    publishers = {(r["x_Component"], r["PublisherName"]) for r in rows}
+    assert ("llm_external", "OpenAI") in publishers
+    assert ("llm_serving", "Meta") in publishers
+    assert {p for c, p in publishers if not (c or "").startswith("llm_")} == {"Demo ML Platform"}
+    assert {r["InvoiceId"] for r in rows} == {"demo-madrid-2026-10"}
+    assert {(r["x_Cluster"], r["x_MonthToDate"]) for r in rows} == {("demo-madrid", "false")}
+
+
+def test_the_month_to_date_is_exported_and_marked_as_such(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    header, rows = _rows(_run(["report", "--format", "focus"], CLOCK, capsys))
+    assert {p for row in rows for p in violations(header, row)} == set()
+    assert {(r["InvoiceId"], r["x_MonthToDate"]) for r in rows} == {(None, "true")}
+    # From Madrid's 1 November to now: the last day is today so far.
+    assert min(r["ChargePeriodStart"] or "" for r in rows) == "2026-10-31T23:00:00Z"
+    assert max(r["ChargePeriodEnd"] or "" for r in rows) == "2026-11-15T12:30:00Z"
+    assert {r["BillingPeriodEnd"] for r in rows} == {"2026-11-30T23:00:00Z"}
+    report = json.loads(_run(["report", "--format", "json"], CLOCK, capsys))
+    total = sum((Decimal(r["BilledCost"] or "0") for r in rows), Decimal(0))
+    assert total == Decimal(str(report["total"])).quantize(Decimal("0.01"))
+
+
+def test_output_writes_the_data_and_its_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["report", "--format", "focus", "--month", "2026-10", "--output", str(tmp_path)]
+    assert demo_main(args, CLOCK) == 0
+    capsys.readouterr()
+    data = tmp_path / "focus-demo-madrid-2026-10.csv"
+    metadata = json.loads((tmp_path / "focus-demo-madrid-2026-10-metadata.json").read_text())
+    schema = metadata["Schema"]
+    assert (metadata["DataGenerator"], schema["FocusVersion"]) == ("gpu-chargeback-exporter", "1.2")
+    assert schema["CreationDate"] == "2026-11-15T12:30:00Z"
+    assert [c["ColumnName"] for c in schema["ColumnDefinition"]] == list(COLUMNS)
+    assert metadata["SchemaId"] == schema["SchemaId"]
+    (location,) = metadata["DataLocation"]
+    lines = data.read_text().splitlines()
+    assert location == {
+        "FilePath": data.name,
+        "TotalRows": len(lines) - 1,
+        "TotalBytes": data.stat().st_size,
+    }
+    assert demo_main(["report", "--format", "csv", "--output", str(tmp_path)], CLOCK) == 2
+
+
+def test_two_clusters_exports_concatenate_without_colliding_ids(
+    stack: DemoStack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exports = []
+    for cluster in ("prod-madrid", "prod-dublin"):
+        raw = yaml.safe_load(stack.write_config().read_text())
+        raw["report"]["cluster"] = cluster
+        path = tmp_path / f"{cluster}.yaml"
+        path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+        args = ["--config.file", str(path), "report", "--format", "focus", "--month", "2026-10"]
+        assert exporter_main(args, CLOCK) == 0
+        exports.append(_rows(capsys.readouterr().out)[1])
+    madrid, dublin = exports
+    for column in ("BillingAccountId", "InvoiceId", "ResourceId", "x_Cluster"):
+        ids = [{r[column] for r in rows if r[column]} for rows in exports]
+        assert ids[0] and ids[1] and not ids[0] & ids[1], column
+    # One cluster's rows are told apart by team, component, resource and day; the two
+    # clusters' rows, concatenated, still are.
+    key = ("BillingAccountId", "SubAccountId", "x_Component", "ResourceId", "ChargePeriodStart")
+    keys = [tuple(r[k] for k in key) for r in [*madrid, *dublin]]
+    assert len(keys) == len(set(keys)) == len(madrid) + len(dublin)

@@ -28,10 +28,11 @@ def test_the_demo_names_its_gpu_and_llm_models_and_nothing_else(
 ) -> None:
     named = {(r["x_Component"], r["ResourceId"], r["ResourceType"]) for r in october}
     with_id = {n for n in named if n[1]}
+    # Ids carry the cluster: another cluster's H100 is another resource.
     assert with_id == {
-        ("gpu", f"gpu-model/{H100}", "GPU Model"),
-        ("llm_external", "llm-model/gpt-4o", "LLM Model"),
-        ("llm_serving", "llm-model/llama-3-70b", "LLM Model"),
+        ("gpu", f"demo-madrid/gpu-model/{H100}", "GPU Model"),
+        ("llm_external", "demo-madrid/llm-model/gpt-4o", "LLM Model"),
+        ("llm_serving", "demo-madrid/llm-model/llama-3-70b", "LLM Model"),
     }
     assert {c for c, rid, _ in named if not rid} >= {"cpu", "ram", "idle_share"}
 
@@ -52,10 +53,21 @@ def test_the_validator_checks_the_resource_columns(october: list[dict[str, str]]
         assert violations(header, row), row
 
 
-def test_the_day_summer_time_ends_prices_25_hours(october: list[dict[str, str]]) -> None:
-    hours = {
-        r["ConsumedQuantity"]
-        for r in october
-        if r["x_Component"] == "cpu" and r["x_ChargePeriodLocalDate"] == "2026-10-25"
-    }
-    assert hours == {"25"}
+def test_the_day_summer_time_ends_consumes_25_hours(october: list[dict[str, str]]) -> None:
+    # Research and search hold their cores all day: the 25-hour day has 25/24 of their
+    # core-hours (vision's daytime job runs its usual hours).
+    def core_hours(team: str, day: str) -> str:
+        (row,) = [
+            r
+            for r in october
+            if (r["SubAccountId"], r["x_Component"], r["x_ChargePeriodLocalDate"])
+            == (team, "cpu", day)
+        ]
+        return row["ConsumedQuantity"]
+
+    assert [core_hours("research", f"2026-10-2{d}") for d in (4, 5, 6)] == [
+        "512.0",
+        "536.0",
+        "512.0",
+    ]
+    assert core_hours("search", "2026-10-25") == "200.0"

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from babel import Locale
 
 from chargeback_demo.exporter import main as demo_main
-from exporter.finance.statement.html import CHARTS
+from exporter.finance.statement.html import CHARTS, SPENT
+from exporter.finance.statement.numbers import Numbers
 from tests.conftest import CLOCK
 from tests.support.statement_dom import assert_statement_matches, read_page
+
+# The demo is in EUR, in Europe/Madrid: its statement speaks es-ES numbers.
+DEMO_NUMBERS = Numbers(Locale("es", "ES"), "EUR")
 
 
 def _demo(fmt: str, *extra: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -24,7 +30,29 @@ def test_demo_statement_shows_the_reports_figures(capsys: pytest.CaptureFixture[
     models = _demo("csv", "--table", "models", capsys=capsys)
     figures = read_page(page)
     assert set(figures["charts"]) == set(CHARTS)
-    assert_statement_matches(figures, report, teams, models)
-    # The headline: the month's total and unallocated share, as the text report prints them.
-    assert f"{report['total']:,.2f} EUR" in page
-    assert f"{report['unallocated_share_percent']:.1f} %" in page
+    assert_statement_matches(figures, report, teams, models, DEMO_NUMBERS)
+    # The headline: the month's total and unallocated share, in the demo's locale (es-ES).
+    assert DEMO_NUMBERS.money(report["total"]) in page
+    assert DEMO_NUMBERS.percent(report["unallocated_share_percent"]) in page
+    assert "7.657,53\u00a0€" in _demo("html", "--month", "2026-10", capsys=capsys)
+
+
+def test_a_closed_month_reads_as_one(capsys: pytest.CaptureFixture[str]) -> None:
+    page = _demo("html", "--month", "2026-10", capsys=capsys)
+    budgets = read_page(page)["charts"]["budgets"]
+    assert set(budgets) == {"Budget", SPENT}  # no forecast: it spent what it spent
+    assert "Closed month" in page and "UTC" not in page
+    # No identifier and no scientific notation reaches a reader.
+    for hidden in ("__idle__", "__unallocated__", "idle_share", "llm_serving", "budget_gpu"):
+        assert hidden not in page, hidden
+    assert not re.search(r"\d[.,]?\d*e-\d", page)
+
+
+def test_one_teams_statement(capsys: pytest.CaptureFixture[str]) -> None:
+    page = _demo("html", "--team", "search", capsys=capsys)
+    figures = read_page(page)
+    (team_table,) = figures["tables"]
+    assert [row[0] for row in team_table[1:]] == ["search"]
+    assert figures["charts"]["teams"]["Credits"] == {"search": "-699,11"}
+    assert demo_main(["report", "--format", "html", "--team", "nobody"], CLOCK) == 2
+    assert "the teams are research, search, vision" in capsys.readouterr().err

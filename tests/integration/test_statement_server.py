@@ -17,6 +17,7 @@ from exporter.finance.statement.page import CSP
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.server import MetricsServer
 from tests.conftest import CLOCK
+from tests.integration.test_statement import DEMO_NUMBERS
 from tests.support.statement_dom import assert_statement_matches, read_page
 
 EXPOSITION = render([])
@@ -98,4 +99,4 @@ def test_the_service_serves_the_reports_figures(
     report = json.loads(_report(path, capsys, "--format", "json"))
     teams = _report(path, capsys, "--format", "csv")
     models = _report(path, capsys, "--format", "csv", "--table", "models")
-    assert_statement_matches(read_page(page), report, teams, models)
+    assert_statement_matches(read_page(page), report, teams, models, DEMO_NUMBERS)

@@ -11,8 +11,15 @@ import csv
 import io
 import re
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 from html.parser import HTMLParser
 from typing import Any
+
+from babel.numbers import parse_decimal
+
+from exporter.finance.statement import labels
+from exporter.finance.statement.html import CREDITS, FORECAST, LENT, SPENT, TO_DATE, budget_label
+from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["DOM_JS", "assert_statement_matches", "read_page"]
 
@@ -102,18 +109,41 @@ def read_page(page: str) -> dict[str, Any]:
     return {"charts": charts, "tables": parser.tables}
 
 
-def _money(value: float) -> str:
-    return format(value, ",.2f")
+def _nonzero(series: dict[str, dict[str, str]], numbers: Numbers) -> dict[str, dict[str, str]]:
+    """A chart without its empty bars (pygal writes a value for a bar it does not draw)."""
+    out = {}
+    for name, values in series.items():
+        kept = {x: v for x, v in values.items() if _number(v, numbers) != 0}
+        if kept:
+            out[name] = kept
+    return out
 
 
-def _expected_charts(report: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
-    """What each chart must show, from the JSON report alone."""
+def _number(text: str, numbers: Numbers) -> Decimal:
+    return Decimal(str(parse_decimal(text, locale=numbers.locale, strict=True)))
+
+
+def _expected_charts(
+    report: dict[str, Any], numbers: Numbers
+) -> dict[str, dict[str, dict[str, str]]]:
+    """What the teams and borrowing charts must show, from the JSON report alone."""
     teams = report["teams"]
-    charts: dict[str, dict[str, dict[str, str]]] = {
-        "teams": {
-            c: {t["team"]: _money(t["components"][c]) for t in teams} for c in report["components"]
+    amount = numbers.amount
+    stacked: dict[str, dict[str, str]] = {
+        labels.component(c): {
+            labels.team(t["team"]): amount(t["components"][c])
+            for t in teams
+            if t["components"][c] > 0
         }
+        for c in report["components"]
     }
+    credits = {
+        labels.team(t["team"]): amount(sum(v for v in t["components"].values() if v < 0))
+        for t in teams
+        if any(v < 0 for v in t["components"].values())
+    }
+    stacked[CREDITS] = credits
+    charts = {"teams": {k: v for k, v in stacked.items() if v}}
     borrowing = {
         t["team"]: t
         for t in teams
@@ -121,57 +151,86 @@ def _expected_charts(report: dict[str, Any]) -> dict[str, dict[str, dict[str, st
     }
     if borrowing:
         charts["borrowing"] = {
-            k: {n: _money(t["components"].get(k, 0.0)) for n, t in borrowing.items()}
-            for k in ("borrowed", "lent")
+            name: {
+                labels.team(n): amount(t["components"].get(k, 0.0)) for n, t in borrowing.items()
+            }
+            for k, name in (("borrowed", labels.component("borrowed")), ("lent", LENT))
         }
     return charts
 
 
-def _check_idle(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+def _check_idle(chart: dict[str, dict[str, str]], report: dict[str, Any], numbers: Numbers) -> None:
     (parts,) = chart.values()
-    cents = sum(round(float(v.replace(",", "")) * 100) for v in parts.values())
-    assert cents == round(report["idle"]["total"] * 100)
+    total = sum((_number(v, numbers) for v in parts.values()), Decimal(0))
+    assert total == Decimal(str(report["idle"]["total"])).quantize(Decimal("0.01"))
     for team in report["teams"]:
         share = team["components"].get("idle_share", 0.0)
         if share:
-            assert parts[team["team"]] == _money(share)
+            assert parts[labels.team(team["team"])] == numbers.amount(share)
 
 
-def _check_budgets(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+def _check_budgets(
+    chart: dict[str, dict[str, str]], report: dict[str, Any], numbers: Numbers
+) -> None:
+    actual_series = SPENT if report["closed"] else TO_DATE
+    assert (FORECAST in chart) is not report["closed"]
     for team in report["teams"]:
         llm = team["components"].get("llm_external", 0.0)
         actual = {"gpu": team["total"] - llm, "llm": llm}
         for kind in ("gpu", "llm"):
             budget = team[f"budget_{kind}"]
-            label = f"{team['team']} ({kind})"
+            label = budget_label(team["team"], kind)
             if budget is None:
-                assert label not in chart["budget"]
+                assert label not in chart["Budget"]
                 continue
-            assert chart["budget"][label] == _money(budget)
-            assert chart["month to date"][label] == _money(actual[kind])
+            assert chart["Budget"][label] == numbers.amount(budget)
+            assert chart[actual_series][label] == numbers.amount(actual[kind])
 
 
-def _check_llm(chart: dict[str, dict[str, str]], report: dict[str, Any]) -> None:
+def _check_llm(chart: dict[str, dict[str, str]], report: dict[str, Any], numbers: Numbers) -> None:
     spend = {m["model"]: m["spend"] for m in report["models"]}
     assert set(chart) == set(spend)
     for model, per_team in chart.items():
-        cents = sum(round(float(v.replace(",", "")) * 100) for v in per_team.values())
-        assert cents == round(spend[model] * 100), model
+        total = sum((_number(v, numbers) for v in per_team.values()), Decimal(0))
+        assert total == Decimal(str(spend[model])).quantize(Decimal("0.01")), model
 
 
 def assert_statement_matches(
-    figures: dict[str, Any], report: dict[str, Any], teams_csv: str, models_csv: str
+    figures: dict[str, Any],
+    report: dict[str, Any],
+    teams_csv: str,
+    models_csv: str,
+    numbers: Numbers,
 ) -> None:
-    """The page's charts and tables show the JSON and CSV reports' figures, to the cent."""
+    """The page's charts and tables show the JSON and CSV reports' figures, to the cent, in
+    the statement's locale and with its labels."""
     charts = figures["charts"]
-    for chart_id, expected in _expected_charts(report).items():
-        assert charts[chart_id] == expected, chart_id
-    _check_idle(charts["idle"], report)
-    _check_budgets(charts["budgets"], report)
+    for chart_id, expected in _expected_charts(report, numbers).items():
+        assert _nonzero(charts[chart_id], numbers) == _nonzero(expected, numbers), chart_id
+    _check_idle(charts["idle"], report, numbers)
+    _check_budgets(charts["budgets"], report, numbers)
     if report["models"]:
-        _check_llm(charts["llm"], report)
+        _check_llm(charts["llm"], report, numbers)
     for table, text in zip(figures["tables"], (teams_csv, models_csv), strict=False):
         header, *rows = list(csv.reader(io.StringIO(text)))
-        cells = [[c.replace(",", "") for c in row] for row in table[1:]]
-        assert cells == [row[:-1] for row in rows]  # the CSV's last column is the currency
-        assert len(table[0]) == len(header) - 1
+        assert len(table[0]) == len(header) - 1  # the CSV's last column is the currency
+        for shown, row in zip(table[1:], rows, strict=True):
+            first = row[0] if row[0] != "total" else "Total"
+            assert shown[0] in (labels.team(first), first)
+            for cell, raw in zip(shown[1:], row[1:-1], strict=True):
+                if not (_numeric(raw) and cell):
+                    continue
+                if "e" in raw.lower():
+                    # A cost per token, to four digits in the CSV: per million tokens here.
+                    per_million = Decimal(raw) * 1_000_000
+                    assert abs(_number(cell, numbers) - per_million) <= per_million / 1000, cell
+                else:
+                    assert _number(cell, numbers) == Decimal(raw), (cell, raw)
+
+
+def _numeric(raw: str) -> bool:
+    try:
+        Decimal(raw)
+    except ArithmeticError:
+        return False
+    return True

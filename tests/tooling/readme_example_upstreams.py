@@ -87,15 +87,27 @@ def _allocation(node: str, ns: str, controller: str, gpus: int, price: float, ho
     }
 
 
+def _set(start: int, end: int) -> dict[str, Any]:
+    """One set of `/allocation`: every pod over [start, end), its step window on each record."""
+    hours = (end - start) / 3600
+    window = {
+        "start": datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "end": datetime.fromtimestamp(end, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    step = {f"{p[0]}/{p[1]}/{p[2]}": _allocation(*p, hours) for p in reversed(PODS)}
+    # Every GPU is in use, so nothing is idle.
+    step["__idle__"] = {"name": "__idle__", "cpuCost": 0, "gpuCost": 0, "ramCost": 0}
+    return {name: {**record, "window": window} for name, record in step.items()}
+
+
 def opencost_api(request: httpx.Request) -> httpx.Response:
-    """OpenCost's `/allocation` and `/assets` for the window asked."""
+    """OpenCost's `/allocation` (one set, or a set per day with `step=1d`) and `/assets`."""
     start, end = _window(request)
     hours = (end - start) / 3600
     if request.url.path == "/allocation":
-        step = {f"{p[0]}/{p[1]}/{p[2]}": _allocation(*p, hours) for p in reversed(PODS)}
-        # Every GPU is in use, so nothing is idle; a step of one set, in the newer envelope.
-        step["__idle__"] = {"name": "__idle__", "cpuCost": 0, "gpuCost": 0, "ramCost": 0}
-        return httpx.Response(200, json={"code": 200, "data": [step]})
+        day = 86400 if request.url.params.get("step") == "1d" else end - start
+        sets = [_set(s, min(s + day, end)) for s in range(start, end, day)]
+        return httpx.Response(200, json={"code": 200, "data": sets})
     assets: dict[str, Any] = {
         f"cluster-two/node/{name}": {
             "type": "Node",

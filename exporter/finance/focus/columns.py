@@ -34,6 +34,7 @@ class FocusRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ConsumedUnit: str | None
     ContractedCost: str
     EffectiveCost: str
+    InvoiceId: str | None
     InvoiceIssuerName: str
     ListCost: str
     PricingQuantity: str | None
@@ -50,7 +51,9 @@ class FocusRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     SubAccountName: str
     Tags: str
     x_ChargePeriodLocalDate: str
+    x_Cluster: str
     x_Component: str
+    x_MonthToDate: str
     x_QuotaBasis: str | None
     x_Reserved: str
 

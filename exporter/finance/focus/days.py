@@ -1,4 +1,4 @@
-"""A closed month's chargeback day by day: the month-to-date ledger at each local day's end.
+"""A month's chargeback day by day: the month-to-date ledger at each local day's end.
 
 The join is not linear (idle is shared by each window's usage, borrowing is measured against
 the window's hours), so a day's cost is not the join of that day alone. Instead the month is
@@ -7,9 +7,10 @@ the difference of two consecutive month-to-date ledgers. The differences add up 
 last one, which is the month the report prints.
 
 Days are local calendar days in the configured zone ([midnight, next midnight), 23 or 25 hours
-across a DST change). The month is read once, by day (`Reading.by_day`), and each day's month
-to date is asked of the snapshots (`as_of`): OpenCost and LiteLLM sum their days up to it;
-Kueue and DCGM keep no history and answer the same for every day.
+across a DST change; in the month to date, today so far). The month is read once, by day
+(`Reading.by_day`), and each day's month to date is asked of the snapshots (`as_of`): OpenCost
+and LiteLLM sum their days up to it; Kueue and DCGM keep no history and answer the same for
+every day.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ __all__ = ["DayLedger", "daily_ledgers", "differences"]
 class DayLedger:
     """One local day of the month, [start, end): cost and quantity per (team, component).
 
-    Quantities are GPU-hours for `gpu` and tokens for `llm_serving` and `llm_external`; the
-    same per (team, component, resource) for those components (`finance.focus.resources`),
-    where the cost is the resource's weight in its cell rather than the cell's money.
+    Quantities are what OpenCost and LiteLLM measured, in their units: GPU-hours, core-hours,
+    byte-hours of memory and volumes, bytes sent, tokens. The same per (team, component,
+    resource) for GPU and LLM components (`finance.focus.resources`), where the cost is the
+    resource's weight in its cell rather than the cell's money.
     """
 
     start: datetime
@@ -79,7 +81,7 @@ def _minus(now: Mapping[_K, float], before: Mapping[_K, float]) -> dict[_K, floa
 def daily_ledgers(
     config: Config, snapshots: Mapping[str, object], reading: Reading
 ) -> list[DayLedger]:
-    """Join the closed month as it stood at the end of each local day; return the days' costs.
+    """Join the month as it stood at the end of each local day; return the days' costs.
 
     `snapshots` were read `by_day` for `reading`; the last day is the whole month as read, so
     the days add up to the report's ledger.
@@ -100,7 +102,7 @@ def daily_ledgers(
                 *resource_figures(config, attributor, chargeback, whole),
             )
         )
-    return differences(reading.month.days(), to_date)
+    return differences(reading.days(), to_date)
 
 
 def _costs(ledger: Ledger | None) -> _Figures:
@@ -110,16 +112,21 @@ def _costs(ledger: Ledger | None) -> _Figures:
 def _quantities(
     config: Config, attributor: Attributor, chargeback: Chargeback, whole: AllocationSet
 ) -> _Figures:
-    """Month-to-date GPU-hours and tokens per team, folded into `__other__` as the ledger is."""
+    """Month-to-date consumption per team and component, folded into `__other__` as the
+    ledger is: OpenCost's GPU-hours and usage (placed on teams by the rules that place their
+    cost), and LiteLLM's tokens."""
     folded = set(chargeback.folded_teams)
 
     def team(name: str) -> str:
         return OTHER if name in folded else name
 
     out: dict[tuple[str, str], float] = defaultdict(float)
-    hours = gpu_hours_by_team(cost_lines(whole, attributor), whole)
-    for name, used in sorted(hours.items()):
+    lines = cost_lines(whole, attributor)
+    for name, used in sorted(gpu_hours_by_team(lines, whole).items()):
         out[(team(name), "gpu")] += used
+    for line, allocation in zip(lines, whole.allocations, strict=True):
+        for component, amount in allocation.usage.items():
+            out[(team(line.placement.team), component)] += amount
     # Models the config does not declare are charged as external, as the join does.
     served = {m.model for m in config.llm_models if m.self_hosted is not None}
     for (name, model), use in sorted(chargeback.llm_usage.items()):

@@ -1,4 +1,4 @@
-"""FOCUS 1.2 rows of a closed month: per team, component, resource and local day, to the cent.
+"""FOCUS 1.2 rows of a month: per team, component, resource and local day, to the cent.
 
 Each printed cell of the report (a team's component for the month) is split over the month's
 days in proportion to that day's share of it, by largest remainder, so the days of a cell add
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -23,78 +23,41 @@ from exporter.finance.focus.resources import (
     resource,
     split,
 )
+from exporter.finance.focus.services import Service, service
 from exporter.finance.footing import largest_remainder
 from exporter.finance.report import Report
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 
-__all__ = [
-    "SERVICES",
-    "FocusContext",
-    "Service",
-    "apportion",
-    "focus_rows",
-    "utc_stamp",
-]
+__all__ = ["FocusContext", "apportion", "focus_rows", "utc_stamp"]
 
 _CENT = Decimal("0.01")
 _QUANTITY = Decimal("0.000001")
 
 
 @dataclass(frozen=True)
-class Service:
-    """How FOCUS names what one component of the ledger charges for."""
-
-    name: str
-    category: str
-    subcategory: str
-    unit: str  # PricingUnit/ConsumedUnit of a Usage row; "" for an Adjustment
-    description: str
-
-
-# Idle, borrowed and lent quota move money between teams: no quantity was consumed for them,
-# so they are Adjustment rows (FOCUS 1.2 ChargeCategory), which carry no consumed quantity.
-SERVICES: Mapping[str, Service] = {
-    "gpu": Service("GPU Compute", "Compute", "Containers", "GPU-Hours", "GPU time"),
-    "cpu": Service("CPU Compute", "Compute", "Containers", "Hours", "CPU allocation"),
-    "ram": Service("Memory", "Compute", "Containers", "Hours", "Memory allocation"),
-    "storage": Service(
-        "Persistent Volumes", "Storage", "Block Storage", "Hours", "Persistent volume allocation"
-    ),
-    "network": Service(
-        "Network Egress", "Networking", "Network Connectivity", "Hours", "Network transfer"
-    ),
-    "other": Service("Cluster Services", "Compute", "Other (Compute)", "Hours", "Other costs"),
-    "idle_share": Service("Idle Capacity", "Compute", "Containers", "", "Share of idle capacity"),
-    "borrowed": Service("GPU Quota", "Compute", "Containers", "", "GPU quota borrowed"),
-    "lent": Service("GPU Quota", "Compute", "Containers", "", "GPU quota lent (credit)"),
-    "llm_serving": Service(
-        "Self-hosted LLM Serving",
-        "AI and Machine Learning",
-        "Generative AI",
-        "Tokens",
-        "Self-hosted model serving, by tokens sent",
-    ),
-    "llm_external": Service(
-        "External LLM APIs",
-        "AI and Machine Learning",
-        "Generative AI",
-        "Tokens",
-        "External model spend through the LiteLLM proxy",
-    ),
-}
-_QUANTIFIED = frozenset({"gpu", "llm_serving", "llm_external"})
-
-
-@dataclass(frozen=True)
 class FocusContext:
-    """What every row of one export shares: who bills, in what, for which month."""
+    """What every row of one export shares: who provides and invoices, in what, for which
+    month, of which cluster, and whether the month is closed (an invoice) or to date."""
 
     currency: str
     month_start: datetime
     month_end: datetime
+    cluster: str
     provider: str
-    billing_account: str
+    invoice_issuer: str
+    invoice_id: str | None  # None in the month to date: nothing is invoiced yet
+    publishers: Mapping[str, str] = field(default_factory=dict)  # LLM model -> its maker
     quota_basis: str | None = None  # what quota figures rest on (report.QUOTA_BASIS keys)
+
+    @property
+    def month_to_date(self) -> bool:
+        """The month is still open: its figures are provisional and not invoiced."""
+        return self.invoice_id is None
+
+    @property
+    def billing_account(self) -> str:
+        """The cluster's chargeback account: one per cluster, so exports never share ids."""
+        return f"chargeback/{self.cluster}"
 
 
 def utc_stamp(moment: datetime) -> str:
@@ -127,15 +90,16 @@ def focus_rows(report: Report, days: Sequence[DayLedger], ctx: FocusContext) -> 
             cell = int((team_row.costs[component] * 100).to_integral_value())
             for part in _parts(team_row.team, component, cell, days):
                 shares = apportion(part.cents, part.weights, hours) if part.cents else None
-                for i, (day, day_hours) in enumerate(zip(days, hours, strict=True)):
+                for i, day in enumerate(days):
                     share = shares[i] if shares else 0
-                    quantity = _quantity(component, part.quantities[i], day_hours)
-                    # A day without cost is kept only when it measured something (GPU-hours,
-                    # tokens): a period's hours alone are not a charge.
-                    measured = component in _QUANTIFIED and quantity is not None and quantity != 0
-                    if share or measured:
+                    quantity = _quantity(component, part.quantities[i])
+                    usage = _is_usage(team_row.team, share, quantity)
+                    # A day without cost is kept only when it measured something: a period
+                    # with nothing consumed and nothing charged is no charge.
+                    if share or usage:
+                        shown = quantity if usage else None
                         rows.append(
-                            _row(ctx, team_row.team, component, day, share, quantity, part.resource)
+                            _row(ctx, team_row.team, component, day, share, shown, part.resource)
                         )
     return rows
 
@@ -180,30 +144,41 @@ def _parts(team: str, component: str, cell: int, days: Sequence[DayLedger]) -> l
     ]
 
 
-def _quantity(component: str, measured: float, day_hours: Decimal) -> Decimal | None:
-    if not SERVICES[component].unit:
+def _quantity(component: str, measured: float) -> Decimal | None:
+    """What the upstream measured, in the component's FOCUS unit; None for no meter."""
+    meter = service(component).meter
+    if meter is None:
         return None
-    if component in _QUANTIFIED:
-        return Decimal(repr(measured)).quantize(_QUANTITY)
-    # OpenCost's core- and byte-hours do not travel through the ledger: these rows price the
-    # team's allocation over the charge period, so the period's hours are the quantity.
-    return day_hours.quantize(_QUANTITY)
+    return (Decimal(repr(measured)) / meter.per).quantize(_QUANTITY)
+
+
+def _is_usage(team: str, cents: int, quantity: Decimal | None) -> bool:
+    """Usage is consumption: measured, never negative, and not idle capacity."""
+    return team != IDLE and quantity is not None and quantity > 0 and cents >= 0
 
 
 def _number(value: Decimal) -> str:
-    """FOCUS Numeric Format: plain digits, one decimal point, no exponent, no plus sign."""
+    """FOCUS Numeric Format, always with a decimal point: plain digits, no exponent.
+
+    FOCUS types quantities as Decimal, and a reader that infers types from a CSV (the FinOps
+    Foundation's validator among them) takes a column of whole numbers for integers.
+    """
     text = format(value.normalize(), "f")
-    return "0" if text in ("-0", "0") else text
+    if text in ("-0", "0"):
+        text = "0"
+    return text if "." in text else f"{text}.0"
 
 
-def _description(service: Service, team: str, res: Resource | None) -> str:
+def _description(service_: Service, team: str, res: Resource | None) -> str:
     on = f" on {res.name}" if res else ""
-    return f"{service.description}{on} for team {team}"
+    return f"{service_.description}{on} for team {team}"
 
 
-def _category(team: str, component: str) -> str:
-    service = SERVICES[component]
-    return "Usage" if service.unit and team != IDLE else "Adjustment"
+def _publisher(ctx: FocusContext, component: str, res: Resource | None) -> str:
+    # The model's maker publishes an LLM row; the platform publishes everything it runs.
+    if res is not None and component.startswith("llm_"):
+        return ctx.publishers.get(res.name, ctx.provider)
+    return ctx.provider
 
 
 def _row(
@@ -215,46 +190,48 @@ def _row(
     quantity: Decimal | None,
     res: Resource | None = None,
 ) -> FocusRow:
-    service = SERVICES[component]
-    category = _category(team, component)
-    usage = category == "Usage"
+    """One row; `quantity` is set exactly when the row is Usage."""
+    named = service(component)
     money = format((Decimal(cents) / 100).quantize(_CENT), "f")
-    shown_quantity = _number(quantity) if usage and quantity is not None else None
-    unit = service.unit if shown_quantity is not None else None
+    shown = _number(quantity) if quantity is not None else None
+    unit = named.meter.unit if shown is not None and named.meter else None
     return FocusRow(
         BilledCost=money,
         BillingAccountId=ctx.billing_account,
-        BillingAccountName=None,
+        BillingAccountName=f"Chargeback of {ctx.cluster}",
         BillingCurrency=ctx.currency,
         BillingPeriodEnd=utc_stamp(ctx.month_end),
         BillingPeriodStart=utc_stamp(ctx.month_start),
-        ChargeCategory=category,
+        ChargeCategory="Usage" if shown is not None else "Adjustment",
         ChargeClass=None,
-        ChargeDescription=_description(service, team, res),
+        ChargeDescription=_description(named, team, res),
         ChargeFrequency="Usage-Based",
         ChargePeriodEnd=utc_stamp(day.end),
         ChargePeriodStart=utc_stamp(day.start),
-        ConsumedQuantity=shown_quantity,
+        ConsumedQuantity=shown,
         ConsumedUnit=unit,
         ContractedCost=money,
         EffectiveCost=money,
-        InvoiceIssuerName=ctx.provider,
+        InvoiceId=ctx.invoice_id,
+        InvoiceIssuerName=ctx.invoice_issuer,
         ListCost=money,
-        PricingQuantity=shown_quantity,
+        PricingQuantity=shown,
         PricingUnit=unit,
         ProviderName=ctx.provider,
-        PublisherName=ctx.provider,
-        ResourceId=res.id if res else None,
+        PublisherName=_publisher(ctx, component, res),
+        ResourceId=f"{ctx.cluster}/{res.id}" if res else None,
         ResourceName=res.name if res else None,
         ResourceType=res.type if res else None,
-        ServiceCategory=service.category,
-        ServiceName=service.name,
-        ServiceSubcategory=service.subcategory,
+        ServiceCategory=named.category,
+        ServiceName=named.name,
+        ServiceSubcategory=named.subcategory,
         SubAccountId=team,
         SubAccountName=team,
         Tags=json.dumps({"team": team}, sort_keys=True),
         x_ChargePeriodLocalDate=day.start.date().isoformat(),
+        x_Cluster=ctx.cluster,
         x_Component=component,
+        x_MonthToDate="true" if ctx.month_to_date else "false",
         x_QuotaBasis=ctx.quota_basis,
         x_Reserved="true" if team in (IDLE, OTHER, UNALLOCATED) else "false",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -20,15 +20,19 @@ from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 
 __all__ = [
+    "ABSORBED",
     "BudgetLine",
     "Statement",
     "build_statement",
+    "for_team",
     "statement_report",
 ]
 
 log = logging.getLogger(__name__)
 
 LLM_EXTERNAL = "llm_external"
+# Where idle went besides teams: what reservations absorbed (IDLE is what stayed idle).
+ABSORBED = "__absorbed__"
 KINDS = ("gpu", "llm")
 _CENT = Decimal("0.01")
 
@@ -49,12 +53,15 @@ class Statement:
     """The report plus what the statement's charts show, all in printed figures."""
 
     report: Report
-    at: datetime  # when the figures were joined (the month's end for a closed month)
+    at: datetime  # when the figures were joined, in the configured zone
+    zone: str  # the configured time zone's name
     budgets: tuple[BudgetLine, ...]
     idle: tuple[tuple[str, Decimal], ...]  # where the month's idle went; adds to report.idle
     borrowing: tuple[tuple[str, Decimal, Decimal], ...]  # (team, borrowed, lent)
     llm_teams: tuple[str, ...]
     llm_spend: Mapping[str, tuple[Decimal, ...]]  # model -> spend per team of `llm_teams`
+    cluster: str = ""
+    team: str | None = None  # the one team a team's statement is about
 
 
 def _money(value: int | Decimal) -> Decimal:
@@ -83,13 +90,45 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
 
 def build_statement(report: Report, chargeback: Chargeback, config: Config) -> Statement:
     """The statement of `report`, which was built from `chargeback`."""
+    teams, spend = _llm_matrix(report, chargeback)
     return Statement(
         report,
-        chargeback.at,
+        chargeback.at.astimezone(config.zone),
+        config.timezone,
         _budget_lines(report, chargeback, config),
         _idle_parts(report),
         _borrowing(report),
-        *_llm_matrix(report, chargeback),
+        teams,
+        spend,
+        config.report.cluster,
+    )
+
+
+def for_team(statement: Statement, team: str) -> Statement:
+    """The statement of one team: its row, its share of idle, its quota, models and budgets.
+
+    Raises ValueError naming the report's teams when `team` is not one of them.
+    """
+    report = statement.report
+    rows = tuple(r for r in report.rows if r.team == team)
+    if not rows:
+        known = ", ".join(r.team for r in report.rows)
+        raise ValueError(f"no team {team!r} in {report.month}: the teams are {known}")
+    (row,) = rows
+    mine = replace(report, rows=rows, columns=dict(row.costs), total=row.total)
+    spend = {}
+    if team in statement.llm_teams:
+        at = statement.llm_teams.index(team)
+        spend = {m: (v[at],) for m, v in statement.llm_spend.items() if v[at]}
+    return replace(
+        statement,
+        report=mine,
+        budgets=tuple(b for b in statement.budgets if b.team == team),
+        idle=tuple(p for p in statement.idle if p[0] == team),
+        borrowing=tuple(b for b in statement.borrowing if b[0] == team),
+        llm_teams=(team,) if spend else (),
+        llm_spend=spend,
+        team=team,
     )
 
 
@@ -141,8 +180,8 @@ def _idle_parts(report: Report) -> tuple[tuple[str, Decimal], ...]:
     ]
     absorbed = report.idle_shared - report.columns.get("idle_share", Decimal(0))
     if absorbed:
-        parts.append(("absorbed by reservations", absorbed))
-    parts.append((f"left on {IDLE}", report.idle - report.idle_shared))
+        parts.append((ABSORBED, absorbed))
+    parts.append((IDLE, report.idle - report.idle_shared))
     return tuple(parts)
 
 

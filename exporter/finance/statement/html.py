@@ -12,17 +12,32 @@ from __future__ import annotations
 import html
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from string import Template
 from typing import Any
 
 import pygal
 from pygal.style import Style
 
-from exporter.finance.report import QUOTA_BASIS, table_lines
-from exporter.finance.statement.figures import Statement
+from exporter.finance.report import QUOTA_BASIS
+from exporter.finance.statement import labels
+from exporter.finance.statement.figures import ABSORBED, Statement
+from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.page import CSP, PAGE
+from exporter.ledger.attribution import IDLE
 
-__all__ = ["CHARTS", "statement_html"]
+__all__ = [
+    "CHARTS",
+    "CREDITS",
+    "FORECAST",
+    "LENT",
+    "SPENT",
+    "TO_DATE",
+    "budget_label",
+    "model_lines",
+    "statement_html",
+    "team_lines",
+]
 
 # pygal appends to sys.meta_path a finder for its map plug-ins (unused here) that has only the
 # old `find_module` API: on Python 3.11 every import that reaches it raises an ImportWarning
@@ -32,48 +47,69 @@ sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, pygal.PluginIm
 
 # The charts' ids on the page (each SVG is `svg#chart-<id>`), in page order.
 CHARTS = ("teams", "idle", "borrowing", "llm", "budgets")
+# Series names the tests read back.
+CREDITS = "Credits"
+LENT = "Quota lent (credit)"
+SPENT = "Spent"
+TO_DATE = "Month to date"
+FORECAST = "Forecast at month end"
+COUNTS = ("prompt_tokens", "completion_tokens", "requests")
 
-_STYLE = Style(
-    font_family="DejaVu Sans, Liberation Sans, Arial, sans-serif",
-    background="#ffffff",
-    plot_background="#ffffff",
-    colors=(
-        "#1f77b4",
-        "#ff7f0e",
-        "#2ca02c",
-        "#d62728",
-        "#9467bd",
-        "#8c564b",
-        "#e377c2",
-        "#7f7f7f",
-        "#bcbd22",
-        "#17becf",
-        "#393b79",
-    ),
-    title_font_size=15,
-    legend_font_size=12,
-    label_font_size=11,
-    major_label_font_size=11,
+_PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#d62728",
+    "#637939",
 )
+# Credits (quota lent, a serving team's cost moved onto the senders) are drawn apart, in green
+# below zero, never as one more stacked component.
+_CREDIT = "#2ca02c"
 
 
-def _figure(value: float) -> str:
-    # The text table's format, so a value read off a chart reads like the table's cell.
-    return format(value, ",.2f")
+def _style(colors: Sequence[str]) -> Style:
+    return Style(
+        font_family="DejaVu Sans, Liberation Sans, Arial, sans-serif",
+        background="#ffffff",
+        plot_background="#ffffff",
+        colors=tuple(colors) or _PALETTE,
+        title_font_size=15,
+        legend_font_size=12,
+        label_font_size=11,
+        major_label_font_size=11,
+        value_font_size=10,
+        value_colors=("#1d2330",),
+    )
 
 
-def _chart(kind: Callable[..., Any], chart_id: str, title: str, **options: Any) -> Any:
+def _chart(
+    kind: Callable[..., Any],
+    chart_id: str,
+    title: str,
+    numbers: Numbers,
+    colors: Sequence[str] = _PALETTE,
+    **options: Any,
+) -> Any:
     chart = kind(
         title=title,
-        style=_STYLE,
+        style=_style(colors),
         js=[],
         disable_xml_declaration=True,
         width=960,
-        height=420,
+        height=440,
         truncate_label=-1,
         truncate_legend=-1,
         legend_at_bottom=True,
-        value_formatter=_figure,
+        # Each bar says its figure: the page has no script, so no tooltip would.
+        print_values=True,
+        print_zeroes=False,
+        value_formatter=numbers.amount,
         **options,
     )
     # The id prefixes the chart's CSS; a fixed one keeps the page reproducible.
@@ -96,57 +132,85 @@ def _svg(chart: Any) -> str:
     return str(chart.render(is_unicode=True))
 
 
-def _teams(statement: Statement) -> str:
+def _or_none(value: Decimal) -> float | None:
+    # An empty cell draws no bar (and no "0,00" label).
+    return float(value) if value else None
+
+
+def _teams(statement: Statement, numbers: Numbers) -> str:
     report = statement.report
-    chart = _chart(pygal.StackedBar, "teams", f"Cost per team by component ({report.currency})")
-    chart.x_labels = [row.team for row in report.rows]
-    for component in report.components:
-        chart.add(component, [float(row.costs[component]) for row in report.rows])
+    title = f"Cost per team by component ({numbers.symbol})"
+    components = [c for c in report.components if any(r.costs[c] > 0 for r in report.rows)]
+    colors = [*_PALETTE[: len(components)], _CREDIT]
+    chart = _chart(pygal.StackedBar, "teams", title, numbers, colors)
+    chart.x_labels = [labels.team(row.team) for row in report.rows]
+    for component in components:
+        chart.add(
+            labels.component(component),
+            [_or_none(max(row.costs[component], Decimal(0))) for row in report.rows],
+        )
+    credits = [sum((v for v in r.costs.values() if v < 0), Decimal(0)) for r in report.rows]
+    if any(credits):
+        chart.add(CREDITS, [_or_none(c) for c in credits])
     return _svg(chart)
 
 
-def _idle(statement: Statement) -> str:
-    report = statement.report
-    chart = _chart(
-        pygal.HorizontalBar,
-        "idle",
-        f"Idle {_figure(float(report.idle))} {report.currency}: where it went",
-    )
-    chart.x_labels = [name for name, _ in statement.idle]
-    chart.add("idle", [float(amount) for _, amount in statement.idle])
+def _idle(statement: Statement, numbers: Numbers) -> str:
+    if not statement.idle:
+        return _note("No idle capacity was charged to this team.")
+    title = f"Idle capacity, {numbers.money(statement.report.idle)}: where it went"
+    chart = _chart(pygal.HorizontalBar, "idle", title, numbers)
+    chart.x_labels = [_idle_label(name) for name, _ in statement.idle]
+    chart.add("Idle capacity", [float(amount) for _, amount in statement.idle])
     return _svg(chart)
 
 
-def _borrowing(statement: Statement) -> str:
+def _idle_label(name: str) -> str:
+    if name == ABSORBED:
+        return "Absorbed by reservations"
+    return "Left idle" if name == IDLE else labels.team(name)
+
+
+def _borrowing(statement: Statement, numbers: Numbers) -> str:
     if not statement.borrowing:
-        return _note("No team borrowed or lent quota this month.")
-    chart = _chart(pygal.Bar, "borrowing", f"Quota borrowed and lent ({statement.report.currency})")
-    chart.x_labels = [team for team, _, _ in statement.borrowing]
-    chart.add("borrowed", [float(b) for _, b, _ in statement.borrowing])
-    chart.add("lent", [float(lent) for _, _, lent in statement.borrowing])
+        return _note("No quota was borrowed or lent this month.")
+    title = f"Quota borrowed and lent ({numbers.symbol})"
+    chart = _chart(pygal.Bar, "borrowing", title, numbers, (_PALETTE[0], _CREDIT))
+    chart.x_labels = [labels.team(team) for team, _, _ in statement.borrowing]
+    chart.add(labels.component("borrowed"), [_or_none(b) for _, b, _ in statement.borrowing])
+    chart.add(LENT, [_or_none(lent) for _, _, lent in statement.borrowing])
     return _svg(chart)
 
 
-def _llm(statement: Statement) -> str:
+def _llm(statement: Statement, numbers: Numbers) -> str:
     if not statement.llm_spend:
         return _note("No LLM spend this month.")
-    chart = _chart(pygal.StackedBar, "llm", "LLM spend per team and model")
-    chart.x_labels = list(statement.llm_teams)
+    title = f"LLM spend per team and model ({numbers.symbol})"
+    chart = _chart(pygal.StackedBar, "llm", title, numbers)
+    chart.x_labels = [labels.team(t) for t in statement.llm_teams]
     for model, spend in statement.llm_spend.items():
-        chart.add(model, [float(v) for v in spend])
+        chart.add(model, [_or_none(v) for v in spend])
     return _svg(chart)
 
 
-def _budgets(statement: Statement) -> str:
+def _budgets(statement: Statement, numbers: Numbers) -> str:
     if not statement.budgets:
         return _note("No budgets are configured.")
-    span = "month end" if statement.report.closed else "forecast at month end"
-    chart = _chart(pygal.Bar, "budgets", f"Budgets against actuals ({statement.report.currency})")
-    chart.x_labels = [f"{line.team} ({line.kind})" for line in statement.budgets]
-    chart.add("budget", [float(line.budget) for line in statement.budgets])
-    chart.add("month to date", [float(line.actual) for line in statement.budgets])
-    chart.add(span, [float(line.forecast) for line in statement.budgets])
+    closed = statement.report.closed
+    title = f"Budgets against {'spend' if closed else 'month to date'} ({numbers.symbol})"
+    chart = _chart(pygal.Bar, "budgets", title, numbers)
+    chart.x_labels = [budget_label(line.team, line.kind) for line in statement.budgets]
+    chart.add("Budget", [float(line.budget) for line in statement.budgets])
+    # A closed month's forecast is what it spent: one bar, not two equal ones.
+    chart.add(SPENT if closed else TO_DATE, [float(line.actual) for line in statement.budgets])
+    if not closed:
+        chart.add(FORECAST, [float(line.forecast) for line in statement.budgets])
     return _svg(chart)
+
+
+def budget_label(team: str, kind: str) -> str:
+    """A budget's bar: the team and the kind, `research (GPU)`."""
+    return f"{labels.team(team)} ({labels.kind(kind)})"
 
 
 def _note(text: str) -> str:
@@ -154,9 +218,12 @@ def _note(text: str) -> str:
 
 
 def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> str:
-    """The text report's cells as an HTML table; its last line is the total row."""
+    """Header, rows and, last, the total row, as a table that scrolls on a narrow screen."""
     head, *body = lines
-    out = [f"<table><caption>{html.escape(caption)}</caption><thead><tr>"]
+    out = [
+        f'<div class="table" role="region" tabindex="0" aria-label="{html.escape(caption)}">'
+        f"<table><caption>{html.escape(caption)}</caption><thead><tr>"
+    ]
     out += [f'<th scope="col">{html.escape(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for i, row in enumerate(body):
@@ -166,36 +233,86 @@ def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> s
             css = ' class="num"' if j >= numeric_from else ""
             cells.append(f"<td{css}>{html.escape(cell)}</td>")
         out.append(f"<tr{total}>{''.join(cells)}</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
-def _headline(statement: Statement) -> str:
+def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
+    """The teams table: a row per team, then the totals; labels for people."""
     report = statement.report
-    money = report.currency
+    components = [labels.component(c) for c in report.components]
+    lines = [["Team", *components, "Total", "GPU budget", "LLM budget"]]
+
+    def opt(value: Decimal | None) -> str:
+        return "" if value is None else numbers.amount(value)
+
+    for row in report.rows:
+        cells = [numbers.amount(row.costs[c]) for c in report.components]
+        budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
+        lines.append([labels.team(row.team), *cells, numbers.amount(row.total), *budgets])
+    if statement.team is None:
+        sums = [numbers.amount(report.columns[c]) for c in report.components]
+        gpu = [r.budget_gpu for r in report.rows if r.budget_gpu is not None]
+        llm = [r.budget_llm for r in report.rows if r.budget_llm is not None]
+        budgets = [numbers.amount(sum(b, Decimal(0))) if b else "" for b in (gpu, llm)]
+        lines.append(["Total", *sums, numbers.amount(report.total), *budgets])
+    return lines
+
+
+def model_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
+    """The models table: spend, tokens and prices per million tokens, then the totals."""
+    per = f"{numbers.symbol} per million tokens"
+    head = ["Model", "Kind", "Spend", "Prompt tokens", "Completion tokens", "Requests"]
+    prices = ["Declared", "Measured", "Recommended, input", "Recommended, output"]
+    lines = [[*head, *(f"{p} ({per})" for p in prices)]]
+
+    def price(value: float | None) -> str:
+        return "" if value is None else numbers.per_million(value)
+
+    models = statement.report.models
+    for m in models:
+        counts = [numbers.count(n) for n in (m.prompt_tokens, m.completion_tokens, m.requests)]
+        values = (m.declared, m.measured, m.recommended_input, m.recommended_output)
+        spend = numbers.amount(m.spend)
+        lines.append([m.model, labels.kind(m.kind), spend, *counts, *map(price, values)])
+    totals = [sum(getattr(m, f) for m in models) for f in COUNTS]
+    spend = numbers.amount(statement.report.model_spend)
+    lines.append(["Total", "", spend, *map(numbers.count, totals), "", "", "", ""])
+    return lines
+
+
+def _headline(statement: Statement, numbers: Numbers) -> str:
+    report = statement.report
 
     def card(label: str, value: str, detail: str) -> str:
         return (
-            f'<div class="card"><div class="label">{html.escape(label)}</div>'
-            f'<div class="value">{html.escape(value)}</div>'
-            f'<div class="detail">{html.escape(detail)}</div></div>'
+            f'<div class="card"><p class="label">{html.escape(label)}</p>'
+            f'<p class="value">{html.escape(value)}</p>'
+            f'<p class="detail">{html.escape(detail)}</p></div>'
         )
 
+    if statement.team is not None:
+        (row,) = report.rows
+        cards = [card("Total", numbers.money(row.total), "every component")]
+        for kind, budget in (("GPU", row.budget_gpu), ("LLM", row.budget_llm)):
+            if budget is not None:
+                cards.append(card(f"{kind} budget", numbers.money(budget), "for the month"))
+        return "".join(cards)
     cards = [
-        card("Total", f"{report.total:,.2f} {money}", "every team, every component"),
+        card("Total", numbers.money(report.total), "every team, every component"),
         card(
             "Unallocated",
-            f"{report.unallocated_share:.1f} %",
-            f"{report.unallocated:,.2f} of {report.total:,.2f} {money}",
+            numbers.percent(report.unallocated_share),
+            f"{numbers.money(report.unallocated)} of {numbers.money(report.total)}",
         ),
         card(
-            "Idle",
-            f"{report.idle:,.2f} {money}",
-            f"{report.idle_shared:,.2f} shared onto teams",
+            "Idle capacity",
+            numbers.money(report.idle),
+            f"{numbers.money(report.idle_shared)} shared onto teams",
         ),
     ]
     if report.models:
-        cards.append(card("LLM models", f"{report.model_spend:,.2f} {money}", "spend, every model"))
+        cards.append(card("LLM models", numbers.money(report.model_spend), "spend, every model"))
     return "".join(cards)
 
 
@@ -207,30 +324,45 @@ def _notes(statement: Statement) -> Iterable[str]:
         yield _note(
             "Forecast: month to date plus the current hourly rate for the hours left in the month."
         )
+    if any(v < 0 for r in report.rows for v in r.costs.values()):
+        yield _note(
+            "Credits (quota lent, a self-hosted model's cost moved onto the teams that sent it "
+            "tokens) are drawn in green below zero."
+        )
 
 
-def statement_html(statement: Statement) -> str:
-    """The whole page: headline figures, the five charts, then the report's tables."""
+def _subtitle(statement: Statement) -> str:
+    report = statement.report
+    money = f"figures in {report.currency}"
+    if report.closed:
+        return f"Closed month, {money}, days in {statement.zone}"
+    return f"Month to date, {money}, as of {statement.at:%Y-%m-%d %H:%M %Z} ({statement.zone})"
+
+
+def statement_html(statement: Statement, numbers: Numbers) -> str:
+    """The whole page: headline figures, the five charts, then the tables."""
     report = statement.report
     span = "closed month" if report.closed else "month to date"
-    teams, models = table_lines(report)
-    tables = [_table(teams, 1, f"Cost per team and component ({report.currency})")]
-    if report.models:
-        caption = f"LLM models, {span} (cost per token in {report.currency})"
-        tables.append(_table(models, 2, caption))
-    page = Template(PAGE).substitute(
+    who = f"{labels.team(statement.team)}, " if statement.team else ""
+    where = f" of {statement.cluster}" if statement.cluster else ""
+    tables = [
+        _table(
+            team_lines(statement, numbers), 1, f"Cost per team and component ({report.currency})"
+        )
+    ]
+    if report.models and statement.team is None:
+        caption = f"LLM models, {span} (spend in {report.currency})"
+        tables.append(_table(model_lines(statement, numbers), 2, caption))
+    return Template(PAGE).substitute(
         csp=CSP,
-        title=html.escape(f"Chargeback {report.month}"),
-        subtitle=html.escape(
-            f"{span}, in {report.currency}, as of {statement.at:%Y-%m-%d %H:%M %Z}"
-        ),
-        headline=_headline(statement),
-        teams=_teams(statement),
-        idle=_idle(statement),
-        borrowing=_borrowing(statement),
-        llm=_llm(statement),
-        budgets=_budgets(statement),
+        title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),
+        subtitle=html.escape(_subtitle(statement)),
+        headline=_headline(statement, numbers),
+        teams=_teams(statement, numbers),
+        idle=_idle(statement, numbers),
+        borrowing=_borrowing(statement, numbers),
+        llm=_llm(statement, numbers),
+        budgets=_budgets(statement, numbers),
         notes="".join(_notes(statement)),
         tables="".join(tables),
     )
-    return page

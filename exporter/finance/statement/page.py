@@ -14,17 +14,19 @@ STYLE = """
 body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1d2330;
   margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
 h1 { margin-bottom: .2rem; }
-.subtitle { color: #5b6475; margin-top: 0; }
+.subtitle { color: #4a5262; margin-top: 0; }
 .cards { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1.5rem 0; }
 .card { border: 1px solid #d5d9e0; border-radius: 6px; padding: .8rem 1.2rem; min-width: 190px; }
-.card .label { color: #5b6475; font-size: .85rem; text-transform: uppercase; }
+.card p { margin: 0; }
+.card .label { color: #4a5262; font-size: .85rem; text-transform: uppercase; }
 .card .value { font-size: 1.7rem; font-weight: bold; margin: .2rem 0; }
-.card .detail { color: #5b6475; font-size: .85rem; }
+.card .detail { color: #4a5262; font-size: .85rem; }
 figure { margin: 1.5rem 0; }
 figure svg { width: 100%; height: auto; }
-.note { color: #5b6475; font-style: italic; }
+.note { color: #4a5262; font-style: italic; }
 table { border-collapse: collapse; margin: 1.5rem 0; font-size: .78rem; }
 .table { overflow-x: auto; }
+.table:focus { outline: 2px solid #1f77b4; }
 caption { text-align: left; font-weight: bold; padding-bottom: .4rem; }
 th, td { padding: .25rem .4rem; border-bottom: 1px solid #e3e6eb; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -44,16 +46,20 @@ PAGE = (
     + """</style>
 </head>
 <body>
+<header>
 <h1>$title</h1>
 <p class="subtitle">$subtitle</p>
-<section class="cards">$headline</section>
+</header>
+<main>
+<section class="cards" aria-label="Headline figures">$headline</section>
 <figure id="teams">$teams</figure>
 <figure id="idle">$idle</figure>
 <figure id="borrowing">$borrowing</figure>
 <figure id="llm">$llm</figure>
 <figure id="budgets">$budgets</figure>
 $notes
-<section class="table">$tables</section>
+$tables
+</main>
 </body>
 </html>
 """

@@ -23,11 +23,13 @@ def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
     """The HTML statement of one join's month to date; None when the join has no cost data."""
     # pygal is imported only when a page is asked for.
     from exporter.finance.statement.html import statement_html
+    from exporter.finance.statement.numbers import Numbers, statement_locale
 
     report = statement_report(chargeback, config)
     if report is None:
         return None
-    return statement_html(build_statement(report, chargeback, config)).encode()
+    numbers = Numbers(statement_locale(config), config.currency)
+    return statement_html(build_statement(report, chargeback, config), numbers).encode()
 
 
 def statement_artefact(config: Config, chargeback: Chargeback) -> bytes:

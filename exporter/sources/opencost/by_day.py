@@ -1,4 +1,4 @@
-"""A closed month from OpenCost kept day by day: each local day's set, and their running sums.
+"""A month from OpenCost kept day by day: each local day's set, and their running sums.
 
 The FOCUS export needs the month to date at every local day's end. Reading each of those
 windows would read the month once per day; instead the month's days are read once, as
@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 import httpx
 import msgspec
 
-from exporter.calendar import Month
 from exporter.errors import UpstreamIncomplete
 from exporter.sources.checks import Tally, nothing_left
 from exporter.sources.http import get_bytes, not_json
@@ -32,10 +31,13 @@ _DAY = timedelta(days=1)
 DaySet = tuple[datetime, datetime, tuple[Allocation, ...], dict[str, float]]
 
 
-def read_days(client: httpx.Client, month: Month, tally: Tally) -> list[DaySet]:
-    """Every local day of `month`, each as OpenCost's set for it (empty days included)."""
+def read_days(
+    client: httpx.Client, days: Sequence[tuple[datetime, datetime]], tally: Tally
+) -> list[DaySet]:
+    """Every local day of `days` (a month's, or its days to date: the last one may be today so
+    far), each as OpenCost's set for it (empty days included)."""
     out: list[DaySet] = []
-    for run in _runs(month.days()):
+    for run in _runs(days):
         out.extend(_read_run(client, run, tally))
     return out
 

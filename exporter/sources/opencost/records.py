@@ -1,8 +1,9 @@
 """The compact record of one OpenCost allocation that the join reads, and its sums over sets.
 
-An allocation keeps only what the join and the checks read: names, labels, the cost of each
-component, GPU-hours and the GPU model. The sets of a window (or of the month's days) add up
-by name, in read order, so every float is the same whichever way the sets arrive.
+An allocation keeps only what the join, the checks and the FOCUS export read: names, labels,
+the cost of each component, GPU-hours, the GPU model and what was consumed (`USAGE_FIELDS`).
+The sets of a window (or of the month's days) add up by name, in read order, so every float is
+the same whichever way the sets arrive.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["COMPONENT_FIELDS", "Allocation", "Totals", "component_costs", "merge_into"]
+__all__ = [
+    "COMPONENT_FIELDS",
+    "USAGE_FIELDS",
+    "Allocation",
+    "Totals",
+    "component_costs",
+    "merge_into",
+]
 
 # Component -> the OpenCost fields that add up to it (cost plus its adjustment).
 COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -28,6 +36,14 @@ COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
         "sharedCost",
         "externalCost",
     ),
+}
+# Component -> the OpenCost field that measures what it consumed: core-hours, byte-hours, bytes
+# sent (network cost is egress). The other components have no meter in an allocation.
+USAGE_FIELDS: dict[str, str] = {
+    "cpu": "cpuCoreHours",
+    "ram": "ramByteHours",
+    "storage": "pvByteHours",
+    "network": "networkTransferBytes",
 }
 
 
@@ -47,6 +63,8 @@ class Allocation(msgspec.Struct, frozen=True, gc=False):
     gpu_hours: float
     # gpuAllocation.gpuModel (DCGM's modelName, as OpenCost saw it); "" when absent or mixed.
     gpu_model: str = ""
+    # What it consumed, by component (USAGE_FIELDS); a component it did not consume is absent.
+    usage: Mapping[str, float] = {}
 
 
 class _Sum(msgspec.Struct, gc=False):
@@ -61,6 +79,7 @@ class _Sum(msgspec.Struct, gc=False):
     costs: array[float]
     hours: float
     model: str
+    usage: dict[str, float]
 
 
 class Totals:
@@ -82,8 +101,15 @@ class Totals:
         # allocation of a namespace or node repeats them (a fifth of what a set holds).
         self.shared: dict[Any, Any] = {}
 
-    def add(self, name: str, costs: tuple[float, ...], hours: float, model: str) -> bool:
-        """Add one record's costs (COMPONENT_FIELDS order), GPU-hours and model to `name`.
+    def add(
+        self,
+        name: str,
+        costs: tuple[float, ...],
+        hours: float,
+        model: str,
+        usage: Mapping[str, float] | None = None,
+    ) -> bool:
+        """Add one record's costs (COMPONENT_FIELDS order), GPU-hours, model and usage to `name`.
 
         False, and nothing added, when no set held the name yet: `put` its Allocation then.
         """
@@ -97,12 +123,15 @@ class Totals:
                 sums[i] += amount
             entry.hours += hours
             entry.model = _one_model(entry.model, model)
+            _add_usage(entry.usage, usage)
         else:
             base = entry.costs
             pairs = zip(COMPONENT_FIELDS, costs, strict=True)
             sums = array("d", [base.get(c, 0.0) + amount for c, amount in pairs])
             merged = _one_model(entry.gpu_model, model)
-            self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged)
+            summed = dict(entry.usage)
+            _add_usage(summed, usage)
+            self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged, summed)
         return True
 
     def put(self, allocation: Allocation) -> None:
@@ -135,13 +164,26 @@ def component_costs(
     }
 
 
+def _add_usage(into: dict[str, float], usage: Mapping[str, float] | None) -> None:
+    for component, amount in (usage or {}).items():
+        into[component] = into.get(component, 0.0) + amount
+
+
 def _built(entry: Allocation | _Sum) -> Allocation:
     if isinstance(entry, Allocation):
         return entry
     a = entry.first
     costs = component_costs(*entry.costs)
     return Allocation(
-        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, entry.hours, entry.model
+        a.name,
+        a.namespace,
+        a.node,
+        a.labels,
+        a.namespace_labels,
+        costs,
+        entry.hours,
+        entry.model,
+        entry.usage,
     )
 
 
@@ -162,6 +204,8 @@ def _one_model(a: str, b: str) -> str:
 def _sum(a: Allocation, b: Allocation) -> Allocation:
     costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
     hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
+    usage = dict(a.usage)
+    _add_usage(usage, b.usage)
     return Allocation(
-        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model
+        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model, usage
     )

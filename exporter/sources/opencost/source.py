@@ -173,7 +173,7 @@ def _by_day(
     # Node costs are one small object per node: read per day only when idle is split by node.
     days = tuple(
         AllocationSet(start, end, allocations, idle, _day_nodes(client, start, end, by_node, tally))
-        for start, end, allocations, idle in read_days(client, reading.month, tally)
+        for start, end, allocations, idle in read_days(client, reading.days(), tally)
     )
     allocations, idle = summed((d.allocations, d.idle) for d in days)
     nodes = _summed_nodes(days)

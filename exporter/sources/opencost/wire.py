@@ -25,6 +25,7 @@ from exporter.sources.checks import (
 )
 from exporter.sources.opencost.records import (
     COMPONENT_FIELDS,
+    USAGE_FIELDS,
     Allocation,
     Totals,
     component_costs,
@@ -57,6 +58,9 @@ IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCo
 # bounds reject +-Inf too. A JSON null (OpenCost's NaN) or a missing field is 0.
 _Cost = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
+# Core-hours, byte-hours and bytes: never negative; the bound only refuses +Inf and overflow.
+MAX_USAGE = 1e24
+_Usage = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_USAGE)] | None
 
 
 class _Properties(msgspec.Struct, gc=False):
@@ -92,6 +96,11 @@ class _Record(msgspec.Struct, gc=False):
     loadBalancerCostAdjustment: _Cost = None
     sharedCost: _Cost = None
     externalCost: _Cost = None
+    # What was consumed (USAGE_FIELDS): read for the FOCUS export's quantities.
+    cpuCoreHours: _Usage = None
+    ramByteHours: _Usage = None
+    pvByteHours: _Usage = None
+    networkTransferBytes: _Usage = None
 
 
 class _Envelope(msgspec.Struct):
@@ -253,7 +262,8 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
     costs = (g + ga, c + ca, m + ma, s + sa, n + na, lb + lba + sh + ex)
     gpu = r.gpuAllocation
     model = "" if gpu is None else _gpu_model(gpu)  # null on every pod without a GPU
-    if totals.add(name, costs, gpu_hours, model):
+    usage = _usage(r)
+    if totals.add(name, costs, gpu_hours, model, usage):
         return
     props = r.properties or _Properties()
     shared = totals.shared
@@ -268,8 +278,15 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
             component_costs(*costs),
             gpu_hours,
             model,
+            usage,
         )
     )
+
+
+def _usage(r: _Record) -> dict[str, float]:
+    # Only what was consumed: most allocations leave network and volumes at 0.
+    values = (r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes)
+    return {c: v for c, v in zip(USAGE_FIELDS, values, strict=True) if v}
 
 
 def _gpu_model(gpu: Any) -> str:
@@ -305,6 +322,7 @@ def _reason(name: str, raw: Any) -> BadRecord:
             for key in ("labels", "namespaceLabels"):
                 _labels(name, key, props.get(key) or {})
             _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
+            _numbers(name, raw, USAGE_FIELDS.values(), 0.0, MAX_USAGE)
     except BadRecord as exc:
         return exc
     # Valid field by field but not as a whole: a number type the struct does not take.

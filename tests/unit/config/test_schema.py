@@ -315,3 +315,54 @@ def test_format_duration() -> None:
         "1500ms",
         "0.0004s",
     ]
+
+
+REPORT_NAMING = """\
+currency: EUR
+report:
+  cluster: {cluster}
+  locale: {locale}
+  provider: {provider}
+llm_models:
+  - {{model: gpt-4o, external: true, publisher: {publisher}}}
+"""
+
+
+def _naming(**values: str) -> str:
+    good = {"cluster": "prod-madrid", "locale": "es-ES", "provider": "ML Platform"}
+    return REPORT_NAMING.format(**{**good, "publisher": "OpenAI", **values})
+
+
+def test_the_statements_naming_loads(write_config: Callable[[str], str]) -> None:
+    config = load_config(write_config(_naming()))
+    report = config.report
+    assert (report.cluster, report.locale, report.provider) == (
+        "prod-madrid",
+        "es-ES",
+        "ML Platform",
+    )
+    assert report.invoice_issuer is None
+    assert config.llm_models[0].publisher == "OpenAI"
+    defaults = load_config(write_config("currency: USD\n")).report
+    assert (defaults.cluster, defaults.locale) == ("default-cluster", None)
+
+
+@pytest.mark.parametrize(
+    ("values", "line", "key", "message"),
+    [
+        ({"cluster": '"prod madrid"'}, 3, "report.cluster", "letters, digits"),
+        ({"cluster": "prod/eu"}, 3, "report.cluster", "letters, digits"),
+        ({"locale": "xx-QQ"}, 4, "report.locale", "unknown locale 'xx-QQ'"),
+        ({"locale": "es_ES"}, 4, "report.locale", "a tag like es-ES"),
+        ({"provider": '"Plataforma \u20ac"'}, 5, "report.provider", "printable ASCII"),
+        ({"publisher": '""'}, 7, "llm_models[0].publisher", "printable ASCII"),
+    ],
+)
+def test_the_statements_naming_is_checked_with_file_line_and_key(
+    write_config: Callable[[str], str], values: dict[str, str], line: int, key: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(_naming(**values)))
+    issue = caught.value.issues[0]
+    assert (issue.line, issue.key) == (line, key)
+    assert message in issue.message

@@ -41,3 +41,15 @@ def test_a_snapshot_of_state_now_is_the_same_for_every_day() -> None:
     reading = Reading.closed_month(Month.parse("2026-10", MADRID), by_day=True)
     state = object()
     assert as_of(state, reading.day_ends()[3]) is state
+
+
+def test_the_open_months_days_end_now() -> None:
+    zone = ZoneInfo("Europe/Madrid")
+    now = datetime(2026, 11, 3, 9, 30, tzinfo=UTC)
+    reading = Reading.open(now, zone)
+    days = reading.days()
+    assert [d.date().isoformat() for d, _ in days] == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    assert days[-1][1] == now  # today so far
+    ends = reading.day_ends()
+    assert [r.until for r in ends] == [end for _, end in days]
+    assert Reading.open(reading.month.start, zone).days() == []

@@ -42,7 +42,8 @@ def _day(i: int, parts: dict[tuple[str, str, str], tuple[float, float]]) -> DayL
 
 
 def _ctx() -> FocusContext:
-    return FocusContext("EUR", START, START + timedelta(days=2), "platform", "chargeback-eur")
+    end = START + timedelta(days=2)
+    return FocusContext("EUR", START, end, "c1", "Platform", "Platform", "c1-2026-10")
 
 
 def test_two_gpu_models_and_an_unknown_one_split_the_cell_and_each_day_by_cost() -> None:
@@ -57,12 +58,12 @@ def test_two_gpu_models_and_an_unknown_one_split_the_cell_and_each_day_by_cost()
     rows = [r for r in focus_rows(report, days, _ctx()) if r.SubAccountId == "a"]
     got = [(r.ResourceId, r.x_ChargePeriodLocalDate, r.BilledCost) for r in rows]
     assert got == [
-        (f"gpu-model/{A100}", "2026-10-01", "4.00"),
-        (f"gpu-model/{H100}", "2026-10-01", "14.00"),
-        (f"gpu-model/{H100}", "2026-10-02", "5.60"),
+        (f"c1/gpu-model/{A100}", "2026-10-01", "4.00"),
+        (f"c1/gpu-model/{H100}", "2026-10-01", "14.00"),
+        (f"c1/gpu-model/{H100}", "2026-10-02", "5.60"),
         (None, "2026-10-02", "1.00"),
     ]
-    assert [r.ConsumedQuantity for r in rows] == ["5", "10", "4", "2"]
+    assert [r.ConsumedQuantity for r in rows] == ["5.0", "10.0", "4.0", "2.0"]
     assert [r.ResourceName for r in rows] == [A100, H100, H100, None]
     assert [r.ResourceType for r in rows] == ["GPU Model", "GPU Model", "GPU Model", None]
     assert all(violations(list(COLUMNS), asdict(r)) == [] for r in rows)
@@ -87,8 +88,8 @@ def test_a_cell_that_differs_from_its_weights_is_split_by_them_and_still_foots()
     assert dict(by_model) == {"gpt-4o": Decimal("7.51"), "o3": Decimal("2.50")}
     gpt = [r for r in rows if r.ResourceName == "gpt-4o"]
     assert [r.BilledCost for r in gpt] == ["5.01", "2.50"]  # 7.51 by the days' 2 : 1
-    assert [r.ConsumedQuantity for r in gpt] == ["900", "400"]
-    assert {r.ResourceId for r in rows} == {"llm-model/gpt-4o", "llm-model/o3"}
+    assert [r.ConsumedQuantity for r in gpt] == ["900.0", "400.0"]
+    assert {r.ResourceId for r in rows} == {"c1/llm-model/gpt-4o", "c1/llm-model/o3"}
 
 
 def test_split_is_exact_and_even_without_weights() -> None:

@@ -6,10 +6,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
+from babel import Locale
+
 from exporter.config.schema import Config
 from exporter.finance.report import build_report, model_rows
 from exporter.finance.statement.figures import build_statement
 from exporter.finance.statement.html import statement_html
+from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
@@ -22,6 +25,7 @@ EVIL_TEAM = "<script>alert(1)</script>"
 EVIL_MODEL = "<img src=x onerror=alert(2)>"
 # Mid-month in UTC: 15 days and 11.5 hours, 371.5 hours, are left of November.
 AT = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
+NUMBERS = Numbers(Locale("en"), "EUR")
 
 
 def _ledger(costs: dict[tuple[str, str], float]) -> Ledger:
@@ -68,21 +72,25 @@ def _statement(chargeback: Chargeback, *, closed: bool = False) -> str:
         idle=chargeback.month_idle,
         closed=closed,
     )
-    return statement_html(build_statement(report, chargeback, config))
+    return statement_html(build_statement(report, chargeback, config), NUMBERS)
 
 
 def test_forecast_adds_the_current_rate_for_the_hours_left() -> None:
     budgets = read_page(_statement(_chargeback()))["charts"]["budgets"]
-    forecast = budgets["forecast at month end"]
+    forecast = budgets["Forecast at month end"]
     # GPU: 700 + 2.00/h x 371.5 h; LLM: 30 + 0.10/h x 371.5 h.
-    assert forecast == {"research (gpu)": "1,443.00", "research (llm)": "67.15"}
-    assert budgets["month to date"] == {"research (gpu)": "700.00", "research (llm)": "30.00"}
-    assert budgets["budget"] == {"research (gpu)": "2,000.00", "research (llm)": "50.00"}
+    assert forecast == {"research (GPU)": "1,443.00", "research (LLM)": "67.15"}
+    assert budgets["Month to date"] == {"research (GPU)": "700.00", "research (LLM)": "30.00"}
+    assert budgets["Budget"] == {"research (GPU)": "2,000.00", "research (LLM)": "50.00"}
 
 
 def test_a_closed_month_forecasts_what_it_spent() -> None:
     budgets = read_page(_statement(_chargeback(), closed=True))["charts"]["budgets"]
-    assert budgets["month end"] == budgets["month to date"]
+    # What it spent, once: no month-to-date bar beside an equal month-end one.
+    assert budgets == {
+        "Budget": {"research (GPU)": "2,000.00", "research (LLM)": "50.00"},
+        "Spent": {"research (GPU)": "700.00", "research (LLM)": "30.00"},
+    }
 
 
 def test_idle_parts_add_to_the_headline_idle() -> None:
@@ -98,11 +106,11 @@ def test_idle_parts_add_to_the_headline_idle() -> None:
     )
     idle = read_page(_statement(_chargeback(month=month, month_idle=100.0)))["charts"]["idle"]
     assert idle == {
-        "idle": {
+        "Idle capacity": {
             "research": "30.00",
             "vision": "20.00",
-            "absorbed by reservations": "40.00",
-            f"left on {IDLE}": "10.00",
+            "Absorbed by reservations": "40.00",
+            "Left idle": "10.00",
         }
     }
 
@@ -136,7 +144,7 @@ def test_upstream_names_are_escaped_everywhere() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     figures = read_page(page)
     assert figures["tables"][0][1][0] == EVIL_TEAM
-    assert EVIL_TEAM in figures["charts"]["teams"]["gpu"]
+    assert EVIL_TEAM in figures["charts"]["teams"]["GPU"]
     assert figures["charts"]["llm"] == {EVIL_MODEL: {EVIL_TEAM: "2.00"}}
 
 
@@ -148,7 +156,7 @@ def test_same_figures_render_the_same_bytes() -> None:
 def test_no_borrowing_and_no_budgets_say_so() -> None:
     month = _ledger({("research", "gpu"): 5.0})
     page = _statement(_chargeback(month=month, budgets={}))
-    assert "No team borrowed or lent quota this month." in page
+    assert "No quota was borrowed or lent this month." in page
     assert "No budgets are configured." in page
     assert set(read_page(page)["charts"]) == {"teams", "idle"}
 

@@ -64,7 +64,7 @@ def _client(answer: Any) -> httpx.Client:
 def test_a_month_with_a_dst_change_is_three_reads_placed_by_window() -> None:
     seen: list[dict[str, str]] = []
     with _client(_upstream(seen, offset="+02:00")) as client:
-        days = read_days(client, OCTOBER, Tally())
+        days = read_days(client, OCTOBER.days(), Tally())
     assert len(days) == 31
     assert [p.get("step") for p in seen] == ["1d", None, "1d"]  # 1st-24th, the 25th, 26th-31st
     assert all(p["accumulate"] == "false" for p in seen)
@@ -76,7 +76,7 @@ def test_a_month_with_a_dst_change_is_three_reads_placed_by_window() -> None:
 
 def test_an_empty_day_left_out_by_opencost_costs_nothing() -> None:
     with _client(_upstream([], skip=7)) as client:
-        days = read_days(client, OCTOBER, Tally())
+        days = read_days(client, OCTOBER.days(), Tally())
     seventh = days[6]
     assert seventh[0] == datetime(2026, 10, 7, tzinfo=MADRID)
     assert (seventh[2], seventh[3]) == ((), {})
@@ -89,7 +89,7 @@ def test_a_set_that_is_no_day_of_the_month_fails_the_read() -> None:
         return httpx.Response(200, json={"code": 200, "data": [{"ns-a/web": stray}]})
 
     with _client(answer) as client, pytest.raises(UpstreamIncomplete, match="no local day"):
-        read_days(client, OCTOBER, Tally())
+        read_days(client, OCTOBER.days(), Tally())
 
 
 def test_the_snapshot_answers_each_days_month_to_date_and_sums_to_the_month() -> None:

@@ -91,6 +91,7 @@ def test_a_compact_record_carries_every_value_the_join_reads() -> None:
         "costs",
         "gpu_hours",
         "gpu_model",
+        "usage",
     ]
     assert list(allocation.costs) == list(COMPONENT_FIELDS)
 
@@ -153,3 +154,26 @@ def test_has_data_is_false_for_sets_of_zero_idle_only() -> None:
     assert not totals.has_data
     totals, _, _ = _decode({IDLE_KEY: {"gpuCost": 0, "cpuCost": 0.5, "ramCost": 0}})
     assert totals.has_data
+
+
+def test_usage_is_read_and_adds_up_across_sets_and_merges() -> None:
+    gib = float(2**30)
+    first = {"cpuCoreHours": 12.5, "ramByteHours": 48 * gib, "networkTransferBytes": 3 * gib}
+    second = {"cpuCoreHours": 1.5, "pvByteHours": 10 * gib}
+    totals, _, _ = _decode(
+        {"a": _record("a", **first)}, {"a": _record("a", **second)}, {"a": _record("a")}
+    )
+    (allocation,) = totals.build().values()
+    expected = {"cpu": 14.0, "ram": 48 * gib, "storage": 10 * gib, "network": 3 * gib}
+    assert allocation.usage == expected
+    # Nothing consumed, nothing kept: a record without the fields has no usage.
+    assert _decode({"b": _record("b")})[0].build()["b"].usage == {}
+    merged: dict[str, Allocation] = {}
+    merge_into(merged, [allocation, allocation])
+    assert merged["a"].usage == {k: 2 * v for k, v in expected.items()}
+
+
+def test_negative_usage_drops_the_record() -> None:
+    totals, tally, kept = _decode({"a": _record("a", cpuCoreHours=-1)})
+    assert kept == 0 and totals.build() == {}
+    assert sum(tally.frozen().values()) == 1

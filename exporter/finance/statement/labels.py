@@ -1,0 +1,55 @@
+"""What the statement calls things: people's words for the ledger's identifiers.
+
+The identifiers (`__idle__`, `idle_share`, `budget_gpu`) stay in the CSV, the JSON and the
+FOCUS export, where tools read them; the page says what they mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+
+__all__ = ["COMPONENTS", "KINDS", "component", "kind", "team"]
+
+TEAMS: Mapping[str, str] = {
+    IDLE: "Idle capacity",
+    UNALLOCATED: "Unallocated",
+    OTHER: "Other teams",
+}
+COMPONENTS: Mapping[str, str] = {
+    "gpu": "GPU",
+    "cpu": "CPU",
+    "ram": "Memory",
+    "storage": "Storage",
+    "network": "Network",
+    "other": "Other services",
+    "idle_share": "Share of idle",
+    "borrowed": "Quota borrowed",
+    "lent": "Quota lent",
+    "shared": "Shared namespaces",
+    "llm_serving": "Self-hosted LLMs",
+    "llm_external": "External LLMs",
+}
+KINDS: Mapping[str, str] = {
+    "external": "External",
+    "self_hosted": "Self-hosted",
+    "undeclared": "Not declared",
+    "gpu": "GPU",
+    "llm": "LLM",
+}
+
+
+def team(name: str) -> str:
+    """A team as people call it: its own name, or what a reserved row stands for."""
+    return TEAMS.get(name, name)
+
+
+def component(name: str) -> str:
+    """A cost component's label (an unknown one as it is written)."""
+    return COMPONENTS.get(name, name.replace("_", " ").capitalize())
+
+
+def kind(name: str) -> str:
+    """A model's kind or a budget's kind."""
+    return KINDS.get(name, name)
