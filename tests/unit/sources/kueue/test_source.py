@@ -33,7 +33,7 @@ from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30
 GPU = "nvidia.com/gpu"
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 BASE = "/apis/kueue.x-k8s.io"
 
 
@@ -366,18 +366,19 @@ def test_in_cluster_client_rereads_the_rotating_token(
 ) -> None:
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "6443")
-    (tmp_path / "token").write_text("first")
+    (tmp_path / "token").write_text("first-sa-token-0001")
     seen: list[httpx.Request] = []
     cfg = KueueConfig(in_cluster=True)
     with build_client(cfg, capture(seen), service_account_dir=str(tmp_path)) as client:
         fetch(client, cfg)
-        (tmp_path / "token").write_text("second")
+        (tmp_path / "token").write_text("second-sa-token-0002")
         fetch(client, cfg)
-        assert "first" not in repr(client.auth) and "second" not in repr(client.auth)
+        assert "first-sa" not in repr(client.auth) and "second-sa" not in repr(client.auth)
     assert str(seen[0].url).startswith("https://10.96.0.1:6443/apis/kueue.x-k8s.io/v1beta2/")
     tokens = [r.headers["authorization"] for r in seen]
     # Each refresh lists ClusterQueues and then ResourceFlavors.
-    assert tokens == ["Bearer first", "Bearer first", "Bearer second", "Bearer second"]
+    first, second = "Bearer first-sa-token-0001", "Bearer second-sa-token-0002"
+    assert tokens == [first, first, second, second]
 
 
 def test_in_cluster_outside_a_pod_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -409,15 +410,15 @@ def kubeconfig(tmp_path: Path, user: dict[str, Any]) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("user", [{"token": "kc-token"}, {"tokenFile": "tok"}])
+@pytest.mark.parametrize("user", [{"token": "kc-token-0123456789"}, {"tokenFile": "tok"}])
 def test_kubeconfig_current_context_server_and_token(tmp_path: Path, user: dict[str, Any]) -> None:
-    (tmp_path / "tok").write_text("kc-token")
+    (tmp_path / "tok").write_text("kc-token-0123456789")
     cfg = KueueConfig(kubeconfig=kubeconfig(tmp_path, user))
     seen: list[httpx.Request] = []
     with build_client(cfg, capture(seen)) as client:
         fetch(client, cfg)
     assert str(seen[0].url).startswith("https://api.prod:6443/apis/")
-    assert seen[0].headers["authorization"] == "Bearer kc-token"
+    assert seen[0].headers["authorization"] == "Bearer kc-token-0123456789"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,248 @@
+"""A number served with the source up is never wrong: hostile and broken upstreams, each against
+a control exporter beside it.
+
+Two refreshers read the same frozen fakes through fault-injecting proxies: the control's pass
+everything through, the faulted one's rewrite what the case says. After each fault the faulted
+exporter serves exactly the control's figures, or marks the source down (with the reason
+counted) and keeps its last complete figures; it never serves a different number with the
+source up.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from chargeback_demo import fake_kube
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.faultproxy import FaultProxy
+from chargeback_demo.httpfake import FakeServer
+from chargeback_demo.stack import DemoStack, demo_config_dict
+from exporter import redact
+from exporter.cli import main
+from exporter.config.schema import Config
+from exporter.serve.refresher import Refresher
+from exporter.serve.wiring import make_refresher
+from tests.conftest import CLOCK
+
+SOURCES = ("opencost", "dcgm", "kueue", "litellm")
+Series = dict[str, dict[tuple[tuple[str, str], ...], float]]
+Editor = Callable[[str, bytes], bytes]
+MTD = "chargeback_team_cost_month_to_date"
+
+
+def served(refresher: Refresher) -> Series:
+    """Every series the refresher serves, by family and labels."""
+    out: Series = {}
+    for family in text_string_to_metric_families(refresher.exposition.text.decode()):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def figures(series: Series) -> Series:
+    """The figures, without the exporter's own health (durations, timestamps, counters)."""
+    return {
+        name: values
+        for name, values in series.items()
+        if not name.startswith(("chargeback_source_", "chargeback_build_"))
+    }
+
+
+def up(series: Series, source: str) -> float:
+    return series["chargeback_source_up"][(("source", source),)]
+
+
+def counted(series: Series, family: str, source: str, reason: str) -> float:
+    return series[family].get((("reason", reason), ("source", source)), 0.0)
+
+
+def month_to_date(series: Series, team: str) -> float:
+    return math.fsum(v for k, v in series[MTD].items() if dict(k)["team"] == team)
+
+
+@dataclass
+class Pair:
+    """The control and the faulted exporter, each reading the fakes through its own proxies."""
+
+    stack: DemoStack
+    control_proxies: dict[str, FaultProxy]
+    proxies: dict[str, FaultProxy]
+    control: Refresher
+    faulted: Refresher
+
+    def edit(self, source: str, editor: Editor, *, control: bool = False) -> None:
+        """Rewrite every answer of `source` to the faulted exporter (or to the control)."""
+        proxy = (self.control_proxies if control else self.proxies)[source]
+        proxy.editor = editor
+        proxy.set("edit")
+
+    def heal(self, source: str) -> None:
+        self.proxies[source].set("")
+
+    def refresh(self, source: str | None = None) -> tuple[Series, Series]:
+        """Refresh both (one source, or all), rebuild, and return (control, faulted)."""
+        for refresher in (self.control, self.faulted):
+            if source is None:
+                refresher.refresh_all()
+            else:
+                refresher.refresh(source)
+                refresher.rebuild()
+        return served(self.control), served(self.faulted)
+
+
+def _config(
+    urls: dict[str, str], secrets: str, change: Callable[[dict[str, Any]], None] | None
+) -> Config:
+    data: dict[str, Any] = demo_config_dict(urls, secrets)
+    for name in SOURCES:
+        data["sources"][name]["timeout"] = "2s"
+    data["sources"]["litellm"]["page_size"] = 2  # three teams: two pages
+    if change is not None:
+        change(data)
+    return Config.model_validate(data)
+
+
+@pytest.fixture
+def pair_of(stack: DemoStack) -> Iterator[Callable[..., Pair]]:
+    """Build a Pair: `change` edits both configs, `faulted_urls` moves the faulted one."""
+    made: list[Pair] = []
+
+    def build(
+        change: Callable[[dict[str, Any]], None] | None = None,
+        faulted_urls: dict[str, str] | None = None,
+        faulted_secrets: str | None = None,
+    ) -> Pair:
+        control_proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
+        proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
+        control_urls = {n: p.url for n, p in control_proxies.items()}
+        urls = {n: p.url for n, p in proxies.items()} | (faulted_urls or {})
+        secrets = str(stack.secrets)
+        pair = Pair(
+            stack,
+            control_proxies,
+            proxies,
+            make_refresher(_config(control_urls, secrets, change), clock=CLOCK),
+            make_refresher(_config(urls, faulted_secrets or secrets, change), clock=CLOCK),
+        )
+        made.append(pair)
+        return pair
+
+    yield build
+    for pair in made:
+        pair.control.stop()
+        pair.faulted.stop()
+        for proxy in (*pair.control_proxies.values(), *pair.proxies.values()):
+            proxy.set("")
+            proxy.stop()
+
+
+@pytest.fixture
+def pair(pair_of: Callable[..., Pair]) -> Pair:
+    return pair_of()
+
+
+def assert_down_and_kept(control: Series, faulted: Series, source: str, reason: str) -> None:
+    """The source is down with `reason` counted; every figure is still the control's."""
+    assert up(faulted, source) == 0.0
+    assert counted(faulted, "chargeback_source_errors_total", source, reason) == 1.0
+    assert figures(faulted) == figures(control)
+    for other in SOURCES:
+        assert up(faulted, other) == (0.0 if other == source else 1.0)
+
+
+# --- JSON and text rewriting ----------------------------------------------------------------
+
+
+def json_editor(change: Callable[[str, Any], Any], where: str = "") -> Editor:
+    """Rewrite JSON answers whose path starts with `where`; NaN and Infinity are kept as written."""
+
+    def edit(path: str, body: bytes) -> bytes:
+        if not path.startswith(where):
+            return body
+        return json.dumps(change(path, json.loads(body))).encode()
+
+    return edit
+
+
+def every(key: str, value: Any) -> Callable[[str, Any], Any]:
+    """Set every `key` anywhere in a JSON document to `value`."""
+
+    def change(path: str, doc: Any) -> Any:
+        del path
+        if isinstance(doc, dict):
+            return {k: value if k == key else change("", v) for k, v in doc.items()}
+        if isinstance(doc, list):
+            return [change("", v) for v in doc]
+        return doc
+
+    return change
+
+
+def renamed(old: str, new: str) -> Editor:
+    """Every occurrence of the JSON string `old` (a value or a key) becomes `new`."""
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        return body.replace(json.dumps(old).encode(), json.dumps(new).encode())
+
+    return edit
+
+
+# --- 1. redaction where text is quoted, never in data ------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["file", "env"])
+def test_a_secret_too_short_to_tell_from_data_is_refused_by_name(
+    stack: DemoStack,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    # `gpu` as a token once masked every "gpu" in every upstream body, zeroing GPU cost.
+    data = demo_config_dict(stack.urls, str(stack.secrets))
+    if where == "file":
+        (tmp_path / "kube-token").write_text("gpu\n", encoding="utf-8")
+        data["sources"]["kueue"]["token_file"] = str(tmp_path / "kube-token")
+        named = f"secret file {tmp_path / 'kube-token'}"
+    else:
+        monkeypatch.setenv("CHARGEBACK_TEST_KEY", "tok")
+        del data["sources"]["litellm"]["api_key_file"]
+        data["sources"]["litellm"]["api_key_env"] = "CHARGEBACK_TEST_KEY"
+        named = "environment variable CHARGEBACK_TEST_KEY"
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["--config.file", str(path), "--once"], CLOCK) == 2
+    err = capsys.readouterr().err
+    assert named in err
+    assert "too short" in err
+
+
+def test_a_secret_that_is_also_data_never_rewrites_the_data(
+    stack: DemoStack, pair_of: Callable[..., Pair], tmp_path: Path
+) -> None:
+    # The Kubernetes token reads like a timestamp LiteLLM's answers hold (the budgets' next
+    # reset): a secret is masked where text is quoted (logs, errors, metrics), never in what a
+    # source parses, so LiteLLM's budgets stay whole.
+    token = "2026-12-01T00:00:00Z"
+    (tmp_path / "kube-token").write_text(token, encoding="utf-8")
+    (tmp_path / "litellm-key").write_bytes((stack.secrets / "litellm-key").read_bytes())
+    kube = FakeServer(fake_kube.make_handler(CLUSTER, CLOCK, token=token)).start()
+    try:
+        pair = pair_of(faulted_urls={"kueue": kube.url}, faulted_secrets=str(tmp_path))
+        control, faulted = pair.refresh()
+    finally:
+        kube.stop()
+        redact.forget("kueue bearer token")
+    for source in SOURCES:
+        assert up(faulted, source) == 1.0
+    assert figures(faulted) == figures(control)
+    assert (("team", "research"),) in faulted["chargeback_llm_budget_reset_timestamp_seconds"]
