@@ -121,7 +121,8 @@ class Refresher:
     def refresh(self, name: str) -> bool:
         """Fetch one source now; on failure keep its last good records and count the reason.
 
-        A snapshot that reports drops has them counted only when it is accepted.
+        A snapshot that reports drops has them counted only when it is accepted; a read that
+        failed because it dropped records (RecordsDropped) has them counted with its error.
         """
         source = self._sources[name]
         started = time.monotonic()
@@ -132,7 +133,8 @@ class Refresher:
                     previous = self._states[name].records
                 records.check_after(previous)
         except UpstreamError as exc:
-            self._failed(name, exc.reason, str(exc), time.monotonic() - started)
+            duration = time.monotonic() - started
+            self._failed(name, exc.reason, str(exc), duration, dropped=exc.dropped)
             return False
         except Exception as exc:  # noqa: BLE001 - the one per-source guard: never crash
             duration = time.monotonic() - started
@@ -159,6 +161,7 @@ class Refresher:
         message: str,
         duration: float,
         exc: BaseException | None = None,
+        dropped: Mapping[str, int] | None = None,
     ) -> None:
         if self._stop.is_set():
             # stop() closed the client under a refresh still in flight: that is the shutdown,
@@ -169,6 +172,7 @@ class Refresher:
             state = self._states[name]
             state.up, state.duration = False, duration
             state.errors[reason] += 1
+            state.dropped.update(dropped or {})
             changed = state.last_error != message
             state.last_error = message
         if changed:

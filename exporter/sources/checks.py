@@ -1,8 +1,10 @@
 """Per-record checks shared by the sources: bounds, drop reasons, tallies and de-duplication.
 
 A record is one allocation, one GPU, one ClusterQueue resource or one LiteLLM row. A record
-with a bad field is dropped and counted by reason; the source fails only when what is left
-would be a wrong total (a short read, conflicting duplicates, nothing usable at all).
+with a bad field is dropped and counted by reason. A record carries money, tokens or quantities
+that some total adds up, so a read that dropped one would serve that total too low: the read
+fails (refuse_dropped), the drops are counted all the same, and the last complete read stays.
+A read also fails when it cannot be the whole truth (a short read, conflicting duplicates).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.errors import RecordsDropped, UpstreamIncomplete
 
 __all__ = [
     "DROP_REASONS",
@@ -28,8 +30,8 @@ __all__ = [
     "Tally",
     "count",
     "dedupe",
-    "nothing_left",
     "number",
+    "refuse_dropped",
 ]
 
 NON_FINITE = "non_finite"
@@ -61,12 +63,25 @@ class BadRecord(ValueError):
         self.reason = reason
 
 
+# How much of the first dropped record's reason a failed read quotes (names can be long).
+_MAX_EXAMPLE = 200
+
+
 class Tally(Counter[str]):
-    """Drop counts of one refresh, by reason."""
+    """Drop counts of one refresh, by reason, and the first drop's reason in words."""
+
+    example = ""
 
     def drop(self, exc: BadRecord) -> None:
         """Count one dropped record."""
         self[exc.reason] += 1
+        if not self.example:
+            self.example = str(exc)[:_MAX_EXAMPLE]
+
+    def add(self, other: Tally) -> None:
+        """Count another tally's drops here too, keeping the first example."""
+        self.update(other)
+        self.example = self.example or other.example
 
     def frozen(self) -> dict[str, int]:
         """The counts as a plain mapping for a snapshot."""
@@ -142,7 +157,19 @@ def dedupe(
     return list(kept.values())
 
 
-def nothing_left(source: str, kept: int, tally: Tally, what: str) -> None:
-    """Fail when bad records were dropped and none were kept: the whole reply is malformed."""
-    if kept == 0 and tally.bad():
-        raise UpstreamPayloadError(f"{source}: every {what} was dropped ({dict(tally.frozen())})")
+def refuse_dropped(source: str, tally: Tally, what: str) -> None:
+    """Fail the read when it dropped a record with a bad field (RecordsDropped, `malformed`).
+
+    Every record carries money, tokens or quantities some total adds up: served without it,
+    that total would be wrong with the source up. Call it before the read is kept anywhere
+    (a cache of closed days), so a later read cannot build on it either.
+    """
+    bad = tally.bad()
+    if not bad:
+        return
+    reasons = ", ".join(f"{n} {r}" for r, n in tally.frozen().items() if r != DUPLICATE)
+    raise RecordsDropped(
+        f"{source}: {what} dropped: {bad} ({reasons}; first: {tally.example}); "
+        "the totals they feed would be wrong without them, so the last complete read stays",
+        tally.frozen(),
+    )

@@ -11,7 +11,9 @@ source up.
 from __future__ import annotations
 
 import json
+import logging
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -246,3 +248,55 @@ def test_a_secret_that_is_also_data_never_rewrites_the_data(
         assert up(faulted, source) == 1.0
     assert figures(faulted) == figures(control)
     assert (("team", "research"),) in faulted["chargeback_llm_budget_reset_timestamp_seconds"]
+
+
+# --- 2. dropped money is never silent -----------------------------------------------------------
+
+BAD_NUMBERS = [
+    ("spend", "12.5"),
+    ("spend", math.nan),
+    ("spend", 1e308),
+    ("spend", -1.0),
+    ("prompt_tokens", math.nan),
+    ("completion_tokens", math.inf),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BAD_NUMBERS)
+def test_litellm_rows_that_all_carry_a_bad_number_take_the_source_down(
+    pair: Pair, caplog: pytest.LogCaptureFixture, key: str, value: object
+) -> None:
+    caplog.set_level(logging.WARNING)
+    pair.refresh()
+    pair.edit("litellm", json_editor(every(key, value)))
+    control, faulted = pair.refresh("litellm")
+    assert_down_and_kept(control, faulted, "litellm", "malformed")
+    dropped = faulted["chargeback_source_records_dropped_total"]
+    assert sum(v for k, v in dropped.items() if dict(k)["source"] == "litellm") > 0
+    assert re.search(r"source=litellm refresh failed reason=malformed .*dropped", caplog.text)
+
+
+def test_one_litellm_row_with_a_bad_number_keeps_the_last_complete_figures(pair: Pair) -> None:
+    pair.refresh()
+
+    def one_bad(path: str, doc: Any) -> Any:
+        del path
+        for day in doc.get("results", []):
+            for entry in day["breakdown"]["entities"].values():
+                entry["metrics"]["spend"] = -1.0
+                return doc
+        return doc
+
+    pair.edit("litellm", json_editor(one_bad, "/team/daily/activity"))
+    control, faulted = pair.refresh("litellm")
+    assert_down_and_kept(control, faulted, "litellm", "malformed")
+
+
+def test_bad_numbers_from_the_first_read_serve_no_llm_figure(pair: Pair) -> None:
+    pair.edit("litellm", json_editor(every("spend", math.nan)))
+    control, faulted = pair.refresh()
+    assert up(faulted, "litellm") == 0.0
+    assert counted(faulted, "chargeback_source_errors_total", "litellm", "malformed") == 1.0
+    assert not [name for name in faulted if name.startswith("chargeback_llm_")]
+    assert {k for k in faulted[MTD] if dict(k)["component"].startswith("llm")} == set()
+    assert month_to_date(control, "research") > month_to_date(faulted, "research")

@@ -20,7 +20,6 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     dedupe,
-    nothing_left,
 )
 from exporter.sources.dcgm import text as dcgm_text
 from exporter.sources.dcgm.mig import mig_share, mig_slices
@@ -235,8 +234,9 @@ def parse_series(
         except BadRecord as exc:
             local.drop(exc)
     records = _with_unsliced(_drop_mig_parents(records), local)
-    nothing_left(f"{SOURCE}: {where}", len(records), local, "GPU")
-    tally.update(local)
+    if not records and local.bad():
+        raise UpstreamPayloadError(f"{SOURCE}: {where}: every GPU was dropped ({local.frozen()})")
+    tally.add(local)
     return _apportion(records)
 
 

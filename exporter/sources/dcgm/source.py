@@ -123,7 +123,7 @@ def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> D
             if scrape.error is not None:
                 raise _naming(scrape.error, scrape.endpoint.url) from None
             records.extend(scrape.records)
-            tally.update(scrape.tally)
+            tally.add(scrape.tally)
     return snapshot(records, tally)
 
 
@@ -160,7 +160,7 @@ def fetch_discovered(
                 failed.append(f"{scrape.endpoint.node}: {scrape.error}")
                 continue
             records.extend(scrape.records)
-            tally.update(scrape.tally)
+            tally.add(scrape.tally)
     if not found.ready:
         raise UpstreamIncomplete(
             f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "

@@ -8,9 +8,9 @@ counts, cores, bytes); an unset limit is +Inf, never 0. ResourceFlavors are read
 version, for the node labels that map each flavor's quota to nodes and so to a GPU price.
 
 One ClusterQueue resource with a bad quantity (one ClusterQueue, if the object itself is
-broken) is dropped and counted. A list that does not add up (fewer items than
-`remainingItemCount` promised, more pages than it allows, one queue twice with different
-contents) fails the refresh.
+broken) is dropped and counted, and fails the refresh: quota feeds the money teams borrow and
+lend. A list that does not add up (fewer items than `remainingItemCount` promised, more pages
+than it allows, one queue twice with different contents) fails it too.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     dedupe,
-    nothing_left,
+    refuse_dropped,
 )
 from exporter.sources.http import get_bytes, not_json
 from exporter.sources.kind import SourceKind, section
@@ -112,11 +112,12 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     # The same ClusterQueue on two pages is kept once; two different versions of it fail.
     unique = dedupe(SOURCE, items, _item_name, tally)
     queues = [record for item in unique for record in parse_cluster_queue(item, version, tally)]
-    nothing_left(SOURCE, len(queues), tally, "ClusterQueue resource")
     # Flavors say which nodes (and so which GPU price) each flavor's quota stands for.
     flavors = parse_resource_flavors(
         _list(client, version, "resourceflavors", cfg.page_size), tally
     )
+    # A dropped quota row would take its borrowed or lent share out of the money it moves.
+    refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
     return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 

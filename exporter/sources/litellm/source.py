@@ -19,8 +19,9 @@ Bodies are decoded with msgspec into typed structs (decode). Money is in
 applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
-dropped and counted; paging (wire.read_pages) stops at the announced page count plus
-one, and never passes 2000 pages.
+dropped and counted, and fails the refresh: its spend and tokens would be missing from every
+total (checks.refuse_dropped). Paging (wire.read_pages) stops at the announced page count
+plus one, and never passes 2000 pages.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     dedupe,
+    refuse_dropped,
 )
 from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
@@ -194,11 +196,14 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
     tally, repaired_before = Tally(), cache.repairs
     try:
         teams = _team_list(client, cfg.page_size, tally)
+        refuse_dropped(SOURCE, tally, "teams")
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
+            refuse_dropped(SOURCE, tally, "daily rows")
             whole = LiteLLMSnapshot(teams, (), tally.frozen(), to_ours, dated=dated)
             return whole.as_of(reading)
         usage = _month_usage(client, cfg, dates, now, cache, tally)
+        refuse_dropped(SOURCE, tally, "daily rows")
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
@@ -259,7 +264,7 @@ def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[Team
             f"{SOURCE}: {TEAM_LIST}: read {len(unique)} teams (+{bad.bad()} dropped), "
             f"but total is {next(iter(totals))}"
         )
-    tally.update(bad)
+    tally.add(bad)
     return tuple(unique)
 
 
@@ -303,6 +308,8 @@ def _month_usage(
     while day <= dates.end:
         read_date(client, cfg, day, zone, tally, read)
         day += DAY
+    # Before the cache keeps any date: a closed date kept short would stay short.
+    refuse_dropped(SOURCE, tally, "daily rows")
     if not read.keyed:
         if start != dates.start:  # the models of the whole month are needed
             return _month_usage(client, cfg, dates, now, DailyCache(), tally)

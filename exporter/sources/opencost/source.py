@@ -35,6 +35,7 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     number,
+    refuse_dropped,
 )
 from exporter.sources.http import get_json, make_client, not_json
 from exporter.sources.kind import SourceKind, section
@@ -154,6 +155,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSna
         month = fetch_window(
             client, reading.month.start, until, with_node_costs=by_node, tally=tally
         )
+        refuse_dropped(SOURCE, tally, "records")
         return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
     month_from = reading.month.start
     reader = reader_for(client)
@@ -162,6 +164,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSna
     month = AllocationSet(month_from, until, allocations, idle, node_costs)
     window_start = until - cfg.rate_window
     nodes = fetch_gpu_nodes(client, window_start, until, tally) if cfg.node_assets else None
+    refuse_dropped(SOURCE, tally, "records")
     return OpenCostSnapshot(
         rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes, repairs=repairs
     )
@@ -178,6 +181,7 @@ def _by_day(
     allocations, idle = summed((d.allocations, d.idle) for d in days)
     nodes = _summed_nodes(days)
     month = AllocationSet(reading.month.start, reading.until, allocations, idle, nodes)
+    refuse_dropped(SOURCE, tally, "records")
     return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), days=days)
 
 
@@ -207,7 +211,7 @@ def fetch_window(
 ) -> AllocationSet:
     """Query one window of allocations as one set (and node assets when idle is split by node).
 
-    Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
+    Bad records are counted in `tally`, and any one fails the read (refuse_dropped).
     """
     if end - start < timedelta(seconds=1):
         raise ValueError("window must be at least one second long")

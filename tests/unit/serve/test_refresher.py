@@ -13,7 +13,12 @@ import httpx
 import pytest
 
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamUnavailable
+from exporter.errors import (
+    RecordsDropped,
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamUnavailable,
+)
 from exporter.exposition.catalogue import TEAM_BUDGET
 from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
@@ -154,6 +159,22 @@ def test_drops_are_pre_initialised_and_accumulate_over_accepted_refreshes() -> N
     result[0] = _Audited(0.0, {"out_of_range": 5})
     assert not refresher.refresh("s")
     assert refresher.health()["s"].dropped == {"non_finite": 3, "duplicate": 1}
+
+
+def test_a_read_that_dropped_records_is_refused_and_its_drops_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    result: list[object] = [4.0]
+    refresher = Refresher([_source("s", result)], _build)
+    assert refresher.refresh_all()
+    result[0] = RecordsDropped("s: rows dropped: 2 (2 non_finite; first: spend)", {"non_finite": 2})
+    with caplog.at_level(logging.WARNING):
+        assert not refresher.refresh_all()
+    health = refresher.health()["s"]
+    assert not health.up and health.errors == {"malformed": 1}
+    assert health.dropped == {"non_finite": 2}
+    assert refresher.fresh_records() == {"s": 4.0}  # the last complete read stays
+    assert "source=s refresh failed reason=malformed" in caplog.text and "dropped" in caplog.text
 
 
 def test_a_snapshot_contradicting_the_last_good_one_is_refused() -> None:

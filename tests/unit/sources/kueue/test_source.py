@@ -15,6 +15,7 @@ import pytest
 from exporter.config.schema import Config, KueueConfig, SourcesConfig
 from exporter.errors import (
     ConfigError,
+    RecordsDropped,
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
@@ -487,16 +488,16 @@ def _pages(
         (True, "wrong_type"),
     ],
 )
-def test_one_bad_quota_resource_is_dropped_and_counted(
+def test_one_bad_quota_resource_is_dropped_counted_and_fails_the_read(
     token_file: str, nominal: Any, reason: str
 ) -> None:
+    # Quota feeds the money teams borrow and lend: a read without one row would be wrong.
     cfg = KueueConfig(url="https://k", token_file=token_file)
     items = [_gpu_cq("bad", nominal), _gpu_cq("good", 4)]
-    with client_for(_pages([(items, {})]), cfg) as client:
-        snapshot = fetch(client, cfg)
-    rows = {(r.cluster_queue, r.resource): r.nominal for r in snapshot.queues}
-    assert rows == {("bad", "cpu"): 8.0, ("good", "cpu"): 8.0, ("good", GPU): 4.0}
-    assert snapshot.dropped == {reason: 1}
+    with client_for(_pages([(items, {})]), cfg) as client, pytest.raises(RecordsDropped) as err:
+        fetch(client, cfg)
+    assert err.value.dropped == {reason: 1} and err.value.reason == "malformed"
+    assert "'bad'" in str(err.value)
 
 
 def test_the_same_queue_on_two_pages_counts_once(token_file: str) -> None:
