@@ -300,3 +300,48 @@ def test_bad_numbers_from_the_first_read_serve_no_llm_figure(pair: Pair) -> None
     assert not [name for name in faulted if name.startswith("chargeback_llm_")]
     assert {k for k in faulted[MTD] if dict(k)["component"].startswith("llm")} == set()
     assert month_to_date(control, "research") > month_to_date(faulted, "research")
+
+
+# --- 5. a corrupt DCGM sample is a corrupt sample -----------------------------------------------
+
+
+def _corrupt_gpu(gpu: str) -> Editor:
+    """dcgm-exporter's blank marker 4294967295 (a uint32 -1) for one GPU's utilisation."""
+    marker = f'{{gpu="{gpu}",'.encode()
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        lines = []
+        for line in body.split(b"\n"):
+            if line.startswith((b"DCGM_FI_DEV_GPU_UTIL", b"DCGM_FI_PROF_GR_ENGINE_ACTIVE")) and (
+                marker in line
+            ):
+                line = line.rsplit(b" ", 1)[0] + b" 4294967295"
+            lines.append(line)
+        return b"\n".join(lines)
+
+    return edit
+
+
+def test_a_corrupt_utilisation_sample_keeps_its_gpu_and_the_last_figure(pair: Pair) -> None:
+    pair.refresh()
+    pair.edit("dcgm", _corrupt_gpu("3"))  # search's GPU
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    assert figures(faulted) == figures(control)
+    assert counted(faulted, "chargeback_source_records_dropped_total", "dcgm", "out_of_range") > 0
+
+
+def test_a_corrupt_sample_on_the_first_read_leaves_the_gpu_counted_its_use_unknown(
+    pair: Pair,
+) -> None:
+    pair.edit("dcgm", _corrupt_gpu("3"))
+    control, faulted = pair.refresh()
+    assert up(faulted, "dcgm") == 1.0
+    gpus = "chargeback_gpus"
+    assert sum(faulted[gpus].values()) == sum(control[gpus].values()) == 4.0
+    ratio = "chargeback_team_gpu_utilization_ratio"
+    assert (("team", "search"),) in control[ratio]
+    assert faulted[ratio] == {k: v for k, v in control[ratio].items() if k != (("team", "search"),)}
+    waste = "chargeback_team_gpu_waste_cost_per_hour"
+    assert (("team", "search"),) not in faulted.get(waste, {})
