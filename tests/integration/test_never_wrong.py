@@ -345,3 +345,49 @@ def test_a_corrupt_sample_on_the_first_read_leaves_the_gpu_counted_its_use_unkno
     assert faulted[ratio] == {k: v for k, v in control[ratio].items() if k != (("team", "search"),)}
     waste = "chargeback_team_gpu_waste_cost_per_hour"
     assert (("team", "search"),) not in faulted.get(waste, {})
+
+
+# --- 6. signs and bounds ------------------------------------------------------------------------
+
+
+def _opencost(namespace: str, **fields: float) -> Editor:
+    """Set `fields` on every allocation of `namespace` in OpenCost's allocation sets."""
+
+    def change(path: str, doc: Any) -> Any:
+        del path
+        for step in doc.get("data") or []:
+            for allocation in (step or {}).values():
+                if allocation.get("properties", {}).get("namespace") == namespace:
+                    for name, value in fields.items():
+                        allocation[name] = value
+        return doc
+
+    return json_editor(change, "/allocation")
+
+
+def test_a_negative_cost_is_refused(pair: Pair) -> None:
+    pair.refresh()
+    pair.edit("opencost", _opencost("ns-search", gpuCost=-1e6))
+    control, faulted = pair.refresh("opencost")
+    assert_down_and_kept(control, faulted, "opencost", "malformed")
+    assert counted(faulted, "chargeback_source_records_dropped_total", "opencost", "out_of_range")
+
+
+def test_a_negative_adjustment_is_what_opencost_documents(pair: Pair) -> None:
+    # A credit: the adjustment takes back what the cost added, so the component is unchanged.
+    pair.refresh()
+
+    def credit(path: str, doc: Any) -> Any:
+        del path
+        for step in doc.get("data") or []:
+            for allocation in (step or {}).values():
+                if allocation.get("properties", {}).get("namespace") == "ns-search":
+                    allocation["cpuCost"] = allocation["cpuCost"] + 2.0
+                    allocation["cpuCostAdjustment"] = -2.0
+        return doc
+
+    pair.edit("opencost", json_editor(credit, "/allocation"))
+    control, faulted = pair.refresh("opencost")
+    assert up(faulted, "opencost") == 1.0
+    for team in ("research", "search", "vision"):
+        assert month_to_date(faulted, team) == pytest.approx(month_to_date(control, team))

@@ -301,12 +301,12 @@ def _number(
     key: str,
     name: str,
     *,
-    low: float = -MAX_COST,
+    low: float = 0.0,
     high: float = MAX_COST,
 ) -> float:
     # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
-    # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
-    what = f"allocation {name!r}: {key}"
+    # A node's cost is its hours at its price: never negative (its adjustment is not read).
+    what = f"node asset {name!r}: {key}"
     return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
 
 

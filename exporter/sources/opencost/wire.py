@@ -53,9 +53,13 @@ RESOLUTION = 1e-9
 
 IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 
-# Costs may be negative (adjustments such as credits), never beyond MAX_COST either way; the
-# bounds reject +-Inf too. A JSON null (OpenCost's NaN) or a missing field is 0.
-_Cost = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
+# A cost is hours x a price: never negative. An *Adjustment is what a reconciliation with the
+# cloud bill moved afterwards, a credit when the bill came in lower, so it may be negative; and
+# OpenCost before 1.118 wrote negative idle when allocations overran the assets (see
+# docs/sources/opencost.md). Nothing beyond MAX_COST either way; the bounds reject +-Inf too.
+# A JSON null (OpenCost's NaN) or a missing field is 0.
+_Cost = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_COST)] | None
+_Signed = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
 
 
@@ -79,19 +83,27 @@ class _Record(msgspec.Struct, gc=False):
     # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
     gpuAllocation: Any = None
     gpuCost: _Cost = None
-    gpuCostAdjustment: _Cost = None
+    gpuCostAdjustment: _Signed = None
     cpuCost: _Cost = None
-    cpuCostAdjustment: _Cost = None
+    cpuCostAdjustment: _Signed = None
     ramCost: _Cost = None
-    ramCostAdjustment: _Cost = None
+    ramCostAdjustment: _Signed = None
     pvCost: _Cost = None
-    pvCostAdjustment: _Cost = None
+    pvCostAdjustment: _Signed = None
     networkCost: _Cost = None
-    networkCostAdjustment: _Cost = None
+    networkCostAdjustment: _Signed = None
     loadBalancerCost: _Cost = None
-    loadBalancerCostAdjustment: _Cost = None
+    loadBalancerCostAdjustment: _Signed = None
     sharedCost: _Cost = None
     externalCost: _Cost = None
+
+
+class _Idle(msgspec.Struct, gc=False):
+    """The `__idle__` entry: only its three costs, which older OpenCost wrote negative."""
+
+    gpuCost: _Signed = None
+    cpuCost: _Signed = None
+    ramCost: _Signed = None
 
 
 class _Envelope(msgspec.Struct):
@@ -114,6 +126,7 @@ _LOOSE = msgspec.json.Decoder(_RawEnvelope)
 _SET = msgspec.json.Decoder(dict[str, _Record] | None)
 _LOOSE_SET = msgspec.json.Decoder(dict[str, msgspec.Raw] | None)
 _RECORD = msgspec.json.Decoder(_Record)
+_IDLE = msgspec.json.Decoder(_Idle)
 _ANY = msgspec.json.Decoder()
 
 
@@ -146,7 +159,7 @@ def decode_sets(
     return out
 
 
-def _window_start(records: Iterable[tuple[str, _Record | BadRecord]]) -> str | None:
+def _window_start(records: Iterable[tuple[str, _Record | _Idle | BadRecord]]) -> str | None:
     for _, record in records:
         if isinstance(record, _Record) and record.window is not None:
             return record.window.start
@@ -171,7 +184,7 @@ def _envelope(content: bytes | bytearray) -> _Envelope:
     raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
 
 
-def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
+def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | _Idle | BadRecord]]:
     """One set's records, typed at C speed; one by one only if some record breaks the types."""
     try:
         records = _SET.decode(step)
@@ -186,9 +199,9 @@ def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
     return () if raws is None else ((name, _one(name, raw)) for name, raw in raws.items())
 
 
-def _one(name: str, raw: msgspec.Raw) -> _Record | BadRecord:
+def _one(name: str, raw: msgspec.Raw) -> _Record | _Idle | BadRecord:
     try:
-        return _RECORD.decode(raw)
+        return _IDLE.decode(raw) if name == IDLE_KEY else _RECORD.decode(raw)
     except msgspec.ValidationError:
         return _reason(name, _ANY.decode(raw))
 
@@ -199,7 +212,10 @@ def _check_code(code: Any, message: Any) -> None:
 
 
 def _day(
-    records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally: Tally, totals: Totals
+    records: Iterable[tuple[str, _Record | _Idle | BadRecord]],
+    high: float,
+    tally: Tally,
+    totals: Totals,
 ) -> int:
     idle: dict[str, float] = {}
     kept = 0
@@ -211,6 +227,8 @@ def _day(
                 for resource, amount in _idle(record).items():
                     idle[resource] = idle.get(resource, 0.0) + amount
                 continue
+            if isinstance(record, _Idle):  # pragma: no cover - only ever decoded for IDLE_KEY
+                raise TypeError(name)
             _add(totals, name, record, high)
         except BadRecord as exc:
             tally.drop(exc)
@@ -221,7 +239,7 @@ def _day(
     return kept + len(idle)
 
 
-def _idle(r: _Record) -> dict[str, float]:
+def _idle(r: _Record | _Idle) -> dict[str, float]:
     values = (r.gpuCost or 0.0, r.cpuCost or 0.0, r.ramCost or 0.0)
     _resolution(IDLE_KEY, values)
     return dict(zip(IDLE_FIELDS, values, strict=True))
@@ -298,7 +316,8 @@ def _reason(name: str, raw: Any) -> BadRecord:
             props = raw.get("properties") or {}
             if not isinstance(props, dict):
                 raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
-            _numbers(name, raw, _NUMBERS, -MAX_COST, MAX_COST)
+            _numbers(name, raw, _COSTS, 0.0, MAX_COST)
+            _numbers(name, raw, _ADJUSTMENTS, -MAX_COST, MAX_COST)
             for key in ("namespace", "node"):
                 if not isinstance(props.get(key, ""), str):
                     raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key}")
@@ -318,6 +337,8 @@ def _numbers(name: str, raw: dict[str, Any], keys: Iterable[str], low: float, hi
 
 
 _NUMBERS = tuple(f for fields in COMPONENT_FIELDS.values() for f in fields)
+_ADJUSTMENTS = tuple(f for f in _NUMBERS if f.endswith("Adjustment"))
+_COSTS = tuple(f for f in _NUMBERS if f not in _ADJUSTMENTS)
 
 
 def _labels(name: str, key: str, value: Any) -> None:
