@@ -10,8 +10,9 @@ A read also fails when it cannot be the whole truth (a short read, conflicting d
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from exporter.errors import RecordsDropped, UpstreamIncomplete
@@ -27,6 +28,7 @@ __all__ = [
     "OUT_OF_RANGE",
     "WRONG_TYPE",
     "BadRecord",
+    "Emptiness",
     "Tally",
     "count",
     "dedupe",
@@ -173,3 +175,34 @@ def refuse_dropped(source: str, tally: Tally, what: str) -> None:
         "the totals they feed would be wrong without them, so the last complete read stays",
         tally.frozen(),
     )
+
+
+class Emptiness:
+    """Which parts of one client's reads held data, so that sudden emptiness waits for a second.
+
+    An upstream that answers a part (a list, a date's activity) with nothing where the last read
+    had data is more often a lost or half-restored read than the truth. Such a read fails
+    (`incomplete`) and the last one stays; the next read that says the same confirms it, as an
+    upstream that really holds nothing now would.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._had: dict[str, bool] = {}
+        self._doubted: frozenset[str] = frozenset()
+
+    def check(self, source: str, parts: Mapping[str, bool]) -> None:
+        """Raise UpstreamIncomplete when a part that had data has none, unless already doubted.
+
+        `parts` says, per part this read answered, whether it holds anything.
+        """
+        with self._lock:
+            vanished = frozenset(p for p, has in parts.items() if not has and self._had.get(p))
+            if vanished and vanished != self._doubted:
+                self._doubted = vanished
+                raise UpstreamIncomplete(
+                    f"{source}: {', '.join(sorted(vanished))} came back empty after holding "
+                    "data; keeping the last read until a later one says the same"
+                )
+            self._doubted = frozenset()
+            self._had.update(parts)

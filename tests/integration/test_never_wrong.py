@@ -391,3 +391,40 @@ def test_a_negative_adjustment_is_what_opencost_documents(pair: Pair) -> None:
     assert up(faulted, "opencost") == 1.0
     for team in ("research", "search", "vision"):
         assert month_to_date(faulted, team) == pytest.approx(month_to_date(control, team))
+
+
+# --- 3. sudden emptiness is confirmed ------------------------------------------------------------
+
+
+def _no_teams_no_activity(path: str, doc: Any) -> Any:
+    if path.startswith("/v2/team/list"):
+        return {**doc, "teams": [], "total": 0, "total_pages": 0}
+    return {**doc, "results": []}
+
+
+def _no_cluster_queues(path: str, doc: Any) -> Any:
+    if "/clusterqueues" not in path:
+        return doc
+    return {**doc, "items": [], "metadata": {"resourceVersion": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("source", "change", "families"),
+    [
+        ("litellm", _no_teams_no_activity, ("chargeback_llm_budget_spend",)),
+        ("kueue", _no_cluster_queues, ("chargeback_quota_nominal", "chargeback_quota_usage")),
+    ],
+)
+def test_an_empty_read_after_data_waits_for_a_second_one(
+    pair: Pair, source: str, change: Callable[[str, Any], Any], families: tuple[str, ...]
+) -> None:
+    pair.refresh()
+    pair.edit(source, json_editor(change))
+    control, faulted = pair.refresh(source)
+    assert_down_and_kept(control, faulted, source, "incomplete")
+    # A second read that says the same confirms it: the upstream really holds nothing now.
+    control, faulted = pair.refresh(source)
+    assert up(faulted, source) == 1.0
+    for family in families:
+        assert family in control
+        assert family not in faulted

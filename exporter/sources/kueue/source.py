@@ -10,12 +10,14 @@ version, for the node labels that map each flavor's quota to nodes and so to a G
 One ClusterQueue resource with a bad quantity (one ClusterQueue, if the object itself is
 broken) is dropped and counted, and fails the refresh: quota feeds the money teams borrow and
 lend. A list that does not add up (fewer items than `remainingItemCount` promised, more pages
-than it allows, one queue twice with different contents) fails it too.
+than it allows, one queue twice with different contents) fails it too, and so does a list that
+comes back empty after holding queues, until a later read says the same.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -36,6 +38,7 @@ from exporter.sources.checks import (
     OUT_OF_RANGE,
     WRONG_TYPE,
     BadRecord,
+    Emptiness,
     Tally,
     dedupe,
     refuse_dropped,
@@ -92,7 +95,8 @@ class KueueSnapshot:
     flavors: tuple[FlavorRecord, ...] = ()  # ResourceFlavors, sorted by name
 
     def check_after(self, previous: object | None) -> None:
-        """A completed list is the whole current state: no queues can mean none exist."""
+        """A completed list is the whole current state; a list empty after queues waits for a
+        second read in fetch, where each client's reads are remembered."""
         del previous
 
 
@@ -108,6 +112,8 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     del reading
     cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
+    # A list that ends with nothing where the last had queues waits for a second read.
+    seen = _SEEN.setdefault(client, Emptiness())
     tally = Tally()
     # The same ClusterQueue on two pages is kept once; two different versions of it fail.
     unique = dedupe(SOURCE, items, _item_name, tally)
@@ -118,6 +124,9 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     )
     # A dropped quota row would take its borrowed or lent share out of the money it moves.
     refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
+    seen.check(
+        SOURCE, {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
+    )
     return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 
@@ -224,6 +233,8 @@ def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str
 
 
 _JSON = msgspec.json.Decoder()
+# What each client's reads held; the refresher keeps one client per source for the process.
+_SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
 def _rbac(plural: str) -> str:

@@ -500,6 +500,22 @@ def test_one_bad_quota_resource_is_dropped_counted_and_fails_the_read(
     assert "'bad'" in str(err.value)
 
 
+def test_an_empty_list_after_queues_waits_for_a_second_read(token_file: str) -> None:
+    cfg = KueueConfig(url="https://k", token_file=token_file)
+    pages: list[list[tuple[list[Any], dict[str, Any]]]] = [[([_gpu_cq("a", 2)], {})]]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return _pages(pages[0])(request)
+
+    with client_for(answer, cfg) as client:
+        assert [r.cluster_queue for r in fetch(client, cfg).queues] == ["a", "a"]
+        pages[0] = [([], {})]
+        with pytest.raises(UpstreamIncomplete, match=r"the ClusterQueue list.* came back empty"):
+            fetch(client, cfg)
+        # Said twice, it is the truth: the queues were deleted.
+        assert fetch(client, cfg).queues == ()
+
+
 def test_the_same_queue_on_two_pages_counts_once(token_file: str) -> None:
     cfg = KueueConfig(url="https://k", token_file=token_file)
     a, b = _gpu_cq("a", 2), _gpu_cq("b", 3)
