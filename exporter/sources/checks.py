@@ -22,6 +22,7 @@ __all__ = [
     "DUPLICATE",
     "MAX_COST",
     "MAX_GPUS",
+    "MAX_LABEL",
     "MAX_TOKENS",
     "MISSING_FIELD",
     "NON_FINITE",
@@ -32,6 +33,7 @@ __all__ = [
     "Tally",
     "count",
     "dedupe",
+    "label",
     "number",
     "refuse_dropped",
 ]
@@ -53,6 +55,11 @@ MAX_COST = 1e12
 MAX_GPUS = 1e6
 # Token and request counts: a quadrillion tokens a month is ~4e8 tokens a second; more is junk.
 MAX_TOKENS = 10**15
+# Characters in a name that may become a label value (a team, queue, cohort, flavor, model,
+# alias, namespace, node or pod label). Kubernetes names are at most 253 and label values 63;
+# model names and aliases run to a few hundred at most; and remote-write stores refuse longer
+# values (Mimir and Grafana Cloud at 2048 by default), so a longer one is junk or hostile.
+MAX_LABEL = 1024
 
 _T = TypeVar("_T")
 
@@ -121,6 +128,22 @@ def number(
     if result and abs(result) < tiny:
         raise BadRecord(OUT_OF_RANGE, f"{what} is {result:g}, below the resolution {tiny:g}")
     return result
+
+
+def label(value: Any, what: str) -> str:
+    """A name that may become a label value: text, at most MAX_LABEL characters, and valid
+    UTF-8 (Python's JSON parser lets a lone surrogate like `\\udc80` through, and no exposition
+    can be written with one in it)."""
+    if not isinstance(value, str):
+        raise BadRecord(WRONG_TYPE, f"{what} is not text")
+    if len(value) > MAX_LABEL:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {len(value)} characters, at most {MAX_LABEL}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRecord(WRONG_TYPE, f"{what} is not valid UTF-8 text") from None
+    return value
 
 
 def count(value: Any, what: str) -> int:

@@ -428,3 +428,40 @@ def test_an_empty_read_after_data_waits_for_a_second_one(
     for family in families:
         assert family in control
         assert family not in faulted
+
+
+# --- 4. a bad name fails its record, not the exposition -----------------------------------------
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize(
+    ("source", "editor"),
+    [
+        ("litellm", renamed("llama-3-70b", "bad\udc80name")),
+        ("litellm", renamed("gpt-4o", LONG)),
+        ("litellm", renamed("research", LONG)),  # research's team alias
+        ("kueue", renamed("cq-research", LONG)),
+        ("kueue", renamed("gpu-pool", LONG)),  # the cohort
+        ("opencost", renamed("ns-research", LONG)),
+        ("dcgm", lambda path, body: body.replace(b'"ns-search"', f'"{LONG}"'.encode())),
+    ],
+    ids=[
+        "model-surrogate",
+        "model-long",
+        "alias-long",
+        "queue-long",
+        "cohort-long",
+        "namespace-long",
+        "dcgm-namespace-long",
+    ],
+)
+def test_a_hostile_name_fails_its_record_not_the_exposition(
+    pair: Pair, source: str, editor: Editor
+) -> None:
+    pair.refresh()
+    pair.edit(source, editor)
+    control, faulted = pair.refresh(source)
+    assert_down_and_kept(control, faulted, source, "malformed")
+    assert sum(faulted["chargeback_build_errors_total"].values()) == 0.0
+    assert all(len(v) < 1000 for labels in figures(faulted).values() for k in labels for _, v in k)

@@ -47,7 +47,14 @@ from exporter.sources.checks import (
     Tally,
     refuse_dropped,
 )
-from exporter.sources.dcgm.parse import GPU_UTIL, GR_ENGINE_ACTIVE, IdleHours, describe, mig_share
+from exporter.sources.dcgm.parse import (
+    GPU_UTIL,
+    GR_ENGINE_ACTIVE,
+    IdleHours,
+    checked_labels,
+    describe,
+    mig_share,
+)
 from exporter.sources.dcgm.prometheus import instant
 
 __all__ = ["SETTLE", "Piece", "idle_expr", "pieces", "read_idle_hours"]
@@ -170,6 +177,7 @@ def _add(
         if not ident["pod"]:
             continue  # nobody held it: unallocated, which is not waste
         try:
+            checked_labels(ident, pod_labels, f"GPU {ident['gpu'][:60]!r}")
             share = _share(ident, value, most)
         except BadRecord as exc:
             tally.drop(exc)

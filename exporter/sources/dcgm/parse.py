@@ -26,6 +26,7 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     dedupe,
+    label,
     refuse_dropped,
 )
 from exporter.sources.dcgm import text as dcgm_text
@@ -38,6 +39,7 @@ __all__ = [
     "DcgmSnapshot",
     "GpuRecord",
     "IdleHours",
+    "checked_labels",
     "describe",
     "identity",
     "mig_share",
@@ -295,9 +297,9 @@ def _entity(
 ) -> _Entity:
     ident = _identity_labels(labels, default_node)
     entity = entities.setdefault(tuple(ident.values()), _Entity(ident))
-    for label, label_value in labels.items():
-        if label not in _DEVICE_LABELS and label_value:
-            entity.pod_labels.setdefault(label, label_value)
+    for name, label_value in labels.items():
+        if name not in _DEVICE_LABELS and label_value:
+            entity.pod_labels.setdefault(name, label_value)
     return entity
 
 
@@ -333,8 +335,9 @@ def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, 
 def _record(entity: _Entity) -> GpuRecord:
     # The profile is part of the series' identity but, once turned into a share, not kept.
     ident = dict(entity.labels)
+    what = f"GPU {ident['gpu'][:60]!r} on {ident['node'][:60]!r}"
+    checked_labels(ident, entity.pod_labels, what)
     profile = ident.pop("mig_profile")
-    what = f"GPU {ident['gpu']} on {ident['node']!r}"
     share = 1.0
     if profile:
         if profile.startswith(_BLANK_TEXT):
@@ -374,6 +377,15 @@ def _checked(value: float | None, low: float, high: float, what: str) -> float |
     if not low <= value <= high:
         raise BadRecord(OUT_OF_RANGE, f"{what} is {value}, expected {low:g}..{high:g}")
     return value
+
+
+def checked_labels(ident: Mapping[str, str], pod_labels: Mapping[str, str], what: str) -> None:
+    """Every name a GPU record carries is one label() accepts; else the record is bad."""
+    for name, value in ident.items():
+        label(value, f"{what}: {name}")
+    for key, value in pod_labels.items():
+        label(key, f"{what}: a pod label name")
+        label(value, f"{what}: pod label {key[:60]!r}")
 
 
 def _drop_mig_parents(records: Iterable[GpuRecord]) -> list[GpuRecord]:

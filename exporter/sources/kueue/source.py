@@ -41,6 +41,7 @@ from exporter.sources.checks import (
     Emptiness,
     Tally,
     dedupe,
+    label,
     refuse_dropped,
 )
 from exporter.sources.http import get_bytes, not_json
@@ -112,8 +113,6 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     del reading
     cfg = section(config.sources.kueue, SOURCE)
     version, items = _list_queues(client, cfg)
-    # A list that ends with nothing where the last had queues waits for a second read.
-    seen = _SEEN.setdefault(client, Emptiness())
     tally = Tally()
     # The same ClusterQueue on two pages is kept once; two different versions of it fail.
     unique = dedupe(SOURCE, items, _item_name, tally)
@@ -122,11 +121,10 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     flavors = parse_resource_flavors(
         _list(client, version, "resourceflavors", cfg.page_size), tally
     )
-    # A dropped quota row would take its borrowed or lent share out of the money it moves.
+    # A quota row dropped would take its borrowed or lent share out of the money it moves.
     refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
-    seen.check(
-        SOURCE, {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
-    )
+    lists = {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
+    _SEEN.setdefault(client, Emptiness()).check(SOURCE, lists)  # empty after data: wait
     return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 
@@ -233,7 +231,6 @@ def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str
 
 
 _JSON = msgspec.json.Decoder()
-# What each client's reads held; the refresher keeps one client per source for the process.
 _SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
@@ -267,9 +264,12 @@ def _cluster_queue(item: Any, version: str, tally: Tally, strict: bool) -> list[
     name = _string(_object(obj.get("metadata"), "ClusterQueue metadata").get("name"), "name")
     if not name:
         raise BadRecord(MISSING_FIELD, "a ClusterQueue has no metadata.name")
+    # Queue, cohort, flavor and resource names all become label values.
+    label(name, "a ClusterQueue's metadata.name")
     where = f"ClusterQueue {name!r}"
     spec = _object(obj.get("spec"), f"{where} spec")
     cohort = _string(spec.get("cohortName" if version == "v1beta2" else "cohort"), "cohort")
+    label(cohort, f"{where} cohort")
     status = _object(obj.get("status"), f"{where} status")
     usage = _status(status.get("flavorsUsage"), f"{where} flavorsUsage")
     out: list[QuotaRecord] = []
@@ -317,9 +317,11 @@ def _quotas(spec: Mapping[str, Any], where: str) -> list[tuple[str, str, _Limits
             for res in _array(fobj.get("resources"), f"{where} flavor {fname!r} resources"):
                 robj = _object(res, f"{where} resource")
                 rname = _string(robj.get("name"), f"{where} resource name")
-                what = f"{where} {fname}/{rname}"
+                what = f"{where} {fname[:60]}/{rname[:60]}"
                 if not fname or not rname:
                     raise BadRecord(MISSING_FIELD, f"{what}: missing name")
+                label(fname, f"{where}: a flavor name")
+                label(rname, f"{where}: a resource name")
                 if (fname, rname) in seen:  # which of the two is meant cannot be known
                     raise BadRecord(DUPLICATE, f"{what}: repeated")
                 seen.add((fname, rname))

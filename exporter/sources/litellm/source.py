@@ -50,6 +50,7 @@ from exporter.sources.checks import (
     Emptiness,
     Tally,
     dedupe,
+    label,
     refuse_dropped,
 )
 from exporter.sources.http import make_client
@@ -281,7 +282,10 @@ def _team(item: object) -> TeamBudget:
     team_id = item.get("team_id")
     if not isinstance(team_id, str) or not team_id:
         raise BadRecord(MISSING_FIELD if team_id is None else WRONG_TYPE, "team_id")
+    label(team_id, "a team_id")  # it names a team when no alias does
     alias = item.get("team_alias")
+    if isinstance(alias, str):
+        label(alias, f"team {team_id!r}: team_alias")
     try:
         reset_at = parse_timestamp(item.get("budget_reset_at"))
     except UpstreamPayloadError as exc:

@@ -34,6 +34,7 @@ from exporter.sources.checks import (
     MISSING_FIELD,
     BadRecord,
     Tally,
+    label,
     number,
     refuse_dropped,
 )
@@ -276,6 +277,7 @@ def parse_node_assets(body: Any, *, tally: Tally | None = None) -> dict[str, dic
         try:
             if not isinstance(name, str) or not name:
                 raise BadRecord(MISSING_FIELD, f"node asset {key!r} has no name")
+            label(name, f"node asset {key[:60]!r}: properties.name")
             part = {r: _number(asset, f, key) for r, f in IDLE_FIELDS.items()}
         except BadRecord as exc:
             tally.drop(exc)

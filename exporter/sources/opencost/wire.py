@@ -17,10 +17,12 @@ from exporter.errors import UpstreamPayloadError
 from exporter.sources.checks import (
     MAX_COST,
     MAX_GPUS,
+    MAX_LABEL,
     OUT_OF_RANGE,
     WRONG_TYPE,
     BadRecord,
     Tally,
+    label,
     number,
 )
 from exporter.sources.opencost.records import (
@@ -63,11 +65,16 @@ _Signed = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
 
 
+# Names that may become label values (a namespace, a team from a label), bounded while decoding;
+# msgspec refuses a lone surrogate in the whole body, so only the length is left to check.
+_Label = Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
+
+
 class _Properties(msgspec.Struct, gc=False):
-    namespace: str = ""
-    node: str = ""
-    labels: dict[str, str] | None = None
-    namespaceLabels: dict[str, str] | None = None
+    namespace: _Label = ""
+    node: _Label = ""
+    labels: dict[_Label, _Label] | None = None
+    namespaceLabels: dict[_Label, _Label] | None = None
 
 
 class _Window(msgspec.Struct, gc=False):
@@ -292,7 +299,8 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
 
 def _gpu_model(gpu: Any) -> str:
     model = gpu.get("gpuModel") if isinstance(gpu, dict) else None
-    return model if isinstance(model, str) else ""
+    # Metadata: a model name that is not one is an unknown model, not a bad allocation.
+    return model if isinstance(model, str) and len(model) <= MAX_LABEL else ""
 
 
 def _resolution(name: str, values: tuple[float, ...]) -> None:
@@ -319,8 +327,7 @@ def _reason(name: str, raw: Any) -> BadRecord:
             _numbers(name, raw, _COSTS, 0.0, MAX_COST)
             _numbers(name, raw, _ADJUSTMENTS, -MAX_COST, MAX_COST)
             for key in ("namespace", "node"):
-                if not isinstance(props.get(key, ""), str):
-                    raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key}")
+                label(props.get(key, ""), f"allocation {name!r}: properties.{key}")
             for key in ("labels", "namespaceLabels"):
                 _labels(name, key, props.get(key) or {})
             _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
@@ -344,3 +351,6 @@ _COSTS = tuple(f for f in _NUMBERS if f not in _ADJUSTMENTS)
 def _labels(name: str, key: str, value: Any) -> None:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
+    for k, v in value.items():
+        label(k, f"allocation {name!r}: a key of properties.{key}")
+        label(v, f"allocation {name!r}: properties.{key}[{k[:60]!r}]")

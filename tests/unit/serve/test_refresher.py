@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -19,14 +19,14 @@ from exporter.errors import (
     UpstreamPayloadError,
     UpstreamUnavailable,
 )
-from exporter.exposition.catalogue import TEAM_BUDGET
+from exporter.exposition.catalogue import LLM_BUDGET_SPEND, TEAM_BUDGET
 from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import TEAM_LIST
 from exporter.sources.reading import Reading
-from tests.conftest import CLOCK
+from tests.conftest import CLOCK, FIXED_NOW
 
 
 def _source(name: str, result: Sequence[object]) -> Source:
@@ -101,6 +101,38 @@ def test_a_render_failure_is_survived_and_heals_by_itself() -> None:
     _wait_for(refresher, b'team="t"} 2.0')
     refresher.stop()
     assert refresher.build_failures >= 1
+
+
+def test_figures_a_failing_render_froze_go_at_max_staleness_with_their_source_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A render that keeps failing serves the last figures only while they are fresh."""
+    now, hostile = [FIXED_NOW], [False]
+
+    def build(records: Mapping[str, object], at: datetime) -> Iterable[Sample]:
+        team = "bad\udc80name" if hostile[0] else "t"  # a name no exposition can carry
+        return [Sample.of(LLM_BUDGET_SPEND, float(records["litellm"]), team=team)]  # type: ignore[arg-type]
+
+    source = Source("litellm", interval=1, max_staleness=60, fetch=lambda at: 5.0)
+    refresher = Refresher([source], build, clock=lambda: now[0])
+    line = b'chargeback_llm_budget_spend{team="t"} 5.0'
+    assert refresher.refresh_all() and line in refresher.exposition.text
+    hostile[0], now[0] = True, now[0] + timedelta(seconds=30)
+    refresher.refresh_all()
+    text = refresher.exposition.text
+    assert b'chargeback_build_errors_total{stage="render"} 1.0' in text
+    assert line in text and b'chargeback_source_up{source="litellm"} 1.0' in text
+    now[0] += timedelta(seconds=31)  # the figures served were read 61 s ago
+    with caplog.at_level(logging.ERROR):
+        refresher.refresh_all()
+    text = refresher.exposition.text
+    assert b"chargeback_llm_budget_spend" not in text
+    assert b'chargeback_source_up{source="litellm"} 0.0' in text
+    assert not refresher.health()["litellm"].up
+    assert "max_staleness of litellm: marking it down" in caplog.text
+    hostile[0] = False  # the name goes away: the next build serves again
+    refresher.refresh_all()
+    assert line in refresher.exposition.text and refresher.health()["litellm"].up
 
 
 def _wait_for(refresher: Refresher, text: bytes) -> None:

@@ -7,10 +7,14 @@ import pytest
 from exporter.errors import RecordsDropped, UpstreamIncomplete
 from exporter.sources.checks import (
     DUPLICATE,
+    MAX_LABEL,
     NON_FINITE,
+    OUT_OF_RANGE,
+    WRONG_TYPE,
     BadRecord,
     Emptiness,
     Tally,
+    label,
     refuse_dropped,
 )
 
@@ -67,3 +71,23 @@ def test_a_different_emptiness_is_doubted_afresh() -> None:
     with pytest.raises(UpstreamIncomplete, match="a, b came back empty"):
         seen.check("litellm", {"a": False, "b": False})
     seen.check("litellm", {"a": False, "b": False})
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("bad\udc80name", WRONG_TYPE),  # Python's JSON parser lets a lone surrogate through
+        ("x" * (MAX_LABEL + 1), OUT_OF_RANGE),
+        (42, WRONG_TYPE),
+    ],
+)
+def test_a_name_no_exposition_can_carry_is_a_bad_record(value: object, reason: str) -> None:
+    with pytest.raises(BadRecord) as caught:
+        label(value, "a model name")
+    assert caught.value.reason == reason
+    assert "\udc80" not in str(caught.value)  # the message never carries the bad text
+
+
+@pytest.mark.parametrize("value", ["", "llama-3-70b", "équipe données", "x" * MAX_LABEL, "🚀"])
+def test_names_of_any_script_up_to_the_bound_are_kept(value: str) -> None:
+    assert label(value, "a name") is value
