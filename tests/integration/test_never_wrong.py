@@ -465,3 +465,38 @@ def test_a_hostile_name_fails_its_record_not_the_exposition(
     assert_down_and_kept(control, faulted, source, "malformed")
     assert sum(faulted["chargeback_build_errors_total"].values()) == 0.0
     assert all(len(v) < 1000 for labels in figures(faulted).values() for k in labels for _, v in k)
+
+
+# --- 7. every owner named -----------------------------------------------------------------------
+
+
+def _undeclare_search(data: dict[str, Any]) -> None:
+    for team in data["teams"]:
+        if team["name"] == "search":
+            del team["litellm_teams"]
+
+
+def _alias_search_by_id(path: str, doc: Any) -> Any:
+    """LiteLLM's answers with search's team carrying its own id as its alias."""
+    del path
+    for team in doc.get("teams", []):
+        if team["team_id"] == "c0a8d9e3-search":
+            team["team_alias"] = "c0a8d9e3-search"
+    for day in doc.get("results", []):
+        entity = day["breakdown"]["entities"].get("c0a8d9e3-search")
+        if entity is not None:
+            entity["metadata"]["team_alias"] = "c0a8d9e3-search"
+    return doc
+
+
+def test_an_undeclared_litellm_team_without_an_alias_is_its_own_team(
+    pair_of: Callable[..., Pair],
+) -> None:
+    pair = pair_of(change=_undeclare_search)
+    # The control names the team by an alias equal to its id; the faulted one has no alias.
+    pair.edit("litellm", json_editor(_alias_search_by_id), control=True)
+    control, faulted = pair.refresh()
+    assert up(faulted, "litellm") == 1.0
+    assert figures(faulted) == figures(control)
+    spend = faulted["chargeback_llm_spend_month_to_date"]
+    assert (("model", "llama-3-70b"), ("team", "c0a8d9e3-search")) in spend
