@@ -27,8 +27,8 @@ __all__ = ["API_KEY", "NOW", "SIZES", "TOKEN", "Size", "Synthetic", "config_dict
 
 # Mid-month, mid-day, the tests' instant: every request the exporter makes at it is the same.
 NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
-API_KEY = "sk-bench-viewer"  # bench-only credentials for the fakes
-TOKEN = "bench-token"
+API_KEY = "sk-bench-viewer-key"  # bench-only credentials for the fakes
+TOKEN = "bench-kube-api-token"
 GPUS_PER_NODE = 8
 
 

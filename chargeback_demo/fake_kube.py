@@ -332,7 +332,7 @@ def make_handler(
     *,
     page_size_cap: int = 2,
     v1beta1_only: bool = False,
-    token: str = "demo-token",
+    token: str = "demo-kube-api-token",
     forbidden: bool = False,
     endpoint_slices: tuple[FakeEndpointSlice, ...] = (),
 ) -> Callable[[FakeRequest], FakeResponse]:

@@ -125,7 +125,7 @@ def make_handler(
     cluster: Cluster,
     clock: Clock,
     *,
-    api_key: str = "sk-demo-viewer",
+    api_key: str = "sk-demo-viewer-key",
     aggregated: bool = True,
     version: str = "1.108",
 ) -> Handler:

@@ -16,7 +16,9 @@ Faults, by name (`FaultProxy.fault`):
 - ``bloat``: the same JSON followed by 49 times its size in whitespace (still valid);
 - ``overlap``: paged requests (`page=N`) get page N-1 for N > 1, as offset paging does when an
   entity is created between two requests;
-- ``short``: paged requests for N > 1 get an empty page while the totals stay as they were.
+- ``short``: paged requests for N > 1 get an empty page while the totals stay as they were;
+- ``edit``: every answer's body goes through `editor(path, body)`, which returns the body to send
+  (a hostile or broken upstream that still speaks the API: a field rewritten, a record added).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -51,6 +54,7 @@ FAULTS = (
     "bloat",
     "overlap",
     "short",
+    "edit",
 )
 
 
@@ -70,6 +74,7 @@ class FaultProxy:
         self.delay = delay
         self.retry_after = retry_after
         self.limit = 1_000_000  # how many 429s before requests pass again
+        self.editor: Callable[[str, bytes], bytes] = lambda path, body: body
         self.requests = 0
         self._lock = threading.Lock()
         self._httpd = self._bind(0)
@@ -140,7 +145,11 @@ class FaultProxy:
                 wanted = {"Authorization", "Accept"}
                 headers = {k: v for k, v in self.headers.items() if k in wanted}
                 answer = proxy._forward("GET", self.path, headers)
-                self._send(answer, _spoil(answer.body, fault, answer.headers), fault)
+                if fault == "edit":
+                    body = proxy.editor(self.path, answer.body)
+                else:
+                    body = _spoil(answer.body, fault, answer.headers)
+                self._send(answer, body, fault)
 
             def _status(self, code: int) -> None:
                 body = f'{{"error": "injected {code}"}}'.encode()

@@ -19,8 +19,8 @@ from exporter.config.schema import Config
 
 __all__ = ["DemoStack", "demo_config_dict"]
 
-LITELLM_KEY = "sk-demo-viewer"  # a demo-only key for the fake proxy
-KUBE_TOKEN = "demo-token"  # a demo-only bearer token for the fake Kubernetes API
+LITELLM_KEY = "sk-demo-viewer-key"  # a demo-only key for the fake proxy
+KUBE_TOKEN = "demo-kube-api-token"  # a demo-only bearer token for the fake Kubernetes API
 
 
 def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:

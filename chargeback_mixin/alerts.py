@@ -254,7 +254,8 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
             "The {{ $labels.stage }} stage of the exposition<in-cluster> has kept failing for "
             f"{c.build_errors_for} (failures in the last {c.build_errors_window}: "
             + _count()
-            + "); the exporter serves its last good figures.",
+            + "); the exporter serves its last good figures, each source's only until its "
+            "max_staleness.",
         ),
         Alert(
             "ChargebackSourceRecordsDropped",
@@ -273,7 +274,8 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
             "Source {{ $labels.source }}<in-cluster> drops {{ $value | humanize }} records an "
             "hour as {{ $labels.reason }} (above "
             f"{c.records_dropped_per_hour:g} an hour for {c.records_dropped_for}); "
-            "the chargeback misses what they held.",
+            "each such read is refused and its last complete one served (a corrupt DCGM "
+            "sample only leaves its GPU's utilisation unknown).",
         ),
         Alert(
             "ChargebackWorkerRestarted",

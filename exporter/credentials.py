@@ -7,6 +7,8 @@ import re
 
 from pydantic import SecretStr
 
+from exporter.redact import MIN_SECRET_LENGTH
+
 __all__ = ["MAX_SECRET_BYTES", "check_secret", "read_secret", "read_secret_file"]
 
 MAX_SECRET_BYTES = 64 * 1024  # a service-account token is about 1 KiB
@@ -43,10 +45,13 @@ def read_secret_file(file: str) -> str:
 
 
 def check_secret(value: str, where: str) -> str:
-    """The secret without surrounding whitespace, if it can travel in an HTTP header.
+    """The secret without surrounding whitespace, if it can travel in an HTTP header and be
+    told apart from data.
 
     An inner newline or NUL would otherwise fail inside httpx with the whole header (the
-    secret) in the error message; the errors raised here never quote the value.
+    secret) in the error message; a short secret (`gpu`, `total`) would be masked wherever a
+    log line, an error or a metric quotes that word. The errors raised here never quote the
+    value.
     """
     value = value.strip()
     if not value:
@@ -58,4 +63,9 @@ def check_secret(value: str, where: str) -> str:
         )
     if not value.isascii():
         raise ValueError(f"{where} contains a non-ASCII character; HTTP headers carry ASCII")
+    if len(value) < MIN_SECRET_LENGTH:
+        raise ValueError(
+            f"{where} is too short ({len(value)} characters, at least {MIN_SECRET_LENGTH}): "
+            "a secret that short cannot be told apart from the data it would be masked in"
+        )
     return value

@@ -6,13 +6,16 @@ ExporterError
     ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
     ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
     └── UpstreamPayloadError the body is not what the upstream's API promises
-        └── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
-                                conflicting duplicates, or an empty reply contradicting data
+        ├── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
+        │                       conflicting duplicates, or an empty reply contradicting data
+        └── RecordsDropped      records with a bad field were dropped: the totals they feed
+                                would be missing their money, tokens or quantities
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.redact import redact
@@ -22,6 +25,7 @@ __all__ = [
     "ConfigIssue",
     "ExchangeRateError",
     "ExporterError",
+    "RecordsDropped",
     "UpstreamError",
     "UpstreamIncomplete",
     "UpstreamPayloadError",
@@ -73,6 +77,8 @@ class UpstreamError(ExporterError):
     """A refresh of a source failed. `reason` is the label value counted in the error metric."""
 
     reason = "error"
+    # Records the failed read dropped, by reason: counted even though the read is not used.
+    dropped: Mapping[str, int] = {}
 
     def __init__(self, message: str) -> None:
         # Messages quote upstream bodies and library errors: every one passes the redaction.
@@ -109,6 +115,17 @@ class UpstreamIncomplete(UpstreamPayloadError):
     """Raised when a reply parses but cannot be the whole truth, so its totals would be wrong."""
 
     reason = "incomplete"
+
+
+class RecordsDropped(UpstreamPayloadError):
+    """Raised when a read dropped records with a bad field: every total they feed would be low.
+
+    `dropped` counts them by reason, so the refresher counts the drops of a read it refuses.
+    """
+
+    def __init__(self, message: str, dropped: Mapping[str, int]) -> None:
+        super().__init__(message)
+        self.dropped = dict(dropped)
 
 
 class ExchangeRateError(UpstreamError):

@@ -1,4 +1,10 @@
-"""One redaction of every known secret, for log records, error messages and upstream bodies."""
+"""One redaction of every known secret, for what quotes text: log records, errors and metrics.
+
+Upstream bodies are parsed as they came: a secret that also reads as data (a token that is a
+word a body holds) must never rewrite another source's figures, so only text on its way out
+is redacted. A secret shorter than MIN_SECRET_LENGTH cannot be told apart from data at all,
+and is refused.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +16,24 @@ import threading
 from collections import deque
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "RedactingFilter", "forget", "install", "redact", "redact_bytes", "register"]
+__all__ = [
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "RedactingFilter",
+    "forget",
+    "install",
+    "redact",
+    "register",
+]
 
 MASK = "<redacted>"
+# API keys and bearer tokens are far longer (a LiteLLM key is ~25 characters, a service-account
+# token ~1 KiB); anything shorter than this reads like a word, a name or a number in the data,
+# and masking it would mask those wherever they are quoted.
+MIN_SECRET_LENGTH = 16
 # A rotating token (a projected service-account token) is registered again on every change;
 # the previous few stay redacted, since an old token may still be valid and echoed back.
 _KEPT_PER_NAME = 4
-# Lines of a multi-line secret shorter than this would mask common words, and leak little.
-_MIN_FRAGMENT = 4
 
 
 def _forms(secret: str) -> set[str]:
@@ -41,7 +57,8 @@ def _forms(secret: str) -> set[str]:
         forms |= {text, text.rstrip("=")}
     lines = [line.strip() for line in secret.splitlines()]
     if len(lines) > 1:
-        forms |= {line for line in lines if len(line) >= _MIN_FRAGMENT}
+        # A shorter line would mask common words, and leaks little.
+        forms |= {line for line in lines if len(line) >= MIN_SECRET_LENGTH}
     return {form for form in forms if form}
 
 
@@ -55,9 +72,16 @@ class _Registry:
         self._compiled: tuple[re.Pattern[str] | None, tuple[str, ...]] = (None, ())
 
     def register(self, name: str, secret: str) -> None:
-        """Redact `secret` (and its encodings) from now on; `name` groups a rotating secret."""
+        """Redact `secret` (and its encodings) from now on; `name` groups a rotating secret.
+
+        ValueError for a secret shorter than MIN_SECRET_LENGTH: credentials.check_secret
+        refuses those where they are read, naming the file or variable.
+        """
         if not secret:
             return
+        if len(secret) < MIN_SECRET_LENGTH:
+            message = f"a secret shorter than {MIN_SECRET_LENGTH} characters ({name})"
+            raise ValueError(message)
         with self._lock:
             kept = self._values.setdefault(name, deque(maxlen=_KEPT_PER_NAME))
             if secret in kept:
@@ -81,27 +105,17 @@ class _Registry:
     def redact(self, text: str) -> str:
         """`text` with every form of every registered secret replaced by MASK."""
         pattern, forms = self._compiled
-        # Substring search is about ten times faster than the alternation over a clean body,
-        # which is nearly every body.
+        # Substring search is about ten times faster than the alternation over clean text,
+        # which is nearly all text.
         if pattern is None or not any(form in text for form in forms):
             return text
         return pattern.sub(MASK, text)
-
-    def redact_bytes(self, data: bytes | bytearray) -> bytes | bytearray:
-        """`data` (UTF-8) redacted like `redact`; a clean body comes back as is, not copied."""
-        pattern, forms = self._compiled
-        if pattern is None or not any(form.encode() in data for form in forms):
-            return data
-        return pattern.sub(MASK, bytes(data).decode("utf-8", errors="surrogateescape")).encode(
-            "utf-8", errors="surrogateescape"
-        )
 
 
 _REGISTRY = _Registry()
 register = _REGISTRY.register
 forget = _REGISTRY.forget
 redact = _REGISTRY.redact
-redact_bytes = _REGISTRY.redact_bytes
 
 
 class RedactingFilter(logging.Filter):

@@ -437,8 +437,9 @@ SOURCE_ERRORS = _f(
 SOURCE_RECORDS_DROPPED = _f(
     "source_records_dropped",
     C,
-    "Upstream records (one allocation, GPU, ClusterQueue resource or LiteLLM row) dropped by "
-    "validation in successful refreshes, by reason; the rest of the source is still served.",
+    "Upstream records (one allocation, GPU, ClusterQueue resource or LiteLLM row) and DCGM "
+    "utilisation samples dropped by validation, by reason. A read that drops a record is "
+    "refused and the source marked down; a dropped sample leaves its GPU counted.",
     ("source", "reason"),
     "",
     "exporter",

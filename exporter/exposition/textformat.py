@@ -40,6 +40,7 @@ from exporter.exposition.catalogue import BACKGROUND_NOTE, CATALOGUE, Family, Ki
 from exporter.exposition.deflate import Chunk
 from exporter.exposition.render_cache import Layout, RenderCache, Rendered
 from exporter.exposition.samples import Sample
+from exporter.redact import redact
 
 __all__ = ["RenderCache", "metric_family", "render_chunks", "render_formats"]
 
@@ -169,7 +170,9 @@ class _Escaped(dict[str, str]):
         self._label = label
 
     def __missing__(self, raw: str) -> str:
-        escaped = raw.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+        # Label values come from upstream data, which may quote a secret (an echoed key as a
+        # name): masked here, where the text leaves, never in the data the join read.
+        escaped = redact(raw).replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
         piece = self[raw] = f'{self._label}="{escaped}"'
         return piece
 

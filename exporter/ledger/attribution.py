@@ -11,8 +11,8 @@ Precedence, first match wins:
 
 A label value that names no declared team becomes its own team, normalised, unless
 `strict_teams` is set: then it does not match and the next rule is tried. Undeclared
-ClusterQueues and LiteLLM teams (by alias) follow the same rule, falling to `__unallocated__`;
-`max_teams` caps all of them alike, in the ledger (chargeback.cap_teams).
+ClusterQueues and LiteLLM teams (by alias, else by id) follow the same rule, falling to
+`__unallocated__`; `max_teams` caps all of them alike, in the ledger (chargeback.cap_teams).
 """
 
 from __future__ import annotations
@@ -142,20 +142,24 @@ class Attributor:
         return self._team_from_value(cluster_queue) or UNALLOCATED
 
     def team_for_litellm(self, team_id: str, alias: str | None) -> str:
-        """The team of a LiteLLM team: by declared id, then declared alias, then by its alias.
+        """The team of a LiteLLM team: by declared id, then declared alias, then by its alias,
+        then by its id.
 
-        An undeclared alias is treated like a label value, as for queues. A team without an
-        alias has only an opaque id (a uuid by default), which is no team name: it stays
-        `__unallocated__` until config declares it. A usage row with no team at all never gets
-        here: it is `__unallocated__` too.
+        An undeclared alias or id is treated like a label value, as for queues: a team LiteLLM
+        names is an owner, so its cost is its own (an opaque uuid as a team name tells the
+        reader to declare it) unless `strict_teams`. The id stands in when there is no alias,
+        or one that names nothing (empty, reserved). Only a usage row with no team at all is
+        `__unallocated__`, and it never gets here.
         """
         if team_id in self._by_litellm:
             return self._by_litellm[team_id]
-        if alias is None:
-            return UNALLOCATED
-        if alias in self._by_litellm:
-            return self._by_litellm[alias]
-        return self._team_from_value(alias) or UNALLOCATED
+        if alias is not None:
+            if alias in self._by_litellm:
+                return self._by_litellm[alias]
+            team = self._team_from_value(alias)
+            if team is not None:
+                return team
+        return self._team_from_value(team_id) or UNALLOCATED
 
     def _first(self, labels: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, str] | None:
         """The first of `keys` (canonical) whose value in the raw `labels` names a team."""

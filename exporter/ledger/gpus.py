@@ -9,6 +9,9 @@ Rules:
 - an allocated GPU is `idle` when its utilisation is below the idle threshold, else `busy`; a
   GPU whose exporter reports no utilisation at all counts as busy, so waste is never overstated,
   and is left out of the utilisation mean;
+- a GPU whose utilisation is unknown because its sample was corrupt (and no recent good value
+  stood in for it, see sources.dcgm) also counts as busy, but its team gets no utilisation and
+  no waste series for that refresh: a mean or a waste without that GPU would read wrong;
 - utilisation is dcgm-exporter's own average over its collect interval (30 s by default): one
   scrape per refresh is that average, not a mean over the whole refresh interval;
 - waste = share of idle allocated GPUs x the GPU-hour price of their model; a team with an idle
@@ -61,6 +64,7 @@ class _Tally:
     weighted_use: float = 0.0  # sum of share x utilisation
     waste: float = 0.0
     unpriced: bool = False
+    unknown: bool = False  # a GPU's sample was corrupt: its use this refresh is not known
 
     @property
     def allocated(self) -> float:
@@ -87,6 +91,8 @@ def gpu_samples(
 
 def _count(tally: _Tally, record: GpuRecord, idle_threshold: float, price: PriceLookup) -> None:
     use = record.utilisation
+    if use is None and record.corrupt:
+        tally.unknown = True
     if use is not None:
         tally.measured += record.share
         tally.weighted_use += record.share * use
@@ -110,10 +116,10 @@ def _samples(tallies: Mapping[str, _Tally]) -> list[Sample]:
             out.append(Sample.of(GPUS, tally.idle, team=team, state="idle"))
         if team == UNALLOCATED:
             out.append(Sample.of(GPUS, tally.unallocated, team=team, state="unallocated"))
-        if tally.measured > 0:
+        if tally.measured > 0 and not tally.unknown:
             ratio = tally.weighted_use / tally.measured
             out.append(Sample.of(TEAM_GPU_UTILIZATION_RATIO, ratio, team=team))
-        if tally.allocated > 0 and not tally.unpriced:
+        if tally.allocated > 0 and not tally.unpriced and not tally.unknown:
             out.append(Sample.of(TEAM_GPU_WASTE_COST_PER_HOUR, tally.waste, team=team))
     return out
 

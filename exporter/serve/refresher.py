@@ -110,6 +110,9 @@ class Refresher:
         self._build_errors: Counter[str] = Counter()
         self._build_error = ""  # the last build failure logged ("" once healed)
         self._joined: tuple[Sample, ...] = ()  # the last joined samples that rendered
+        self._joined_at: dict[str, float] = {}  # when each source's records in them were read
+        # Sources whose figures a failing build froze for longer than their max_staleness.
+        self._frozen: frozenset[str] = frozenset()
         self._rendered = RenderCache()  # families that did not change keep their lines
         self.exposition: Exposition = render(self._static)
 
@@ -121,7 +124,8 @@ class Refresher:
     def refresh(self, name: str) -> bool:
         """Fetch one source now; on failure keep its last good records and count the reason.
 
-        A snapshot that reports drops has them counted only when it is accepted.
+        A snapshot that reports drops has them counted only when it is accepted; a read that
+        failed because it dropped records (RecordsDropped) has them counted with its error.
         """
         source = self._sources[name]
         started = time.monotonic()
@@ -132,7 +136,8 @@ class Refresher:
                     previous = self._states[name].records
                 records.check_after(previous)
         except UpstreamError as exc:
-            self._failed(name, exc.reason, str(exc), time.monotonic() - started)
+            duration = time.monotonic() - started
+            self._failed(name, exc.reason, str(exc), duration, dropped=exc.dropped)
             return False
         except Exception as exc:  # noqa: BLE001 - the one per-source guard: never crash
             duration = time.monotonic() - started
@@ -159,6 +164,7 @@ class Refresher:
         message: str,
         duration: float,
         exc: BaseException | None = None,
+        dropped: Mapping[str, int] | None = None,
     ) -> None:
         if self._stop.is_set():
             # stop() closed the client under a refresh still in flight: that is the shutdown,
@@ -169,6 +175,7 @@ class Refresher:
             state = self._states[name]
             state.up, state.duration = False, duration
             state.errors[reason] += 1
+            state.dropped.update(dropped or {})
             changed = state.last_error != message
             state.last_error = message
         if changed:
@@ -189,39 +196,75 @@ class Refresher:
 
     def fresh_records(self) -> dict[str, object]:
         """The last good records of every source that is not past its `max_staleness`."""
+        return {name: records for name, (records, _) in self._fresh().items()}
+
+    def _fresh(self) -> dict[str, tuple[object, float]]:
         now = self._clock().timestamp()
         with self._lock:
             return {
-                name: state.records
+                name: (state.records, state.fetched_at)
                 for name, state in self._states.items()
                 if state.fetched_at is not None
                 and now - state.fetched_at <= self._sources[name].max_staleness
             }
 
     def health(self) -> dict[str, SourceHealth]:
-        """A copy of every source's health."""
+        """A copy of every source's health (down, too, while a failing build froze its figures
+        for longer than its `max_staleness`)."""
         with self._lock:
             return {
                 name: SourceHealth(
-                    s.up, s.fetched_at, s.duration, dict(s.errors), dict(s.dropped), s.repairs
+                    s.up and name not in self._frozen,
+                    s.fetched_at,
+                    s.duration,
+                    dict(s.errors),
+                    dict(s.dropped),
+                    s.repairs,
                 )
                 for name, s in self._states.items()
             }
 
     def rebuild(self) -> None:
-        """Join the fresh records and render the exposition; a failed step keeps the last one."""
+        """Join the fresh records and render the exposition; a failed step keeps the last one.
+
+        The last one keeps serving only as long as its figures are fresh: a source whose
+        records in it are older than its `max_staleness` is marked down and its families
+        dropped, as if it had stopped refreshing, rather than served frozen as fresh.
+        """
         with self._build_lock:
-            joined = self._join()
+            fresh = self._fresh()
+            joined = self._join({name: records for name, (records, _) in fresh.items()})
             if joined is not None and self._render(joined, "render"):
                 self._joined = joined
+                self._joined_at = {name: at for name, (_, at) in fresh.items()}
+                self._freeze(frozenset())
                 self._healed()
                 return
             # Serve the last good samples with the current health and error counts.
-            self._render(self._joined, "")
+            now = self._clock().timestamp()
+            stale = frozenset(
+                name
+                for name, at in self._joined_at.items()
+                if now - at > self._sources[name].max_staleness
+            )
+            self._freeze(stale)
+            self._render(tuple(s for s in self._joined if s.family.source not in stale), "")
 
-    def _join(self) -> tuple[Sample, ...] | None:
+    def _freeze(self, stale: frozenset[str]) -> None:
+        with self._lock:
+            before, self._frozen = self._frozen, stale
+        if stale - before:
+            log.error(
+                "the exposition has not been rebuilt for longer than max_staleness of %s: "
+                "marking %s down and dropping %s figures until a build works again",
+                ", ".join(sorted(stale)),
+                "it" if len(stale) == 1 else "them",
+                "its" if len(stale) == 1 else "their",
+            )
+
+    def _join(self, records: Mapping[str, object]) -> tuple[Sample, ...] | None:
         try:
-            return tuple(self._build(self.fresh_records(), self._clock()))
+            return tuple(self._build(records, self._clock()))
         except Exception as exc:  # noqa: BLE001 - a bug in a join must not stop serving
             self._build_failed("join", exc)
             return None

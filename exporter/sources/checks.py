@@ -1,35 +1,41 @@
 """Per-record checks shared by the sources: bounds, drop reasons, tallies and de-duplication.
 
 A record is one allocation, one GPU, one ClusterQueue resource or one LiteLLM row. A record
-with a bad field is dropped and counted by reason; the source fails only when what is left
-would be a wrong total (a short read, conflicting duplicates, nothing usable at all).
+with a bad field is dropped and counted by reason. A record carries money, tokens or quantities
+that some total adds up, so a read that dropped one would serve that total too low: the read
+fails (refuse_dropped), the drops are counted all the same, and the last complete read stays.
+A read also fails when it cannot be the whole truth (a short read, conflicting duplicates).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.errors import RecordsDropped, UpstreamIncomplete
 
 __all__ = [
     "DROP_REASONS",
     "DUPLICATE",
     "MAX_COST",
     "MAX_GPUS",
+    "MAX_LABEL",
     "MAX_TOKENS",
     "MISSING_FIELD",
     "NON_FINITE",
     "OUT_OF_RANGE",
     "WRONG_TYPE",
     "BadRecord",
+    "Emptiness",
     "Tally",
     "count",
     "dedupe",
-    "nothing_left",
+    "label",
     "number",
+    "refuse_dropped",
 ]
 
 NON_FINITE = "non_finite"
@@ -49,6 +55,11 @@ MAX_COST = 1e12
 MAX_GPUS = 1e6
 # Token and request counts: a quadrillion tokens a month is ~4e8 tokens a second; more is junk.
 MAX_TOKENS = 10**15
+# Characters in a name that may become a label value (a team, queue, cohort, flavor, model,
+# alias, namespace, node or pod label). Kubernetes names are at most 253 and label values 63;
+# model names and aliases run to a few hundred at most; and remote-write stores refuse longer
+# values (Mimir and Grafana Cloud at 2048 by default), so a longer one is junk or hostile.
+MAX_LABEL = 1024
 
 _T = TypeVar("_T")
 
@@ -61,12 +72,25 @@ class BadRecord(ValueError):
         self.reason = reason
 
 
+# How much of the first dropped record's reason a failed read quotes (names can be long).
+_MAX_EXAMPLE = 200
+
+
 class Tally(Counter[str]):
-    """Drop counts of one refresh, by reason."""
+    """Drop counts of one refresh, by reason, and the first drop's reason in words."""
+
+    example = ""
 
     def drop(self, exc: BadRecord) -> None:
         """Count one dropped record."""
         self[exc.reason] += 1
+        if not self.example:
+            self.example = str(exc)[:_MAX_EXAMPLE]
+
+    def add(self, other: Tally) -> None:
+        """Count another tally's drops here too, keeping the first example."""
+        self.update(other)
+        self.example = self.example or other.example
 
     def frozen(self) -> dict[str, int]:
         """The counts as a plain mapping for a snapshot."""
@@ -106,6 +130,22 @@ def number(
     return result
 
 
+def label(value: Any, what: str) -> str:
+    """A name that may become a label value: text, at most MAX_LABEL characters, and valid
+    UTF-8 (Python's JSON parser lets a lone surrogate like `\\udc80` through, and no exposition
+    can be written with one in it)."""
+    if not isinstance(value, str):
+        raise BadRecord(WRONG_TYPE, f"{what} is not text")
+    if len(value) > MAX_LABEL:
+        raise BadRecord(OUT_OF_RANGE, f"{what} is {len(value)} characters, at most {MAX_LABEL}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRecord(WRONG_TYPE, f"{what} is not valid UTF-8 text") from None
+    return value
+
+
 def count(value: Any, what: str) -> int:
     """A non-negative whole number below MAX_TOKENS (JSON may spell it 3.0); null is 0."""
     if value is None:
@@ -142,7 +182,50 @@ def dedupe(
     return list(kept.values())
 
 
-def nothing_left(source: str, kept: int, tally: Tally, what: str) -> None:
-    """Fail when bad records were dropped and none were kept: the whole reply is malformed."""
-    if kept == 0 and tally.bad():
-        raise UpstreamPayloadError(f"{source}: every {what} was dropped ({dict(tally.frozen())})")
+def refuse_dropped(source: str, tally: Tally, what: str) -> None:
+    """Fail the read when it dropped a record with a bad field (RecordsDropped, `malformed`).
+
+    Every record carries money, tokens or quantities some total adds up: served without it,
+    that total would be wrong with the source up. Call it before the read is kept anywhere
+    (a cache of closed days), so a later read cannot build on it either.
+    """
+    bad = tally.bad()
+    if not bad:
+        return
+    reasons = ", ".join(f"{n} {r}" for r, n in tally.frozen().items() if r != DUPLICATE)
+    raise RecordsDropped(
+        f"{source}: {what} dropped: {bad} ({reasons}; first: {tally.example}); "
+        "the totals they feed would be wrong without them, so the last complete read stays",
+        tally.frozen(),
+    )
+
+
+class Emptiness:
+    """Which parts of one client's reads held data, so that sudden emptiness waits for a second.
+
+    An upstream that answers a part (a list, a date's activity) with nothing where the last read
+    had data is more often a lost or half-restored read than the truth. Such a read fails
+    (`incomplete`) and the last one stays; the next read that says the same confirms it, as an
+    upstream that really holds nothing now would.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._had: dict[str, bool] = {}
+        self._doubted: frozenset[str] = frozenset()
+
+    def check(self, source: str, parts: Mapping[str, bool]) -> None:
+        """Raise UpstreamIncomplete when a part that had data has none, unless already doubted.
+
+        `parts` says, per part this read answered, whether it holds anything.
+        """
+        with self._lock:
+            vanished = frozenset(p for p, has in parts.items() if not has and self._had.get(p))
+            if vanished and vanished != self._doubted:
+                self._doubted = vanished
+                raise UpstreamIncomplete(
+                    f"{source}: {', '.join(sorted(vanished))} came back empty after holding "
+                    "data; keeping the last read until a later one says the same"
+                )
+            self._doubted = frozenset()
+            self._had.update(parts)

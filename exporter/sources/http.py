@@ -2,7 +2,8 @@
 
 Every call has an overall deadline (connect, headers and body together): the configured
 `timeout`, cut to what is left of the refresh's deadline. Transient failures are retried within
-that deadline. Every body is redacted of known secrets before anything reads it.
+that deadline. Bodies are read as they came: a known secret is redacted from the text an
+error quotes (a status body, an excerpt), never from the data a source parses.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.redact import redact, redact_bytes, register
+from exporter.redact import redact, register
 from exporter.sources.deadline import Deadline, current, retry_after
 
 __all__ = [
@@ -119,8 +120,8 @@ class _Reply:
     charset: str
 
     def text(self) -> str:
-        """The body as text, redacted of every known secret."""
-        return redact(self.content.decode(self.charset, errors="replace"))
+        """The body as text, as it came."""
+        return self.content.decode(self.charset, errors="replace")
 
 
 def error_message(text: str, fallback: str) -> str:
@@ -160,7 +161,7 @@ def _checked(source: str, reply: _Reply) -> _Reply:
 def get_text(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> str:
-    """GET a path and return the (redacted) body; any status but 200 is an error."""
+    """GET a path and return the body as text; any status but 200 is an error."""
     return _checked(source, _get(client, source, path, params)).text()
 
 
@@ -169,7 +170,7 @@ def get_json(
 ) -> Any:
     """GET a path and decode its JSON body; any status but 200, or a non-JSON body, is an error."""
     reply = _checked(source, _get(client, source, path, params))
-    content = redact_bytes(reply.content)
+    content = reply.content
     try:
         # JSON is UTF-8 (RFC 8259); decoding strictly keeps a corrupt body a payload error.
         return json.loads(content.decode("utf-8"))
@@ -180,12 +181,12 @@ def get_json(
 def get_bytes(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> bytes | bytearray:
-    """GET a path and return its body as read (redacted), for a decoder that reads bytes.
+    """GET a path and return its body as read, for a decoder that reads bytes.
 
     The body is never turned into text: a typed decoder reads it in place, so a large reply
     is held once, not as bytes, text and objects at the same time.
     """
-    return redact_bytes(_checked(source, _get(client, source, path, params)).content)
+    return _checked(source, _get(client, source, path, params)).content
 
 
 def not_json(source: str, path: str, content: bytes | bytearray) -> UpstreamPayloadError:

@@ -118,7 +118,7 @@ def test_kube_401_is_one_line_and_the_others_keep_serving(
 
     from exporter.serve.wiring import make_refresher
 
-    (stack.secrets / "kube-token").write_text("not-the-token\n")
+    (stack.secrets / "kube-token").write_text("not-the-kube-api-token\n")
     refresher = make_refresher(stack.config(), clock=CLOCK)
     with caplog.at_level(logging.WARNING):
         assert not refresher.refresh_all()
@@ -130,5 +130,5 @@ def test_kube_401_is_one_line_and_the_others_keep_serving(
     assert 'chargeback_source_errors_total{reason="auth",source="kueue"} 1.0' in text
     lines = [r.getMessage() for r in caplog.records if "source=kueue" in r.getMessage()]
     assert len(lines) == 1 and "HTTP 401" in lines[0]
-    assert "clusterqueues" in lines[0] and "not-the-token" not in caplog.text
+    assert "clusterqueues" in lines[0] and "not-the-kube-api-token" not in caplog.text
     assert "chargeback_team_cost_per_hour{" in text  # the chargeback still serves

@@ -40,7 +40,7 @@ def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStac
 def test_wrong_key_is_one_clear_line_and_the_source_down(
     stack: DemoStack, caplog: pytest.LogCaptureFixture
 ) -> None:
-    (stack.secrets / "litellm-key").write_text("sk-wrong-key\n")
+    (stack.secrets / "litellm-key").write_text("sk-wrong-key-0123456789\n")
     refresher = make_refresher(stack.config(), clock=CLOCK)
     with caplog.at_level(logging.WARNING):
         assert not refresher.refresh_all()

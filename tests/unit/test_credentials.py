@@ -12,10 +12,11 @@ from exporter.cli import main
 from exporter.config.schema import KueueConfig
 from exporter.credentials import MAX_SECRET_BYTES, read_secret
 from exporter.errors import UpstreamUnavailable
+from exporter.redact import MIN_SECRET_LENGTH
 from exporter.sources.kube_client import build_client
 from tests.conftest import CLOCK
 
-SECRET = "sk-Zq8r"
+SECRET = "sk-Zq8rT4m2Wx9pLk"
 BAD = {
     "inner newline": f"{SECRET}\nX-Injected: 1",
     "NUL": f"{SECRET}\x00tail",
@@ -100,7 +101,7 @@ def test_a_rotated_bad_token_fails_the_refresh_not_the_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-    (tmp_path / "token").write_text("good-token\n", encoding="utf-8")
+    (tmp_path / "token").write_text("good-service-account-token\n", encoding="utf-8")
     seen: list[httpx.Request] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -114,7 +115,7 @@ def test_a_rotated_bad_token_fails_the_refresh_not_the_process(
         with pytest.raises(UpstreamUnavailable, match="control character") as caught:
             c.get("/apis")
     assert SECRET not in str(caught.value) and caught.value.reason == "unreachable"
-    assert [r.headers["authorization"] for r in seen] == ["Bearer good-token"]
+    assert [r.headers["authorization"] for r in seen] == ["Bearer good-service-account-token"]
 
 
 def test_a_kubeconfig_inline_token_is_checked(tmp_path: Path) -> None:
@@ -129,3 +130,19 @@ def test_a_kubeconfig_inline_token_is_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="kubeconfig user's token contains") as caught:
         build_client(KueueConfig(kubeconfig=str(kubeconfig)), httpx.MockTransport(_ok))
     assert SECRET not in str(caught.value)
+
+
+@pytest.mark.parametrize("short", ["gpu", "tok", "total", "x" * (MIN_SECRET_LENGTH - 1)])
+def test_a_secret_too_short_to_tell_from_data_is_refused_naming_where(
+    short: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Masked wherever text is quoted, `gpu` would turn every GPU figure in a log into <redacted>.
+    monkeypatch.setenv("TEST_KEY", short)
+    with pytest.raises(ValueError, match="environment variable TEST_KEY is too short"):
+        read_secret("TEST_KEY", None)
+    (tmp_path / "key").write_text(short + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"secret file {tmp_path}/key is too short") as caught:
+        read_secret(None, str(tmp_path / "key"))
+    assert repr(short) not in str(caught.value)
+    (tmp_path / "key").write_text("x" * MIN_SECRET_LENGTH, encoding="utf-8")
+    assert read_secret(None, str(tmp_path / "key")).get_secret_value() == "x" * MIN_SECRET_LENGTH

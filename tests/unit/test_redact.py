@@ -14,7 +14,7 @@ from exporter import redact
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.redact import MASK, RedactingFilter
 
-SECRET = "sk-Zq7/x+9=tok"
+SECRET = "sk-Zq7/x+9=tok-4812"
 
 
 @pytest.fixture(autouse=True)
@@ -40,13 +40,13 @@ def test_every_form_of_a_secret_is_masked(form: str) -> None:
 
 
 def test_a_secret_with_an_inner_newline_is_masked_whole_escaped_and_by_line() -> None:
-    pasted = "sk-first-half\nsecond-half-99"
+    pasted = "sk-first-half-0001\nsecond-half-99-0002"
     redact.register("rotating", pasted)
     assert redact.redact(f"value {pasted}!") == f"value {MASK}!"
     # How h11 quotes the header value it refuses, and how repr() and JSON show it.
     assert MASK in redact.redact(repr(f"Bearer {pasted}".encode()))
-    assert "second-half-99" not in redact.redact(repr(pasted))
-    assert redact.redact("only sk-first-half leaked") == f"only {MASK} leaked"
+    assert "second-half-99-0002" not in redact.redact(repr(pasted))
+    assert redact.redact("only sk-first-half-0001 leaked") == f"only {MASK} leaked"
 
 
 def test_text_without_secrets_is_unchanged() -> None:
@@ -104,3 +104,15 @@ def test_install_is_idempotent_and_covers_handlers() -> None:
     redact.install(logger)
     for filterer in (logger, *logger.handlers):
         assert sum(isinstance(f, RedactingFilter) for f in filterer.filters) == 1
+
+
+def test_a_secret_too_short_to_tell_from_data_is_never_registered() -> None:
+    with pytest.raises(ValueError, match="shorter than 16"):
+        redact.register("rotating", "gpu")
+    assert redact.redact("gpu cost 125.47") == "gpu cost 125.47"
+
+
+def test_only_lines_long_enough_to_tell_from_data_are_forms_of_a_pasted_secret() -> None:
+    redact.register("rotating", "sk-live-0123456789\nabc")
+    assert redact.redact("abc def") == "abc def"
+    assert redact.redact("x sk-live-0123456789 y") == f"x {MASK} y"

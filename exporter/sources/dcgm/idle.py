@@ -24,7 +24,8 @@ once per process and kept: a refresh re-reads only the current day.
 Each piece is evaluated 1 ms before its end over exactly its length, so its aligned steps fall
 in [start, end) whether the Prometheus closes ranges on the left (2.x) or not (3.x), and no
 step is counted by two pieces. A count that is NaN, negative or larger than the steps its piece
-has is dropped and counted.
+has is dropped and counted, and fails the read: its idle hours, and their waste, would be
+missing from the month to date.
 """
 
 from __future__ import annotations
@@ -44,8 +45,16 @@ from exporter.sources.checks import (
     WRONG_TYPE,
     BadRecord,
     Tally,
+    refuse_dropped,
 )
-from exporter.sources.dcgm.parse import GPU_UTIL, GR_ENGINE_ACTIVE, IdleHours, describe, mig_share
+from exporter.sources.dcgm.parse import (
+    GPU_UTIL,
+    GR_ENGINE_ACTIVE,
+    IdleHours,
+    checked_labels,
+    describe,
+    mig_share,
+)
 from exporter.sources.dcgm.prometheus import instant
 
 __all__ = ["SETTLE", "Piece", "idle_expr", "pieces", "read_idle_hours"]
@@ -109,6 +118,7 @@ def read_idle_hours(
     kept: dict[tuple[str, int], Vector] = {}
     closed_before = _ms(span[1] - SETTLE)
     totals: dict[_Key, float] = {}
+    local = Tally()
     for piece in pieces(*span):
         found: dict[str, Vector] = {}
         for metric, limit in ((GR_ENGINE_ACTIVE, threshold), (GPU_UTIL, threshold * 100)):
@@ -122,7 +132,9 @@ def read_idle_hours(
                 kept[key] = vector
             found[metric] = vector
         chosen = _preferred(found[GR_ENGINE_ACTIVE], found[GPU_UTIL])
-        _add(totals, chosen, piece.steps(step_ms), step_ms / 3_600_000, tally)
+        _add(totals, chosen, piece.steps(step_ms), step_ms / 3_600_000, local)
+    refuse_dropped("dcgm", local, "idle GPU-hour counts")
+    tally.add(local)
     # Only this month's closed pieces stay: a new month starts the cache afresh.
     cache.clear()
     cache.update(kept)
@@ -165,6 +177,7 @@ def _add(
         if not ident["pod"]:
             continue  # nobody held it: unallocated, which is not waste
         try:
+            checked_labels(ident, pod_labels, f"GPU {ident['gpu'][:60]!r}")
             share = _share(ident, value, most)
         except BadRecord as exc:
             tally.drop(exc)

@@ -3,15 +3,21 @@
 A record names the node, the GPU, the pod holding it (if any) and its utilisation; it knows
 nothing about teams. The rules are listed in exporter/sources/dcgm/source.py and
 docs/sources/dcgm.md.
+
+A corrupt utilisation sample (4294967295, NaN, out of range) is a corrupt sample, not a
+corrupt GPU: the GPU stays with its pod, its utilisation unknown (`corrupt` names why), and the
+sample is counted as dropped. A GPU record that cannot be read at all is dropped, and fails the
+read: it would be missing from every count.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from exporter.errors import UpstreamPayloadError
+from exporter.errors import RecordsDropped, UpstreamPayloadError
 from exporter.sources.checks import (
     MISSING_FIELD,
     NON_FINITE,
@@ -20,7 +26,8 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
     dedupe,
-    nothing_left,
+    label,
+    refuse_dropped,
 )
 from exporter.sources.dcgm import text as dcgm_text
 from exporter.sources.dcgm.mig import mig_share, mig_slices
@@ -32,11 +39,14 @@ __all__ = [
     "DcgmSnapshot",
     "GpuRecord",
     "IdleHours",
+    "checked_labels",
     "describe",
+    "identity",
     "mig_share",
     "mig_slices",
     "parse_metrics",
     "parse_series",
+    "sample_drops",
     "snapshot",
 ]
 
@@ -100,6 +110,8 @@ class GpuRecord:
     pod_labels: tuple[tuple[str, str], ...] = ()
     utilisation: float | None = None  # 0..1; None when the exporter reports none
     share: float = 1.0  # fraction of one physical GPU
+    # The drop reason of a corrupt utilisation sample ("" when none): utilisation is unknown.
+    corrupt: str = ""
 
     @property
     def allocated(self) -> bool:
@@ -145,15 +157,23 @@ class DcgmSnapshot:
 
 
 def snapshot(records: list[GpuRecord], tally: Tally) -> DcgmSnapshot:
-    """Every GPU read, the same GPU behind two URLs (e.g. a Service and a pod) once."""
+    """Every GPU read, the same GPU behind two URLs (e.g. a Service and a pod) once.
+
+    Its drops are the records `tally` counted and the corrupt samples of the GPUs kept.
+    """
     # The same GPU behind two URLs (e.g. a Service and a pod) counts once.
-    gpus = dedupe(SOURCE, records, _identity, tally, same=_same_gpu)
-    return DcgmSnapshot(tuple(gpus), tally.frozen())
+    gpus = dedupe(SOURCE, records, identity, tally, same=_same_gpu)
+    return DcgmSnapshot(tuple(gpus), {**sample_drops(gpus) + tally})
+
+
+def sample_drops(records: Iterable[GpuRecord]) -> Counter[str]:
+    """The corrupt utilisation samples of `records`, by reason."""
+    return Counter(r.corrupt for r in records if r.corrupt)
 
 
 def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
     # Two scrapes of one exporter are moments apart, so utilisation may differ; the first wins.
-    return replace(a, utilisation=None) == replace(b, utilisation=None)
+    return replace(a, utilisation=None, corrupt="") == replace(b, utilisation=None, corrupt="")
 
 
 def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
@@ -203,7 +223,7 @@ def parse_metrics(
         text: the body of dcgm-exporter's /metrics.
         default_node: the node to use when the exporter runs with --no-hostname.
         where: the endpoint, named in error messages.
-        tally: where a GPU dropped for a corrupt sample is counted.
+        tally: where dropped GPUs are counted (one dropped GPU fails the read).
     """
     try:
         samples = dcgm_text.read_samples(text)
@@ -235,8 +255,14 @@ def parse_series(
         except BadRecord as exc:
             local.drop(exc)
     records = _with_unsliced(_drop_mig_parents(records), local)
-    nothing_left(f"{SOURCE}: {where}", len(records), local, "GPU")
-    tally.update(local)
+    # A GPU left out would be missing from every count: the read fails, its drops counted.
+    refuse_dropped(f"{SOURCE}: {where}", local, "GPUs")
+    corrupt = sample_drops(records)
+    if corrupt and all(r.utilisation is None for r in records):
+        # Not one usable sample: an exporter this broken says nothing about any GPU's use.
+        message = f"{SOURCE}: {where}: every utilisation sample was corrupt ({dict(corrupt)})"
+        raise RecordsDropped(message, corrupt)
+    tally.add(local)
     return _apportion(records)
 
 
@@ -271,9 +297,9 @@ def _entity(
 ) -> _Entity:
     ident = _identity_labels(labels, default_node)
     entity = entities.setdefault(tuple(ident.values()), _Entity(ident))
-    for label, label_value in labels.items():
-        if label not in _DEVICE_LABELS and label_value:
-            entity.pod_labels.setdefault(label, label_value)
+    for name, label_value in labels.items():
+        if name not in _DEVICE_LABELS and label_value:
+            entity.pod_labels.setdefault(name, label_value)
     return entity
 
 
@@ -309,8 +335,9 @@ def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, 
 def _record(entity: _Entity) -> GpuRecord:
     # The profile is part of the series' identity but, once turned into a share, not kept.
     ident = dict(entity.labels)
+    what = f"GPU {ident['gpu'][:60]!r} on {ident['node'][:60]!r}"
+    checked_labels(ident, entity.pod_labels, what)
     profile = ident.pop("mig_profile")
-    what = f"GPU {ident['gpu']} on {ident['node']!r}"
     share = 1.0
     if profile:
         if profile.startswith(_BLANK_TEXT):
@@ -319,11 +346,16 @@ def _record(entity: _Entity) -> GpuRecord:
             share = mig_share(profile, ident["model"])
         except ValueError as exc:
             raise BadRecord(WRONG_TYPE, f"{what}: {exc}") from None
+    try:
+        utilisation, corrupt = _utilisation(entity.values, what), ""
+    except BadRecord as exc:
+        utilisation, corrupt = None, exc.reason
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),
-        utilisation=_utilisation(entity.values, what),
+        utilisation=utilisation,
         share=share,
+        corrupt=corrupt,
     )
 
 
@@ -340,10 +372,20 @@ def _checked(value: float | None, low: float, high: float, what: str) -> float |
         return None
     if not math.isfinite(value):
         raise BadRecord(NON_FINITE, f"{what} is {value}")
-    # 4294967295 (a uint32 -1) is one of DCGM's blank markers below _BLANK_FLOOR: refused here.
+    # 4294967295 (a uint32 -1) is one of DCGM's blank markers below _BLANK_FLOOR: refused here,
+    # which leaves the GPU's utilisation unknown, not the GPU uncounted.
     if not low <= value <= high:
         raise BadRecord(OUT_OF_RANGE, f"{what} is {value}, expected {low:g}..{high:g}")
     return value
+
+
+def checked_labels(ident: Mapping[str, str], pod_labels: Mapping[str, str], what: str) -> None:
+    """Every name a GPU record carries is one label() accepts; else the record is bad."""
+    for name, value in ident.items():
+        label(value, f"{what}: {name}")
+    for key, value in pod_labels.items():
+        label(key, f"{what}: a pod label name")
+        label(value, f"{what}: pod label {key[:60]!r}")
 
 
 def _drop_mig_parents(records: Iterable[GpuRecord]) -> list[GpuRecord]:
@@ -366,10 +408,11 @@ def _apportion(records: list[GpuRecord]) -> list[GpuRecord]:
         if not r.allocated and pods:
             continue  # an unallocated series beside an allocated one describes the same slot
         out.append(replace(r, share=r.share / pods) if pods > 1 else r)
-    return sorted(out, key=_identity)
+    return sorted(out, key=identity)
 
 
-def _identity(record: GpuRecord) -> tuple[str, ...]:
+def identity(record: GpuRecord) -> tuple[str, ...]:
+    """What tells one GPU or MIG instance, held by one pod, from every other."""
     return (
         record.node,
         record.gpu,

@@ -22,17 +22,24 @@ Rules (see docs/sources/dcgm.md):
 - with listed `urls`, if any endpoint fails, the whole refresh fails: the list is the whole
   fleet by definition. With `discovery`, a failed endpoint is counted and the others still
   count (see fetch_discovered); `prometheus` reads the stored series instead (dcgm_prometheus);
-- one GPU with a corrupt sample (utilisation out of range, a `<<<NULL>>>` MIG profile) is
-  dropped and counted, not its endpoint; the same GPU behind two URLs counts once, and two
-  different descriptions of it fail the refresh.
+- a corrupt utilisation sample (4294967295, NaN, out of range) is counted as dropped and leaves
+  its GPU counted with its pod: the GPU's last good utilisation, from a read of this process no
+  older than `max_staleness`, stands in for it, else its utilisation is unknown for that
+  refresh; a read without one usable sample fails;
+- a GPU that cannot be read at all (a `<<<NULL>>>` MIG profile, instances claiming more slices
+  than the GPU has) is dropped and counted, and fails the read, since every count would miss
+  it; the same GPU behind two URLs counts once, and two different descriptions of it fail the
+  refresh.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import httpx
@@ -54,6 +61,7 @@ from exporter.sources.dcgm.parse import (
     UNSLICED,
     DcgmSnapshot,
     GpuRecord,
+    identity,
     mig_share,
     mig_slices,
     parse_metrics,
@@ -101,12 +109,44 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> DcgmSnapsho
     """
     cfg = section(config.sources.dcgm, SOURCE)
     if cfg.prometheus is not None:
-        return fetch_prometheus(client, config, cfg.prometheus, reading)
-    if cfg.discovery is not None:
+        read = fetch_prometheus(client, config, cfg.prometheus, reading)
+    elif cfg.discovery is not None:
         if not isinstance(client, dcgm_discovery.DiscoveryClient):
             raise TypeError("sources.dcgm.discovery needs the client build_client makes")
-        return fetch_discovered(client, cfg.discovery)
-    return fetch_urls(client, cfg.urls or (), cfg.concurrency)
+        read = fetch_discovered(client, cfg.discovery)
+    else:
+        read = fetch_urls(client, cfg.urls or (), cfg.concurrency)
+    return _with_known_use(client, read, reading.at, cfg.max_staleness)
+
+
+# Each client's last good utilisation per GPU (and pod), with when it was read: the refresher
+# keeps one client per source for the process's life.
+_Known = dict[tuple[str, ...], tuple[datetime, float]]
+_KNOWN: weakref.WeakKeyDictionary[httpx.Client, _Known] = weakref.WeakKeyDictionary()
+_KNOWN_LOCK = threading.Lock()
+
+
+def _with_known_use(
+    client: httpx.Client, read: DcgmSnapshot, at: datetime, max_age: timedelta
+) -> DcgmSnapshot:
+    """A GPU whose sample was corrupt takes its last good utilisation, if still fresh.
+
+    The figures it feeds (its team's utilisation, busy or idle, waste) then stay the last
+    complete ones rather than move; a value is only ever read from a sample that was good.
+    """
+    with _KNOWN_LOCK:
+        known = _KNOWN.setdefault(client, {})
+        for key in [k for k, (when, _) in known.items() if not timedelta() <= at - when <= max_age]:
+            del known[key]
+        gpus = []
+        for record in read.gpus:
+            key = identity(record)
+            if record.corrupt and key in known:
+                record = replace(record, utilisation=known[key][1])
+            elif record.utilisation is not None and not record.corrupt:
+                known[key] = (at, record.utilisation)
+            gpus.append(record)
+    return replace(read, gpus=tuple(gpus))
 
 
 def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> DcgmSnapshot:
@@ -123,7 +163,7 @@ def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> D
             if scrape.error is not None:
                 raise _naming(scrape.error, scrape.endpoint.url) from None
             records.extend(scrape.records)
-            tally.update(scrape.tally)
+            tally.add(scrape.tally)
     return snapshot(records, tally)
 
 
@@ -160,7 +200,7 @@ def fetch_discovered(
                 failed.append(f"{scrape.endpoint.node}: {scrape.error}")
                 continue
             records.extend(scrape.records)
-            tally.update(scrape.tally)
+            tally.add(scrape.tally)
     if not found.ready:
         raise UpstreamIncomplete(
             f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "

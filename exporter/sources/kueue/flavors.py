@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally
+from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, label
 
 __all__ = ["FlavorRecord", "parse_resource_flavor", "parse_resource_flavors"]
 
@@ -33,6 +33,7 @@ def parse_resource_flavor(item: Any) -> FlavorRecord:
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not name:
         raise BadRecord(MISSING_FIELD, "a ResourceFlavor has no metadata.name")
+    label(name, "a ResourceFlavor's metadata.name")
     spec = item.get("spec") or {}
     if not isinstance(spec, dict):
         raise BadRecord(WRONG_TYPE, f"ResourceFlavor {name!r}: spec is not an object")
@@ -41,6 +42,9 @@ def parse_resource_flavor(item: Any) -> FlavorRecord:
         isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
     ):
         raise BadRecord(WRONG_TYPE, f"ResourceFlavor {name!r}: nodeLabels is not a map of text")
+    for key, value in labels.items():
+        label(key, f"ResourceFlavor {name!r}: a nodeLabels key")
+        label(value, f"ResourceFlavor {name!r}: nodeLabels[{key[:60]!r}]")
     return FlavorRecord(name, dict(sorted(labels.items())))
 
 

@@ -8,14 +8,16 @@ counts, cores, bytes); an unset limit is +Inf, never 0. ResourceFlavors are read
 version, for the node labels that map each flavor's quota to nodes and so to a GPU price.
 
 One ClusterQueue resource with a bad quantity (one ClusterQueue, if the object itself is
-broken) is dropped and counted. A list that does not add up (fewer items than
-`remainingItemCount` promised, more pages than it allows, one queue twice with different
-contents) fails the refresh.
+broken) is dropped and counted, and fails the refresh: quota feeds the money teams borrow and
+lend. A list that does not add up (fewer items than `remainingItemCount` promised, more pages
+than it allows, one queue twice with different contents) fails it too, and so does a list that
+comes back empty after holding queues, until a later read says the same.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -36,9 +38,11 @@ from exporter.sources.checks import (
     OUT_OF_RANGE,
     WRONG_TYPE,
     BadRecord,
+    Emptiness,
     Tally,
     dedupe,
-    nothing_left,
+    label,
+    refuse_dropped,
 )
 from exporter.sources.http import get_bytes, not_json
 from exporter.sources.kind import SourceKind, section
@@ -92,7 +96,8 @@ class KueueSnapshot:
     flavors: tuple[FlavorRecord, ...] = ()  # ResourceFlavors, sorted by name
 
     def check_after(self, previous: object | None) -> None:
-        """A completed list is the whole current state: no queues can mean none exist."""
+        """A completed list is the whole current state; a list empty after queues waits for a
+        second read in fetch, where each client's reads are remembered."""
         del previous
 
 
@@ -112,11 +117,14 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapsh
     # The same ClusterQueue on two pages is kept once; two different versions of it fail.
     unique = dedupe(SOURCE, items, _item_name, tally)
     queues = [record for item in unique for record in parse_cluster_queue(item, version, tally)]
-    nothing_left(SOURCE, len(queues), tally, "ClusterQueue resource")
     # Flavors say which nodes (and so which GPU price) each flavor's quota stands for.
     flavors = parse_resource_flavors(
         _list(client, version, "resourceflavors", cfg.page_size), tally
     )
+    # A quota row dropped would take its borrowed or lent share out of the money it moves.
+    refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
+    lists = {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
+    _SEEN.setdefault(client, Emptiness()).check(SOURCE, lists)  # empty after data: wait
     return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 
@@ -223,6 +231,7 @@ def _get(client: httpx.Client, path: str, params: Mapping[str, str], plural: str
 
 
 _JSON = msgspec.json.Decoder()
+_SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
 def _rbac(plural: str) -> str:
@@ -255,9 +264,12 @@ def _cluster_queue(item: Any, version: str, tally: Tally, strict: bool) -> list[
     name = _string(_object(obj.get("metadata"), "ClusterQueue metadata").get("name"), "name")
     if not name:
         raise BadRecord(MISSING_FIELD, "a ClusterQueue has no metadata.name")
+    # Queue, cohort, flavor and resource names all become label values.
+    label(name, "a ClusterQueue's metadata.name")
     where = f"ClusterQueue {name!r}"
     spec = _object(obj.get("spec"), f"{where} spec")
     cohort = _string(spec.get("cohortName" if version == "v1beta2" else "cohort"), "cohort")
+    label(cohort, f"{where} cohort")
     status = _object(obj.get("status"), f"{where} status")
     usage = _status(status.get("flavorsUsage"), f"{where} flavorsUsage")
     out: list[QuotaRecord] = []
@@ -305,9 +317,11 @@ def _quotas(spec: Mapping[str, Any], where: str) -> list[tuple[str, str, _Limits
             for res in _array(fobj.get("resources"), f"{where} flavor {fname!r} resources"):
                 robj = _object(res, f"{where} resource")
                 rname = _string(robj.get("name"), f"{where} resource name")
-                what = f"{where} {fname}/{rname}"
+                what = f"{where} {fname[:60]}/{rname[:60]}"
                 if not fname or not rname:
                     raise BadRecord(MISSING_FIELD, f"{what}: missing name")
+                label(fname, f"{where}: a flavor name")
+                label(rname, f"{where}: a resource name")
                 if (fname, rname) in seen:  # which of the two is meant cannot be known
                     raise BadRecord(DUPLICATE, f"{what}: repeated")
                 seen.add((fname, rname))

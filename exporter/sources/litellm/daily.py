@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, count
+from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, count, label
 from exporter.sources.litellm.wire import money, shape
 
 __all__ = [
@@ -159,19 +159,23 @@ def _merge_breakdown(
         raise shape(DAILY, "an object per breakdown", part)
     for key, entry in part.items():
         try:
+            label(key, "a breakdown entry's name")  # a team id or a model: a label value
             if not isinstance(entry, dict):
                 raise BadRecord(WRONG_TYPE, f"breakdown entry {key!r} is not an object")
+            metadata = entry.get("metadata")
+            alias = metadata.get("team_alias") if isinstance(metadata, dict) else None
+            alias = (
+                label(alias, f"entry {key[:60]!r}: team_alias") if isinstance(alias, str) else None
+            )
             metrics = metrics_of(entry.get("metrics"))
         except BadRecord as exc:
-            if names_only:
-                into.setdefault(key, (ZERO, None))
+            if names_only and exc.reason == MISSING_FIELD:
+                into.setdefault(key, (ZERO, None))  # a group without metrics: its name counts
             else:
                 tally.drop(exc)
             continue
-        metadata = entry.get("metadata")
-        alias = metadata.get("team_alias") if isinstance(metadata, dict) else None
         before, known = into.get(key, (ZERO, None))
-        into[key] = (before.plus(metrics), known or (alias if isinstance(alias, str) else None))
+        into[key] = (before.plus(metrics), known or alias)
 
 
 def total_over_dates(merged: Merged, kind: str) -> Totals:

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from exporter.sources.checks import MAX_COST, MAX_TOKENS, BadRecord, Tally
+from exporter.sources.checks import MAX_COST, MAX_LABEL, MAX_TOKENS, BadRecord, Tally, label
 from exporter.sources.litellm.daily import DAILY, ZERO, UsageMetrics, metrics_of
 from exporter.sources.litellm.wire import shape
 
@@ -29,6 +29,9 @@ KINDS = ("entities", "models", "model_groups")
 
 _Money = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_COST)]
 _Count = Annotated[int, msgspec.Meta(ge=0, lt=MAX_TOKENS)]
+# Team ids, aliases and model names become label values: bounded while decoding (msgspec
+# refuses a lone surrogate outright; the lenient path checks each name with checks.label).
+_Name = Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
 
 
 class _Metrics(msgspec.Struct):
@@ -41,11 +44,11 @@ class _Metrics(msgspec.Struct):
 # Only the fields read: msgspec skips the rest of a metadata object without building it (a
 # day of a thousand teams x fifty models has 100,000 key entries).
 class _KeyMeta(msgspec.Struct):
-    team_id: str | None = None
+    team_id: _Name | None = None
 
 
 class _EntryMeta(msgspec.Struct):
-    team_alias: str | None = None
+    team_alias: _Name | None = None
 
 
 class _Key(msgspec.Struct):
@@ -56,19 +59,19 @@ class _Key(msgspec.Struct):
 class _Entry(msgspec.Struct):
     metrics: _Metrics
     metadata: _EntryMeta | None = None
-    api_key_breakdown: dict[str, _Key] | None = None
+    api_key_breakdown: dict[_Name, _Key] | None = None
 
 
 class _Group(msgspec.Struct):
     # A model group's name counts even without metrics (older proxies send none).
     metrics: _Metrics | None = None
-    api_key_breakdown: dict[str, _Key] | None = None
+    api_key_breakdown: dict[_Name, _Key] | None = None
 
 
 class _Breakdown(msgspec.Struct):
-    entities: dict[str, _Entry] = {}
-    models: dict[str, _Entry] = {}
-    model_groups: dict[str, _Group] | None = None
+    entities: dict[_Name, _Entry] = {}
+    models: dict[_Name, _Entry] = {}
+    model_groups: dict[_Name, _Group] | None = None
 
 
 class _Day(msgspec.Struct):
@@ -185,9 +188,11 @@ def _merge_key(cell: Cell, key: str, metrics: UsageMetrics, owner: str | None) -
 
 
 def _text(metadata: object, name: str) -> str | None:
-    """A string field of a loosely read metadata object; anything else reads as absent."""
+    """A string field of a loosely read metadata object; anything else reads as absent.
+
+    A string that label() refuses is a BadRecord: it would name a team."""
     value = metadata.get(name) if isinstance(metadata, dict) else None
-    return value if isinstance(value, str) else None
+    return label(value, f"metadata.{name}") if isinstance(value, str) else None
 
 
 def _add_loose(cells: dict[str, Cell], part: object, tally: Tally, *, names_only: bool) -> None:
@@ -195,23 +200,27 @@ def _add_loose(cells: dict[str, Cell], part: object, tally: Tally, *, names_only
         raise shape(DAILY, "an object per breakdown", part)
     for name, entry in part.items():
         try:
+            label(name, "a breakdown entry's name")
             if not isinstance(entry, dict):
                 raise BadRecord("wrong_type", f"breakdown entry {name!r} is not an object")
+            alias = _text(entry.get("metadata"), "team_alias")
             metrics = metrics_of(entry.get("metrics"))
         except BadRecord as exc:
-            if names_only:
-                cells.setdefault(name, Cell())
+            if names_only and exc.reason == "missing_field":
+                cells.setdefault(name, Cell())  # a group without metrics: its name counts
             else:
                 tally.drop(exc)
             continue
-        _merge(cells, name, metrics, None, _text(entry.get("metadata"), "team_alias"))
+        _merge(cells, name, metrics, None, alias)
         keys = entry.get("api_key_breakdown")
         for key, sub in (keys if isinstance(keys, dict) else {}).items():
             try:
+                label(key, f"entry {name[:60]!r}: an API key")
                 if not isinstance(sub, dict):
                     raise BadRecord("wrong_type", "an API key breakdown entry is not an object")
+                owner = _text(sub.get("metadata"), "team_id")
                 key_metrics = metrics_of(sub.get("metrics"))
             except BadRecord as exc:
                 tally.drop(exc)
                 continue
-            _merge_key(cells[name], key, key_metrics, _text(sub.get("metadata"), "team_id"))
+            _merge_key(cells[name], key, key_metrics, owner)

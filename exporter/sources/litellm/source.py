@@ -19,8 +19,10 @@ Bodies are decoded with msgspec into typed structs (decode). Money is in
 applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
-dropped and counted; paging (wire.read_pages) stops at the announced page count plus
-one, and never passes 2000 pages.
+dropped and counted, and fails the refresh: its spend and tokens would be missing from every
+total (checks.refuse_dropped). A team list or a date's activity that comes back empty after
+holding data fails too, until a later read says the same (checks.Emptiness). Paging
+(wire.read_pages) stops at the announced page count plus one, and never passes 2000 pages.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ from exporter.sources.checks import (
     MISSING_FIELD,
     WRONG_TYPE,
     BadRecord,
+    Emptiness,
     Tally,
     dedupe,
+    label,
+    refuse_dropped,
 )
 from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
@@ -137,7 +142,8 @@ class LiteLLMSnapshot:
         return replace(self, usage=tuple(_records(summed_to(self.dated, last), aliases)))
 
     def check_after(self, previous: object | None) -> None:
-        """The team list is checked against its own `total`; nothing else to compare."""
+        """The team list is checked against its own `total`, and emptiness after data by the
+        read itself (fetch keeps what each client's reads held); nothing else to compare."""
         del previous
 
     def converted(self) -> LiteLLMSnapshot:
@@ -180,6 +186,8 @@ def build_client(
 # Closed days per client: the refresher keeps one client per source for the process's life, so a
 # restart (a new client) reads the month again.
 _CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDictionary()
+# What each client's reads held: a team list or a date empty after data waits for a second read.
+_SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
 def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnapshot:
@@ -192,14 +200,19 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
     to_ours, now = exchange_rate(cfg), reading.at
     dates = month_dates(now, reading.month.zone)
     cache = _CACHES.setdefault(client, DailyCache())
+    seen = _SEEN.setdefault(client, Emptiness())
     tally, repaired_before = Tally(), cache.repairs
     try:
         teams = _team_list(client, cfg.page_size, tally)
+        refuse_dropped(SOURCE, tally, "teams")
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
+            refuse_dropped(SOURCE, tally, "daily rows")
             whole = LiteLLMSnapshot(teams, (), tally.frozen(), to_ours, dated=dated)
             return whole.as_of(reading)
-        usage = _month_usage(client, cfg, dates, now, cache, tally)
+        teams_part = {"the team list": bool(teams)}
+        usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, teams_part))
+        refuse_dropped(SOURCE, tally, "daily rows")
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
@@ -260,7 +273,7 @@ def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[Team
             f"{SOURCE}: {TEAM_LIST}: read {len(unique)} teams (+{bad.bad()} dropped), "
             f"but total is {next(iter(totals))}"
         )
-    tally.update(bad)
+    tally.add(bad)
     return tuple(unique)
 
 
@@ -270,7 +283,10 @@ def _team(item: object) -> TeamBudget:
     team_id = item.get("team_id")
     if not isinstance(team_id, str) or not team_id:
         raise BadRecord(MISSING_FIELD if team_id is None else WRONG_TYPE, "team_id")
+    label(team_id, "a team_id")  # it names a team when no alias does
     alias = item.get("team_alias")
+    if isinstance(alias, str):
+        label(alias, f"team {team_id!r}: team_alias")
     try:
         reset_at = parse_timestamp(item.get("budget_reset_at"))
     except UpstreamPayloadError as exc:
@@ -295,8 +311,15 @@ def _month_usage(
     now: datetime,
     cache: DailyCache,
     tally: Tally,
+    seen: tuple[Emptiness, Mapping[str, bool]],
 ) -> Iterable[Usage]:
-    """The month's use, from the dates that can still change, read one by one, plus the kept."""
+    """The month's use, from the dates that can still change, read one by one, plus the kept.
+
+    A date read again that had use and now has none, or the team list (`seen[1]`, what it
+    held), waits for a second read before anything keeps it: both are judged at once, so one
+    later read confirms both.
+    """
+    emptiness, parts = seen
     start = cache.read_from(dates, now, cfg.reconcile_interval)
     zone = {"timezone": str(dates.offset_minutes), "include_current_utc_day": "true"}
     read = DatesRead()
@@ -304,11 +327,13 @@ def _month_usage(
     while day <= dates.end:
         read_date(client, cfg, day, zone, tally, read)
         day += DAY
+    # Before the cache keeps any date: a closed date kept short would stay short.
+    refuse_dropped(SOURCE, tally, "daily rows")
     if not read.keyed:
         if start != dates.start:  # the models of the whole month are needed
-            return _month_usage(client, cfg, dates, now, DailyCache(), tally)
+            return _month_usage(client, cfg, dates, now, DailyCache(), tally, seen)
         params = {"start_date": start.isoformat(), "end_date": dates.end.isoformat()}
-        return list(
+        usage = list(
             per_model_usage(
                 client,
                 {**params, **zone},
@@ -318,6 +343,12 @@ def _month_usage(
                 aggregated=read.aggregated,
             )
         )
+        emptiness.check(SOURCE, {**parts, "the month's daily activity": bool(usage)})
+        return usage
+    read_days = (start + DAY * n for n in range((dates.end - start).days + 1))
+    days = {f"the daily activity of {d}": bool(read.usage.get(d.isoformat())) for d in read_days}
+    emptiness.check(SOURCE, {**parts, **days})
+
     totals = cache.update(dates, start, read.usage, read.aliases, now)
     return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
 

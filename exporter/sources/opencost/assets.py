@@ -28,6 +28,7 @@ from exporter.sources.checks import (
     WRONG_TYPE,
     BadRecord,
     Tally,
+    label,
     number,
 )
 from exporter.sources.http import get_json
@@ -119,9 +120,13 @@ def _node(key: str, asset: Mapping[str, Any], max_hours: float) -> GpuNode:
     name = props.get("name") if isinstance(props, dict) else None
     if not isinstance(name, str) or not name:
         raise BadRecord(MISSING_FIELD, f"node asset {key!r} has no name")
+    label(name, f"node asset {key[:60]!r}: properties.name")
     labels = asset.get("labels") or {}
     if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
         raise BadRecord(WRONG_TYPE, f"node asset {key!r}: labels is not a map")
+    for k, v in labels.items():
+        label(k, f"node asset {key[:60]!r}: a label key")
+        label(v, f"node asset {key[:60]!r}: label {k[:60]!r}")
 
     def value(field_name: str, high: float) -> float:
         what = f"node asset {key!r}: {field_name}"

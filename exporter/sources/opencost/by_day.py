@@ -16,7 +16,7 @@ import httpx
 import msgspec
 
 from exporter.errors import UpstreamIncomplete
-from exporter.sources.checks import Tally, nothing_left
+from exporter.sources.checks import Tally, refuse_dropped
 from exporter.sources.http import get_bytes, not_json
 from exporter.sources.opencost.days import AGGREGATE
 from exporter.sources.opencost.records import Allocation, merge_into
@@ -79,8 +79,8 @@ def _read_run(
         sets = decode_sets(content, _length(run[0]).total_seconds() / 3600.0, local)
     except msgspec.DecodeError:
         raise not_json(SOURCE, "/allocation", content) from None
-    nothing_left(SOURCE, sum(kept for _, _, kept in sets), local, "allocation")
-    tally.update(local)
+    refuse_dropped(SOURCE, local, "allocation")
+    tally.add(local)
     by_start = {int(day[0].timestamp()): day for day in run}
     found: dict[int, DaySet] = {}
     for written, totals, _ in sets:

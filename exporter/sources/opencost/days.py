@@ -24,7 +24,7 @@ import httpx
 import msgspec
 
 from exporter.errors import UpstreamIncomplete
-from exporter.sources.checks import Tally, nothing_left
+from exporter.sources.checks import Tally, refuse_dropped
 from exporter.sources.http import get_bytes, not_json
 from exporter.sources.opencost.wire import IDLE_FIELDS, Allocation, Totals, decode_into, merge_into
 
@@ -139,7 +139,7 @@ def query(
     """One `/allocation` read of sets of `step` (one set without it), summed when `accumulate`,
     added to `into`.
 
-    Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
+    Bad records are counted in `tally`, and any one fails the read (refuse_dropped).
     """
     params = {
         "window": f"{int(start.timestamp())},{int(end.timestamp())}",
@@ -155,12 +155,12 @@ def query(
     whole = (end - start).total_seconds() / 3600.0
     hours = 24.0 if step == "1d" and not accumulate else whole  # what one set can span
     try:
-        kept = decode_into(content, hours, local, into)
+        decode_into(content, hours, local, into)
     except msgspec.DecodeError:
         raise not_json(SOURCE, "/allocation", content) from None
     del content  # the records are decoded; the body need not outlive them
-    nothing_left(SOURCE, kept, local, "allocation")
-    tally.update(local)
+    refuse_dropped(SOURCE, local, "allocation")
+    tally.add(local)
 
 
 def differences(kept: _Kept, fresh: _Kept) -> int:

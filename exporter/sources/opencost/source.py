@@ -34,7 +34,9 @@ from exporter.sources.checks import (
     MISSING_FIELD,
     BadRecord,
     Tally,
+    label,
     number,
+    refuse_dropped,
 )
 from exporter.sources.http import get_json, make_client, not_json
 from exporter.sources.kind import SourceKind, section
@@ -154,6 +156,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSna
         month = fetch_window(
             client, reading.month.start, until, with_node_costs=by_node, tally=tally
         )
+        refuse_dropped(SOURCE, tally, "records")
         return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
     month_from = reading.month.start
     reader = reader_for(client)
@@ -162,6 +165,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSna
     month = AllocationSet(month_from, until, allocations, idle, node_costs)
     window_start = until - cfg.rate_window
     nodes = fetch_gpu_nodes(client, window_start, until, tally) if cfg.node_assets else None
+    refuse_dropped(SOURCE, tally, "records")
     return OpenCostSnapshot(
         rate=rate, month=month, dropped=tally.frozen(), gpu_nodes=nodes, repairs=repairs
     )
@@ -178,6 +182,7 @@ def _by_day(
     allocations, idle = summed((d.allocations, d.idle) for d in days)
     nodes = _summed_nodes(days)
     month = AllocationSet(reading.month.start, reading.until, allocations, idle, nodes)
+    refuse_dropped(SOURCE, tally, "records")
     return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), days=days)
 
 
@@ -207,7 +212,7 @@ def fetch_window(
 ) -> AllocationSet:
     """Query one window of allocations as one set (and node assets when idle is split by node).
 
-    Bad records are dropped and counted in `tally`; if every one was bad, the read fails.
+    Bad records are counted in `tally`, and any one fails the read (refuse_dropped).
     """
     if end - start < timedelta(seconds=1):
         raise ValueError("window must be at least one second long")
@@ -272,6 +277,7 @@ def parse_node_assets(body: Any, *, tally: Tally | None = None) -> dict[str, dic
         try:
             if not isinstance(name, str) or not name:
                 raise BadRecord(MISSING_FIELD, f"node asset {key!r} has no name")
+            label(name, f"node asset {key[:60]!r}: properties.name")
             part = {r: _number(asset, f, key) for r, f in IDLE_FIELDS.items()}
         except BadRecord as exc:
             tally.drop(exc)
@@ -297,12 +303,12 @@ def _number(
     key: str,
     name: str,
     *,
-    low: float = -MAX_COST,
+    low: float = 0.0,
     high: float = MAX_COST,
 ) -> float:
     # OpenCost writes NaN and +-Inf as null; a missing field is an older build without it.
-    # Costs may be negative (adjustments such as credits), never beyond MAX_COST either way.
-    what = f"allocation {name!r}: {key}"
+    # A node's cost is its hours at its price: never negative (its adjustment is not read).
+    what = f"node asset {name!r}: {key}"
     return number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
 
 

@@ -17,10 +17,12 @@ from exporter.errors import UpstreamPayloadError
 from exporter.sources.checks import (
     MAX_COST,
     MAX_GPUS,
+    MAX_LABEL,
     OUT_OF_RANGE,
     WRONG_TYPE,
     BadRecord,
     Tally,
+    label,
     number,
 )
 from exporter.sources.opencost.records import (
@@ -54,20 +56,29 @@ RESOLUTION = 1e-9
 
 IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 
-# Costs may be negative (adjustments such as credits), never beyond MAX_COST either way; the
-# bounds reject +-Inf too. A JSON null (OpenCost's NaN) or a missing field is 0.
-_Cost = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
+# A cost is hours x a price: never negative. An *Adjustment is what a reconciliation with the
+# cloud bill moved afterwards, a credit when the bill came in lower, so it may be negative; and
+# OpenCost before 1.118 wrote negative idle when allocations overran the assets (see
+# docs/sources/opencost.md). Nothing beyond MAX_COST either way; the bounds reject +-Inf too.
+# A JSON null (OpenCost's NaN) or a missing field is 0.
+_Cost = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_COST)] | None
+_Signed = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
 # Core-hours, byte-hours and bytes: never negative; the bound only refuses +Inf and overflow.
 MAX_USAGE = 1e24
 _Usage = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_USAGE)] | None
 
 
+# Names that may become label values (a namespace, a team from a label), bounded while decoding;
+# msgspec refuses a lone surrogate in the whole body, so only the length is left to check.
+_Label = Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
+
+
 class _Properties(msgspec.Struct, gc=False):
-    namespace: str = ""
-    node: str = ""
-    labels: dict[str, str] | None = None
-    namespaceLabels: dict[str, str] | None = None
+    namespace: _Label = ""
+    node: _Label = ""
+    labels: dict[_Label, _Label] | None = None
+    namespaceLabels: dict[_Label, _Label] | None = None
 
 
 class _Window(msgspec.Struct, gc=False):
@@ -83,17 +94,17 @@ class _Record(msgspec.Struct, gc=False):
     # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
     gpuAllocation: Any = None
     gpuCost: _Cost = None
-    gpuCostAdjustment: _Cost = None
+    gpuCostAdjustment: _Signed = None
     cpuCost: _Cost = None
-    cpuCostAdjustment: _Cost = None
+    cpuCostAdjustment: _Signed = None
     ramCost: _Cost = None
-    ramCostAdjustment: _Cost = None
+    ramCostAdjustment: _Signed = None
     pvCost: _Cost = None
-    pvCostAdjustment: _Cost = None
+    pvCostAdjustment: _Signed = None
     networkCost: _Cost = None
-    networkCostAdjustment: _Cost = None
+    networkCostAdjustment: _Signed = None
     loadBalancerCost: _Cost = None
-    loadBalancerCostAdjustment: _Cost = None
+    loadBalancerCostAdjustment: _Signed = None
     sharedCost: _Cost = None
     externalCost: _Cost = None
     # What was consumed (USAGE_FIELDS): read for the FOCUS export's quantities.
@@ -101,6 +112,14 @@ class _Record(msgspec.Struct, gc=False):
     ramByteHours: _Usage = None
     pvByteHours: _Usage = None
     networkTransferBytes: _Usage = None
+
+
+class _Idle(msgspec.Struct, gc=False):
+    """The `__idle__` entry: only its three costs, which older OpenCost wrote negative."""
+
+    gpuCost: _Signed = None
+    cpuCost: _Signed = None
+    ramCost: _Signed = None
 
 
 class _Envelope(msgspec.Struct):
@@ -123,6 +142,7 @@ _LOOSE = msgspec.json.Decoder(_RawEnvelope)
 _SET = msgspec.json.Decoder(dict[str, _Record] | None)
 _LOOSE_SET = msgspec.json.Decoder(dict[str, msgspec.Raw] | None)
 _RECORD = msgspec.json.Decoder(_Record)
+_IDLE = msgspec.json.Decoder(_Idle)
 _ANY = msgspec.json.Decoder()
 
 
@@ -155,7 +175,7 @@ def decode_sets(
     return out
 
 
-def _window_start(records: Iterable[tuple[str, _Record | BadRecord]]) -> str | None:
+def _window_start(records: Iterable[tuple[str, _Record | _Idle | BadRecord]]) -> str | None:
     for _, record in records:
         if isinstance(record, _Record) and record.window is not None:
             return record.window.start
@@ -180,7 +200,7 @@ def _envelope(content: bytes | bytearray) -> _Envelope:
     raise UpstreamPayloadError(f"{SOURCE}: /allocation data: expected a list of sets")
 
 
-def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
+def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | _Idle | BadRecord]]:
     """One set's records, typed at C speed; one by one only if some record breaks the types."""
     try:
         records = _SET.decode(step)
@@ -195,9 +215,9 @@ def _records(step: msgspec.Raw) -> Iterable[tuple[str, _Record | BadRecord]]:
     return () if raws is None else ((name, _one(name, raw)) for name, raw in raws.items())
 
 
-def _one(name: str, raw: msgspec.Raw) -> _Record | BadRecord:
+def _one(name: str, raw: msgspec.Raw) -> _Record | _Idle | BadRecord:
     try:
-        return _RECORD.decode(raw)
+        return _IDLE.decode(raw) if name == IDLE_KEY else _RECORD.decode(raw)
     except msgspec.ValidationError:
         return _reason(name, _ANY.decode(raw))
 
@@ -208,7 +228,10 @@ def _check_code(code: Any, message: Any) -> None:
 
 
 def _day(
-    records: Iterable[tuple[str, _Record | BadRecord]], high: float, tally: Tally, totals: Totals
+    records: Iterable[tuple[str, _Record | _Idle | BadRecord]],
+    high: float,
+    tally: Tally,
+    totals: Totals,
 ) -> int:
     idle: dict[str, float] = {}
     kept = 0
@@ -220,6 +243,8 @@ def _day(
                 for resource, amount in _idle(record).items():
                     idle[resource] = idle.get(resource, 0.0) + amount
                 continue
+            if isinstance(record, _Idle):  # pragma: no cover - only ever decoded for IDLE_KEY
+                raise TypeError(name)
             _add(totals, name, record, high)
         except BadRecord as exc:
             tally.drop(exc)
@@ -230,7 +255,7 @@ def _day(
     return kept + len(idle)
 
 
-def _idle(r: _Record) -> dict[str, float]:
+def _idle(r: _Record | _Idle) -> dict[str, float]:
     values = (r.gpuCost or 0.0, r.cpuCost or 0.0, r.ramCost or 0.0)
     _resolution(IDLE_KEY, values)
     return dict(zip(IDLE_FIELDS, values, strict=True))
@@ -291,7 +316,8 @@ def _usage(r: _Record) -> dict[str, float]:
 
 def _gpu_model(gpu: Any) -> str:
     model = gpu.get("gpuModel") if isinstance(gpu, dict) else None
-    return model if isinstance(model, str) else ""
+    # Metadata: a model name that is not one is an unknown model, not a bad allocation.
+    return model if isinstance(model, str) and len(model) <= MAX_LABEL else ""
 
 
 def _resolution(name: str, values: tuple[float, ...]) -> None:
@@ -315,10 +341,10 @@ def _reason(name: str, raw: Any) -> BadRecord:
             props = raw.get("properties") or {}
             if not isinstance(props, dict):
                 raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
-            _numbers(name, raw, _NUMBERS, -MAX_COST, MAX_COST)
+            _numbers(name, raw, _COSTS, 0.0, MAX_COST)
+            _numbers(name, raw, _ADJUSTMENTS, -MAX_COST, MAX_COST)
             for key in ("namespace", "node"):
-                if not isinstance(props.get(key, ""), str):
-                    raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key}")
+                label(props.get(key, ""), f"allocation {name!r}: properties.{key}")
             for key in ("labels", "namespaceLabels"):
                 _labels(name, key, props.get(key) or {})
             _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
@@ -336,8 +362,13 @@ def _numbers(name: str, raw: dict[str, Any], keys: Iterable[str], low: float, hi
 
 
 _NUMBERS = tuple(f for fields in COMPONENT_FIELDS.values() for f in fields)
+_ADJUSTMENTS = tuple(f for f in _NUMBERS if f.endswith("Adjustment"))
+_COSTS = tuple(f for f in _NUMBERS if f not in _ADJUSTMENTS)
 
 
 def _labels(name: str, key: str, value: Any) -> None:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
+    for k, v in value.items():
+        label(k, f"allocation {name!r}: a key of properties.{key}")
+        label(v, f"allocation {name!r}: properties.{key}[{k[:60]!r}]")

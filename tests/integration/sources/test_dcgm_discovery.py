@@ -25,7 +25,7 @@ from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW
 
-TOKEN = "discovery-token"
+TOKEN = "discovery-token-0123456789"
 
 
 @dataclasses.dataclass

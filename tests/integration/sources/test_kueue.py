@@ -25,7 +25,7 @@ NIGHT = datetime(2026, 3, 10, 23, 30, tzinfo=UTC)  # cq-research runs 3 GPUs on 
 @pytest.fixture
 def fake_api(tmp_path: Path) -> Iterator[Callable[..., tuple[KueueConfig, list[FakeRequest]]]]:
     servers: list[FakeServer] = []
-    (tmp_path / "token").write_text("demo-token")
+    (tmp_path / "token").write_text("demo-kube-api-token")
 
     def start(**options: Any) -> tuple[KueueConfig, list[FakeRequest]]:
         handler = make_handler(CLUSTER, lambda: NIGHT, **options)
@@ -87,7 +87,7 @@ def test_fake_rejects_a_wrong_token(
     with build_client(cfg) as client, pytest.raises(UpstreamStatusError) as err:
         fetch(client, cfg)
     assert err.value.status == 401 and "\n" not in str(err.value)
-    assert "demo-token" not in str(err.value)
+    assert "demo-kube-api-token" not in str(err.value)
 
 
 def test_fake_forbidden_gives_the_rbac_line(
@@ -104,7 +104,7 @@ def test_fake_forbidden_gives_the_rbac_line(
 
 def fake_get(path: str, **query: str) -> FakeResponse:
     handler = make_handler(CLUSTER, lambda: NIGHT)
-    headers = {"authorization": "Bearer demo-token"}
+    headers = {"authorization": "Bearer demo-kube-api-token"}
     return handler(FakeRequest("GET", path, {k: [v] for k, v in query.items()}, headers))
 
 

@@ -62,7 +62,7 @@ def test_every_https_source_trusts_its_ca_file(
     tls_upstream: tuple[str, str], name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, ca_file = tls_upstream
-    monkeypatch.setenv("TEST_LITELLM_KEY", "sk-tls-test")
+    monkeypatch.setenv("TEST_LITELLM_KEY", "sk-tls-test-0123456789")
     sections: dict[str, dict[str, Any]] = {
         "opencost": {"url": url},
         "dcgm": {"urls": [f"{url}/metrics"]},

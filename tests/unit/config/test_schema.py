@@ -138,12 +138,12 @@ def test_durations() -> None:
 def test_secrets_from_env_and_file(
     tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KEY_FOR_TEST", "sk-secret\n")
-    assert read_secret("KEY_FOR_TEST", None).get_secret_value() == "sk-secret"
-    assert "sk-secret" not in repr(read_secret("KEY_FOR_TEST", None))
+    monkeypatch.setenv("KEY_FOR_TEST", "sk-secret-0123456789\n")
+    assert read_secret("KEY_FOR_TEST", None).get_secret_value() == "sk-secret-0123456789"
+    assert "sk-secret-0123456789" not in repr(read_secret("KEY_FOR_TEST", None))
     secret_file = tmp_path / "key"  # type: ignore[operator]
-    secret_file.write_text("sk-from-file\n")
-    assert read_secret(None, str(secret_file)).get_secret_value() == "sk-from-file"
+    secret_file.write_text("sk-from-file-0123456789\n")
+    assert read_secret(None, str(secret_file)).get_secret_value() == "sk-from-file-0123456789"
     monkeypatch.delenv("KEY_FOR_TEST")
     with pytest.raises(ValueError, match="KEY_FOR_TEST is not set"):
         read_secret("KEY_FOR_TEST", None)
@@ -164,9 +164,9 @@ def test_check_config_reads_secrets(
     assert main(["--config.file", path, "--check-config"]) == 2
     err = capsys.readouterr().err
     assert f"{path}: sources.litellm: environment variable TEST_LITELLM_KEY is not set" in err
-    monkeypatch.setenv("TEST_LITELLM_KEY", "sk-test")
+    monkeypatch.setenv("TEST_LITELLM_KEY", "sk-test-0123456789")
     assert main(["--config.file", path, "--check-config"]) == 0
-    assert "sk-test" not in capsys.readouterr().err
+    assert "sk-test-0123456789" not in capsys.readouterr().err
 
 
 def _source(extra: str) -> str:

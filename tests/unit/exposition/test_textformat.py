@@ -12,6 +12,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from exporter import redact
 from exporter.exposition.catalogue import CATALOGUE, TEAM_COST_PER_HOUR, Family
 from exporter.exposition.render import families
 from exporter.exposition.samples import Sample
@@ -77,3 +78,17 @@ def test_duplicate_series_and_wrong_labels_are_refused() -> None:
         render_formats([one, Sample.of(TEAM_COST_PER_HOUR, 2.0, component="gpu", team="a")])
     with pytest.raises(ValueError, match="labels"):
         render_formats([Sample.of(TEAM_COST_PER_HOUR, 1.0, team="a")])
+
+
+def test_a_label_value_quoting_a_secret_is_masked_where_it_leaves() -> None:
+    # An upstream that echoes a key as a name: the join reads the name, the scrape never sees it.
+    secret = "sk-echoed-by-an-upstream-0042"
+    redact.register("test label secret", secret)
+    try:
+        sample = Sample.of(TEAM_COST_PER_HOUR, 1.0, team=f"team-{secret}", component="gpu")
+        text, openmetrics = render_formats([sample])
+    finally:
+        redact.forget("test label secret")
+    for body in (text, openmetrics):
+        assert secret.encode() not in body
+        assert b'team="team-<redacted>"' in body

@@ -86,7 +86,7 @@ def test_queue_and_litellm_mapping() -> None:
     assert a.team_for_queue("cq-datos") == "datos"
     assert a.team_for_litellm("id-1", None) == "datos"
     assert a.team_for_litellm("id-9", "Datos") == "datos"
-    assert a.team_for_litellm("id-9", None) == "__unallocated__"
+    assert a.team_for_litellm("id-9", None) == "id-9"  # named by LiteLLM: an owner
 
 
 def _owners(*, strict: bool = False) -> Attributor:
@@ -119,7 +119,18 @@ def test_undeclared_owners_never_take_reserved_or_empty_names() -> None:
     a = _owners()
     for name in ("__idle__", "__other__", "__Unallocated__", "--", "  "):
         assert a.team_for_queue(name) == "__unallocated__"
-        assert a.team_for_litellm("77aa-uuid", name) == "__unallocated__"
+        # The LiteLLM team still has an owner's name: its id.
+        assert a.team_for_litellm("77aa-uuid", name) == "77aa-uuid"
+        assert a.team_for_litellm(name, None) == "__unallocated__"
+
+
+def test_an_undeclared_litellm_team_without_an_alias_is_its_own_team_by_id() -> None:
+    # LiteLLM names it: only cost with no owner at all is __unallocated__.
+    a = _owners()
+    assert a.team_for_litellm("C0A8D9E3-Search", None) == "c0a8d9e3-search"
+    assert a.team_for_litellm("4b1f-vision", None) == "vision"  # declared ids still win
+    assert a.team_for_litellm("datos", None) == "datos"  # an id that is a team's name
+    assert _owners(strict=True).team_for_litellm("c0a8d9e3-search", None) == "__unallocated__"
 
 
 def test_strict_teams_sends_undeclared_owners_to_unallocated() -> None:

@@ -69,6 +69,18 @@ def test_threshold_is_strict_below_and_unknown_utilisation_is_busy() -> None:
     assert got[key("team_gpu_waste_cost_per_hour", team="a")] == 3.0
 
 
+def test_a_gpu_whose_sample_was_corrupt_is_counted_but_its_teams_use_is_not_guessed() -> None:
+    corrupt = GpuRecord("n", "1", "GPU-1", "H100", namespace="ns-a", pod="q", corrupt="non_finite")
+    snapshot = DcgmSnapshot((gpu("ns-a", 0.0), corrupt, gpu("ns-x", 0.5)))
+    got = values(gpu_samples(snapshot, attributor(), 0.05, lambda _: 3.0))
+    assert got[key("gpus", team="a", state="busy")] == 1.0  # still counted, with its pod
+    assert got[key("gpus", team="a", state="idle")] == 1.0
+    # A mean or a waste that left that GPU out would read wrong: none for this refresh.
+    assert key("team_gpu_utilization_ratio", team="a") not in got
+    assert key("team_gpu_waste_cost_per_hour", team="a") not in got
+    assert got[key("team_gpu_utilization_ratio", team=UNALLOCATED)] == 0.5
+
+
 def test_an_idle_gpu_without_a_price_gives_no_waste_series() -> None:
     snapshot = DcgmSnapshot((gpu("ns-a", 0.0, model="mystery"),))
     got = values(gpu_samples(snapshot, attributor(), 0.05, PRICES))

@@ -196,7 +196,7 @@ def test_unknown_and_unpriced_models_are_reported() -> None:
     after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
     assert report.unknown_models == ("mystery-model",)
     assert report.unpriced_models == ("gpt-4o",)
-    assert after.costs == {(UNALLOCATED, "llm_external"): 0.25}
+    assert after.costs == {("stranger", "llm_external"): 0.25}
     assert llm_report_samples(report) == [Sample.of(LLM_UNKNOWN_MODELS, 1.0)]
 
 
@@ -251,8 +251,10 @@ def test_usage_samples_attribute_and_sum() -> None:
     got = _values(llm_usage_samples(team_model_usage(usage, ATTRIBUTOR)))
     un = ("team", UNALLOCATED)
     gpt = ("model", "gpt-4o")
-    assert got[("llm_spend_month_to_date", (un, gpt))] == 0.75
-    assert got[("llm_tokens_month_to_date", (un, gpt, ("direction", "prompt")))] == 3
+    # A team without an alias is its own team by id; only the row with no team is unallocated.
+    assert got[("llm_spend_month_to_date", (un, gpt))] == 0.25
+    assert got[("llm_spend_month_to_date", (("team", "stranger"), gpt))] == 0.5
+    assert got[("llm_tokens_month_to_date", (un, gpt, ("direction", "prompt")))] == 2
     assert got[("llm_requests_month_to_date", (("team", "research"), gpt))] == 3
     llama = (("team", "search"), ("model", "llama-3-70b"))
     # Unknown spend: no spend series, tokens still exported.
@@ -270,7 +272,9 @@ def test_budget_state_samples() -> None:
     ]
     got = _values(llm_budget_state_samples(teams, ATTRIBUTOR))
     assert got == {
-        ("llm_budget_spend", (("team", UNALLOCATED),)): 3.0,
+        ("llm_budget_spend", (("team", "stranger"),)): 1.0,
+        ("llm_budget_max", (("team", "stranger"),)): 10.0,
+        ("llm_budget_spend", (("team", "another"),)): 2.0,
         ("llm_budget_spend", (("team", "search"),)): 8.0,
         ("llm_budget_spend", (("team", "vision"),)): 120.0,
         ("llm_budget_max", (("team", "vision"),)): 150.0,
@@ -294,17 +298,19 @@ def test_undeclared_alias_is_its_own_team_and_the_cap_folds_it() -> None:
         _use(NOBODY, "gpt-4o", 10, 10, 0.25),
     ]
     after, report = apply_llm(Ledger(), usage, MODELS, ATTRIBUTOR, {}, 1.0, 1.0)
-    # Aliases normalised into teams; a reserved-looking alias and a null team own nothing.
+    # Aliases normalised into teams; a reserved-looking alias names nothing, so the team is
+    # its id; only a null team owns nothing.
     assert after.costs == {
         ("growth-team", "llm_external"): 3.0,
         ("ads", "llm_external"): 1.0,
-        (UNALLOCATED, "llm_external"): 0.75,
+        ("7f40-uuid", "llm_external"): 0.5,
+        (UNALLOCATED, "llm_external"): 0.25,
     }
-    # max_teams = 4 leaves room for one undeclared team next to the 3 declared: the larger
-    # spender stays, the other folds into __other__ with its money.
+    # max_teams = 4 leaves room for one undeclared team next to the 3 declared: the largest
+    # spender stays, the others fold into __other__ with their money.
     capped, folded = cap_teams(after, [t.name for t in TEAMS], 4)
-    assert folded == ["ads"]
-    assert capped.costs[("__other__", "llm_external")] == 1.0
+    assert folded == ["7f40-uuid", "ads"]
+    assert capped.costs[("__other__", "llm_external")] == 1.5
     assert capped.total() == after.total() == report.external_spend == 4.75
 
 

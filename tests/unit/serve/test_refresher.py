@@ -7,21 +7,26 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
 
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamUnavailable
-from exporter.exposition.catalogue import TEAM_BUDGET
+from exporter.errors import (
+    RecordsDropped,
+    UpstreamIncomplete,
+    UpstreamPayloadError,
+    UpstreamUnavailable,
+)
+from exporter.exposition.catalogue import LLM_BUDGET_SPEND, TEAM_BUDGET
 from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import TEAM_LIST
 from exporter.sources.reading import Reading
-from tests.conftest import CLOCK
+from tests.conftest import CLOCK, FIXED_NOW
 
 
 def _source(name: str, result: Sequence[object]) -> Source:
@@ -98,6 +103,38 @@ def test_a_render_failure_is_survived_and_heals_by_itself() -> None:
     assert refresher.build_failures >= 1
 
 
+def test_figures_a_failing_render_froze_go_at_max_staleness_with_their_source_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A render that keeps failing serves the last figures only while they are fresh."""
+    now, hostile = [FIXED_NOW], [False]
+
+    def build(records: Mapping[str, object], at: datetime) -> Iterable[Sample]:
+        team = "bad\udc80name" if hostile[0] else "t"  # a name no exposition can carry
+        return [Sample.of(LLM_BUDGET_SPEND, float(records["litellm"]), team=team)]  # type: ignore[arg-type]
+
+    source = Source("litellm", interval=1, max_staleness=60, fetch=lambda at: 5.0)
+    refresher = Refresher([source], build, clock=lambda: now[0])
+    line = b'chargeback_llm_budget_spend{team="t"} 5.0'
+    assert refresher.refresh_all() and line in refresher.exposition.text
+    hostile[0], now[0] = True, now[0] + timedelta(seconds=30)
+    refresher.refresh_all()
+    text = refresher.exposition.text
+    assert b'chargeback_build_errors_total{stage="render"} 1.0' in text
+    assert line in text and b'chargeback_source_up{source="litellm"} 1.0' in text
+    now[0] += timedelta(seconds=31)  # the figures served were read 61 s ago
+    with caplog.at_level(logging.ERROR):
+        refresher.refresh_all()
+    text = refresher.exposition.text
+    assert b"chargeback_llm_budget_spend" not in text
+    assert b'chargeback_source_up{source="litellm"} 0.0' in text
+    assert not refresher.health()["litellm"].up
+    assert "max_staleness of litellm: marking it down" in caplog.text
+    hostile[0] = False  # the name goes away: the next build serves again
+    refresher.refresh_all()
+    assert line in refresher.exposition.text and refresher.health()["litellm"].up
+
+
 def _wait_for(refresher: Refresher, text: bytes) -> None:
     deadline = time.monotonic() + 5
     while text not in refresher.exposition.text:
@@ -154,6 +191,22 @@ def test_drops_are_pre_initialised_and_accumulate_over_accepted_refreshes() -> N
     result[0] = _Audited(0.0, {"out_of_range": 5})
     assert not refresher.refresh("s")
     assert refresher.health()["s"].dropped == {"non_finite": 3, "duplicate": 1}
+
+
+def test_a_read_that_dropped_records_is_refused_and_its_drops_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    result: list[object] = [4.0]
+    refresher = Refresher([_source("s", result)], _build)
+    assert refresher.refresh_all()
+    result[0] = RecordsDropped("s: rows dropped: 2 (2 non_finite; first: spend)", {"non_finite": 2})
+    with caplog.at_level(logging.WARNING):
+        assert not refresher.refresh_all()
+    health = refresher.health()["s"]
+    assert not health.up and health.errors == {"malformed": 1}
+    assert health.dropped == {"non_finite": 2}
+    assert refresher.fresh_records() == {"s": 4.0}  # the last complete read stays
+    assert "source=s refresh failed reason=malformed" in caplog.text and "dropped" in caplog.text
 
 
 def test_a_snapshot_contradicting_the_last_good_one_is_refused() -> None:

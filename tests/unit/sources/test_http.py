@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import random
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -20,7 +21,7 @@ from exporter.sources.deadline import Backoff, RetryPolicy, refresh_deadline, re
 from exporter.sources.http import get_json, get_text, make_client
 from tests.conftest import CLOCK, FIXED_NOW
 
-TOKEN = "tok-3b9e1c5d77a0"
+TOKEN = "tok-3b9e1c5d77a0-fe42"
 
 
 @pytest.fixture(autouse=True)
@@ -269,7 +270,10 @@ def test_a_malformed_body_is_quoted_short_and_redacted() -> None:
     assert len(message) < 120 and message.endswith("...'")
 
 
-def test_a_decoded_body_never_carries_the_token() -> None:
-    handler, _ = _answers(httpx.Response(200, json={"teams": [{"note": f"key {TOKEN}"}]}))
+def test_a_decoded_body_is_the_data_as_it_came() -> None:
+    # A secret that also reads as data must never rewrite it: redaction is for quoted text.
+    body = {"teams": [{"note": f"key {TOKEN}"}]}
+    handler, _ = _answers(httpx.Response(200, json=body))
     with _client(handler) as client:
-        assert get_json(client, "litellm", "/team/list") == {"teams": [{"note": "key <redacted>"}]}
+        assert get_json(client, "litellm", "/team/list") == body
+        assert json.loads(get_text(client, "litellm", "/team/list")) == body

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from exporter.config.schema import Config
-from exporter.errors import UpstreamPayloadError, UpstreamStatusError
+from exporter.errors import RecordsDropped, UpstreamPayloadError, UpstreamStatusError
 from exporter.exposition.catalogue import (
     TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
@@ -83,14 +83,24 @@ UTIL = {
 }
 
 
-def _answer(seen: list[httpx.Request]) -> Callable[[httpx.Request], httpx.Response]:
+# The counts no piece can hold; read as 0 unless the answer is `spoiled`.
+BAD_COUNTS = frozenset({"NaN", "289", "-1"})
+
+
+def _answer(
+    seen: list[httpx.Request], *, spoiled: bool = False
+) -> Callable[[httpx.Request], httpx.Response]:
     def answer(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         expr = request.url.params["query"]
         if "sum_over_time" not in expr:  # the utilisation queries
             return httpx.Response(200, json=_vector((_series("0", "p0", "ns-a"), "0.01")))
         table = ENGINE if "GR_ENGINE_ACTIVE" in expr else UTIL
-        return httpx.Response(200, text=json.dumps(_vector(*table.get(_at(request), []))))
+        rows = [
+            (labels, "0" if value in BAD_COUNTS and not spoiled else value)
+            for labels, value in table.get(_at(request), [])
+        ]
+        return httpx.Response(200, text=json.dumps(_vector(*rows)))
 
     return answer
 
@@ -130,7 +140,7 @@ def test_the_expression_counts_held_idle_steps_split_among_sharing_pods() -> Non
     )
 
 
-def test_idle_hours_by_hand_with_bad_counts_dropped() -> None:
+def test_idle_hours_by_hand() -> None:
     seen: list[httpx.Request] = []
     snapshot = _fetch(_config(), _answer(seen))(NOW)
     idle = [r for r in seen if "sum_over_time" in r.url.params["query"]]
@@ -149,7 +159,14 @@ def test_idle_hours_by_hand_with_bad_counts_dropped() -> None:
     assert got == pytest.approx(
         {("ns-a", "p0"): 24 + 3, ("ns-a", "q0"): 0.0, ("ns-b", "p1"): 12 * 3 / 7, ("ns-b", "p3"): 1}
     )
-    assert snapshot.dropped == {"non_finite": 1, "out_of_range": 2}
+    assert snapshot.dropped == {}
+
+
+def test_bad_counts_are_dropped_counted_and_fail_the_read() -> None:
+    # Their idle hours, and the waste they cost, would be missing from the month to date.
+    with pytest.raises(RecordsDropped) as caught:
+        _fetch(_config(), _answer([], spoiled=True))(NOW)
+    assert caught.value.dropped == {"non_finite": 1, "out_of_range": 2}
 
 
 def test_closed_days_are_kept_and_a_new_month_starts_afresh() -> None:

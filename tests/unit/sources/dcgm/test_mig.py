@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig
+from exporter.errors import RecordsDropped
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.gpus import gpu_samples
 from exporter.sources.checks import OUT_OF_RANGE, Tally
@@ -118,18 +119,18 @@ def test_time_sliced_instance_is_split_and_the_rest_is_kept() -> None:
     assert gpu_total(records) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_a_gpu_whose_instances_claim_too_many_slices_is_dropped_and_counted() -> None:
+def test_a_gpu_whose_instances_claim_too_many_slices_is_dropped_and_fails_the_read() -> None:
     text = (
         instance("NVIDIA A30", 1, "2g.12gb", pod="x")
         + instance("NVIDIA A30", 2, "2g.12gb")
         + instance("NVIDIA A30", 3, "1g.6gb")
         + instance("NVIDIA A30", 1, "4g.24gb", gpu=1, pod="y")
     )
-    tally = Tally()
-    records = parse_metrics(text, tally=tally)
-    # 2 + 2 + 1 = 5 slices on a 4-slice A30: that GPU's data is inconsistent; GPU 1 is fine.
-    assert [(r.gpu, r.pod, r.share) for r in records] == [("1", "y", 1.0)]
-    assert tally.frozen() == {OUT_OF_RANGE: 1}
+    # 2 + 2 + 1 = 5 slices on a 4-slice A30: that GPU's data is inconsistent, and counting the
+    # node without it would show one GPU fewer than it has.
+    with pytest.raises(RecordsDropped, match="5/4 slices") as caught:
+        parse_metrics(text, tally=Tally())
+    assert caught.value.dropped == {OUT_OF_RANGE: 1}
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,7 @@ def test_the_query_averages_over_the_cost_window_at_now() -> None:
     assert {u.params["time"] for u in seen} == {f"{FIXED_NOW.timestamp():.3f}"}
 
 
-def test_values_are_checked_and_bad_ones_dropped_and_counted() -> None:
+def test_values_are_checked_and_bad_ones_counted_leaving_their_gpus_use_unknown() -> None:
     util = [
         (_gpu("0", exported_pod="p0", exported_namespace="ns-a"), "87.5"),
         (_gpu("1"), "0"),
@@ -92,10 +92,17 @@ def test_values_are_checked_and_bad_ones_dropped_and_counted() -> None:
 
     snapshot = _serve(answer, _config())()
     got = {g.gpu: g for g in snapshot.gpus}
-    assert set(got) == {"0", "1"}
+    assert set(got) == {"0", "1", "2", "3", "4", "5"}  # every GPU stays counted with its pod
     assert got["0"].utilisation == pytest.approx(0.875)
     assert (got["0"].namespace, got["0"].pod) == ("ns-a", "p0")
     assert not got["1"].allocated
+    assert {g: got[g].corrupt for g in "2345"} == {
+        "2": "non_finite",
+        "3": "out_of_range",
+        "4": "out_of_range",
+        "5": "non_finite",
+    }
+    assert all(got[g].utilisation is None and got[g].allocated for g in "2345")
     assert snapshot.dropped == {"non_finite": 2, "out_of_range": 2}
 
 

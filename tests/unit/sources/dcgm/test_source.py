@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig
 from exporter.errors import (
+    RecordsDropped,
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
@@ -219,7 +221,7 @@ def test_unreachable_endpoint_is_unavailable() -> None:
         fetch(client, cfg)
 
 
-# --- one corrupt GPU is dropped and counted, not its node ----------------------------------
+# --- a corrupt sample is a corrupt sample; a GPU that cannot be read fails the read ---------
 
 
 @pytest.mark.parametrize(
@@ -228,13 +230,9 @@ def test_unreachable_endpoint_is_unavailable() -> None:
         # DCGM writes a uint32 -1 where it has no utilisation; it is below the 2**47 floor.
         (series("DCGM_FI_DEV_GPU_UTIL", "4294967295", gpu=1), "out_of_range"),
         (series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "NaN", gpu=1), "non_finite"),
-        (
-            series("DCGM_FI_DEV_GPU_UTIL", "5", ',GPU_I_PROFILE="<<<NULL>>>",GPU_I_ID="3"', gpu=1),
-            "missing_field",
-        ),
     ],
 )
-def test_one_corrupt_gpu_is_dropped_and_the_others_kept(bad: str, reason: str) -> None:
+def test_a_corrupt_sample_leaves_its_gpu_counted_and_its_use_unknown(bad: str, reason: str) -> None:
     cfg = DcgmConfig(urls=("http://n1:9400/metrics", "http://n2:9400/metrics"))
     bodies = {
         "n1": series("DCGM_FI_DEV_GPU_UTIL", "40", gpu=0) + bad + series("X_OTHER", "1"),
@@ -242,11 +240,55 @@ def test_one_corrupt_gpu_is_dropped_and_the_others_kept(bad: str, reason: str) -
     }
     with mock_client(cfg, lambda r: httpx.Response(200, text=bodies[r.url.host])) as client:
         snapshot = fetch(client, cfg)
-    assert [(r.node, r.gpu, r.utilisation) for r in snapshot.gpus] == [
-        ("n1", "0", 0.4),
-        ("n2", "0", 0.2),
+    assert [(r.node, r.gpu, r.utilisation, r.corrupt) for r in snapshot.gpus] == [
+        ("n1", "0", 0.4, ""),
+        ("n1", "1", None, reason),
+        ("n2", "0", 0.2, ""),
     ]
     assert snapshot.dropped == {reason: 1}
+
+
+def test_a_corrupt_sample_takes_the_last_good_value_while_it_is_fresh() -> None:
+    cfg = DcgmConfig(urls=("http://n1:9400/metrics",), max_staleness=timedelta(minutes=2))
+    body = [series("DCGM_FI_DEV_GPU_UTIL", "30") + series("DCGM_FI_DEV_GPU_UTIL", "50", gpu=1)]
+    config = Config(sources=SourcesConfig(dcgm=cfg))
+
+    def read(minutes: int) -> DcgmSnapshot:
+        now = FIXED_NOW + timedelta(minutes=minutes)
+        return fetch_dcgm(client, config, Reading.open(now, config.zone))
+
+    with mock_client(cfg, lambda r: httpx.Response(200, text=body[0])) as client:
+        assert [r.utilisation for r in read(0).gpus] == [0.3, 0.5]
+        body[0] = body[0].replace("} 30", "} 4294967295")
+        # Within max_staleness of the good read: its figures stay what they were.
+        again = read(1).gpus
+        assert [(r.utilisation, r.corrupt) for r in again] == [(0.3, "out_of_range"), (0.5, "")]
+        # Past it, that value is too old to stand in: the GPU's use is unknown.
+        assert [r.utilisation for r in read(4).gpus] == [None, 0.5]
+
+
+def test_a_read_without_one_usable_sample_fails() -> None:
+    cfg = DcgmConfig(urls=("http://n1:9400/metrics",))
+    body = series("DCGM_FI_DEV_GPU_UTIL", "NaN") + series("DCGM_FI_DEV_GPU_UTIL", "-3", gpu=1)
+    with (
+        mock_client(cfg, lambda r: httpx.Response(200, text=body)) as client,
+        pytest.raises(RecordsDropped, match="every utilisation sample was corrupt") as caught,
+    ):
+        fetch(client, cfg)
+    assert caught.value.dropped == {"non_finite": 1, "out_of_range": 1}
+
+
+def test_a_gpu_that_cannot_be_read_is_dropped_and_fails_the_read() -> None:
+    # Left out, its node would count a GPU fewer than it has, with the source up.
+    cfg = DcgmConfig(urls=("http://n1:9400/metrics",))
+    blank = ',GPU_I_PROFILE="<<<NULL>>>",GPU_I_ID="3"'
+    body = series("DCGM_FI_DEV_GPU_UTIL", "40") + series("DCGM_FI_DEV_GPU_UTIL", "5", blank, 1)
+    with (
+        mock_client(cfg, lambda r: httpx.Response(200, text=body)) as client,
+        pytest.raises(RecordsDropped, match="GPUs dropped: 1") as caught,
+    ):
+        fetch(client, cfg)
+    assert caught.value.dropped == {"missing_field": 1} and caught.value.reason == "malformed"
 
 
 def test_the_same_gpu_twice_is_counted_as_a_duplicate() -> None:

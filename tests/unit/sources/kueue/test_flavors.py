@@ -89,7 +89,9 @@ def test_a_list_drops_broken_items_counts_them_and_sorts_by_name() -> None:
 def test_the_fake_api_server_serves_a_kubernetes_list() -> None:
     handle = make_handler(CLUSTER, CLOCK)
     path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
-    request = FakeRequest("GET", path, {"limit": ["500"]}, {"authorization": "Bearer demo-token"})
+    request = FakeRequest(
+        "GET", path, {"limit": ["500"]}, {"authorization": "Bearer demo-kube-api-token"}
+    )
     body = json.loads(handle(request).body)
     assert (body["kind"], body["apiVersion"]) == ("ResourceFlavorList", "kueue.x-k8s.io/v1beta2")
     assert body["metadata"]["resourceVersion"]

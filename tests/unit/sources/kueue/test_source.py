@@ -15,6 +15,7 @@ import pytest
 from exporter.config.schema import Config, KueueConfig, SourcesConfig
 from exporter.errors import (
     ConfigError,
+    RecordsDropped,
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
@@ -33,7 +34,7 @@ from tests.conftest import FIXED_NOW
 
 GiB = 2.0**30
 GPU = "nvidia.com/gpu"
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 BASE = "/apis/kueue.x-k8s.io"
 
 
@@ -366,18 +367,19 @@ def test_in_cluster_client_rereads_the_rotating_token(
 ) -> None:
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "6443")
-    (tmp_path / "token").write_text("first")
+    (tmp_path / "token").write_text("first-sa-token-0001")
     seen: list[httpx.Request] = []
     cfg = KueueConfig(in_cluster=True)
     with build_client(cfg, capture(seen), service_account_dir=str(tmp_path)) as client:
         fetch(client, cfg)
-        (tmp_path / "token").write_text("second")
+        (tmp_path / "token").write_text("second-sa-token-0002")
         fetch(client, cfg)
-        assert "first" not in repr(client.auth) and "second" not in repr(client.auth)
+        assert "first-sa" not in repr(client.auth) and "second-sa" not in repr(client.auth)
     assert str(seen[0].url).startswith("https://10.96.0.1:6443/apis/kueue.x-k8s.io/v1beta2/")
     tokens = [r.headers["authorization"] for r in seen]
     # Each refresh lists ClusterQueues and then ResourceFlavors.
-    assert tokens == ["Bearer first", "Bearer first", "Bearer second", "Bearer second"]
+    first, second = "Bearer first-sa-token-0001", "Bearer second-sa-token-0002"
+    assert tokens == [first, first, second, second]
 
 
 def test_in_cluster_outside_a_pod_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -409,15 +411,15 @@ def kubeconfig(tmp_path: Path, user: dict[str, Any]) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("user", [{"token": "kc-token"}, {"tokenFile": "tok"}])
+@pytest.mark.parametrize("user", [{"token": "kc-token-0123456789"}, {"tokenFile": "tok"}])
 def test_kubeconfig_current_context_server_and_token(tmp_path: Path, user: dict[str, Any]) -> None:
-    (tmp_path / "tok").write_text("kc-token")
+    (tmp_path / "tok").write_text("kc-token-0123456789")
     cfg = KueueConfig(kubeconfig=kubeconfig(tmp_path, user))
     seen: list[httpx.Request] = []
     with build_client(cfg, capture(seen)) as client:
         fetch(client, cfg)
     assert str(seen[0].url).startswith("https://api.prod:6443/apis/")
-    assert seen[0].headers["authorization"] == "Bearer kc-token"
+    assert seen[0].headers["authorization"] == "Bearer kc-token-0123456789"
 
 
 @pytest.mark.parametrize(
@@ -486,16 +488,32 @@ def _pages(
         (True, "wrong_type"),
     ],
 )
-def test_one_bad_quota_resource_is_dropped_and_counted(
+def test_one_bad_quota_resource_is_dropped_counted_and_fails_the_read(
     token_file: str, nominal: Any, reason: str
 ) -> None:
+    # Quota feeds the money teams borrow and lend: a read without one row would be wrong.
     cfg = KueueConfig(url="https://k", token_file=token_file)
     items = [_gpu_cq("bad", nominal), _gpu_cq("good", 4)]
-    with client_for(_pages([(items, {})]), cfg) as client:
-        snapshot = fetch(client, cfg)
-    rows = {(r.cluster_queue, r.resource): r.nominal for r in snapshot.queues}
-    assert rows == {("bad", "cpu"): 8.0, ("good", "cpu"): 8.0, ("good", GPU): 4.0}
-    assert snapshot.dropped == {reason: 1}
+    with client_for(_pages([(items, {})]), cfg) as client, pytest.raises(RecordsDropped) as err:
+        fetch(client, cfg)
+    assert err.value.dropped == {reason: 1} and err.value.reason == "malformed"
+    assert "'bad'" in str(err.value)
+
+
+def test_an_empty_list_after_queues_waits_for_a_second_read(token_file: str) -> None:
+    cfg = KueueConfig(url="https://k", token_file=token_file)
+    pages: list[list[tuple[list[Any], dict[str, Any]]]] = [[([_gpu_cq("a", 2)], {})]]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return _pages(pages[0])(request)
+
+    with client_for(answer, cfg) as client:
+        assert [r.cluster_queue for r in fetch(client, cfg).queues] == ["a", "a"]
+        pages[0] = [([], {})]
+        with pytest.raises(UpstreamIncomplete, match=r"the ClusterQueue list.* came back empty"):
+            fetch(client, cfg)
+        # Said twice, it is the truth: the queues were deleted.
+        assert fetch(client, cfg).queues == ()
 
 
 def test_the_same_queue_on_two_pages_counts_once(token_file: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.errors import (
+    RecordsDropped,
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
@@ -562,7 +563,10 @@ def test_last_page_with_has_more_is_a_short_read() -> None:
         ({"team_id": "x", "budget_reset_at": "soon"}, "wrong_type"),
     ],
 )
-def test_one_bad_team_is_dropped_and_counted(team: dict[str, Any], reason: str) -> None:
-    snap = _fetch(Proxy([_teams_page([team, _t("good")], total=2)], {}))
-    assert [t.team_id for t in snap.teams] == ["good"]
-    assert snap.dropped == {reason: 1}
+def test_one_bad_team_is_dropped_counted_and_fails_the_read(
+    team: dict[str, Any], reason: str
+) -> None:
+    # Its spend and budgets would be missing from what is served: the last read stays.
+    with pytest.raises(RecordsDropped) as err:
+        _fetch(Proxy([_teams_page([team, _t("good")], total=2)], {}))
+    assert err.value.dropped == {reason: 1} and err.value.reason == "malformed"

@@ -108,20 +108,26 @@ def test_sets_sum_in_read_order_to_the_same_floats_as_merging_allocations() -> N
     expected: dict[str, Allocation] = {"a": base}
     for i, amount in enumerate(amounts):
         model = "L4" if i != 3 else ""  # a set that does not name the model says nothing
-        record: dict[str, Any] = {k: amount for k in FIELD_VALUES}
+        # A cost is never negative; an adjustment (a credit) may be.
+        record: dict[str, Any] = {k: _signed(k, amount) for k in FIELD_VALUES}
         record["gpuHours"] = amount if amount > 0 else 0
         record["gpuAllocation"] = {"gpuModel": model} if model else None
         _decode({"a": record, IDLE_KEY: {"gpuCost": amount}}, totals=totals)
-        costs = {c: _left_sum([amount] * len(f)) for c, f in COMPONENT_FIELDS.items()}
+        costs = {c: _left_sum([_signed(k, amount) for k in f]) for c, f in COMPONENT_FIELDS.items()}
         hours = amount if amount > 0 else 0.0
         merge_into(expected, [_as_allocation("a", costs, hours, model)])
     built = totals.build()["a"]
-    assert built.costs["gpu"] != _left_sum([0.1, *(2 * a for a in sorted(amounts))])
+    parts = [a + _signed("gpuCostAdjustment", a) for a in amounts]
+    assert built.costs["gpu"] != _left_sum([0.1, *sorted(parts)])
     assert built.costs == expected["a"].costs
     assert built.gpu_hours == expected["a"].gpu_hours
     assert built.gpu_model == "L4"
     assert totals.idle["gpu"] == _left_sum([0.1, *amounts])
     assert base.costs == dict.fromkeys(COMPONENT_FIELDS, 0.1)  # the base is never changed
+
+
+def _signed(field: str, amount: float) -> float:
+    return amount if field.endswith("Adjustment") else abs(amount)
 
 
 def _left_sum(values: list[float]) -> float:

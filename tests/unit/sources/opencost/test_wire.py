@@ -69,6 +69,39 @@ def test_a_bad_number_in_any_spelling_drops_its_record(spelling: str, reason: st
 
 
 @pytest.mark.parametrize(
+    "field",
+    [
+        "gpuCost",
+        "cpuCost",
+        "ramCost",
+        "pvCost",
+        "networkCost",
+        "loadBalancerCost",
+        "sharedCost",
+        "externalCost",
+    ],
+)
+def test_a_negative_cost_drops_its_record(field: str) -> None:
+    # A cost is hours at a price: -1e6 is a corrupt record, never a team's refund.
+    body = json.loads(GO_BODY)
+    body["data"][0]["n1/ns-a/job:x"][field] = -1_000_000
+    tally = Tally()
+    allocations, _ = _parse(json.dumps(body).encode(), tally)
+    assert allocations == () and tally.frozen() == {"out_of_range": 1}
+
+
+def test_a_negative_adjustment_and_older_opencosts_negative_idle_are_read() -> None:
+    # An adjustment is a credit after reconciling with the bill; OpenCost before 1.118 wrote
+    # negative idle when allocations overran the assets (docs/sources/opencost.md).
+    content = GO_BODY.replace(b'"cpuCostAdjustment":-0.25', b'"cpuCostAdjustment":-1.25')
+    content = content.replace(b'"cpuCost":3,', b'"cpuCost":-3,')
+    tally = Tally()
+    (alloc,), idle = _parse(content, tally)
+    assert alloc.costs["cpu"] == 0.0 and idle["cpu"] == -3.0
+    assert tally.frozen() == {}
+
+
+@pytest.mark.parametrize(
     ("content", "message"),
     [
         (b'{"code":200,"data":{"a":{}}}', "expected a list of sets"),

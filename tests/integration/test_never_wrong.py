@@ -1,0 +1,502 @@
+"""A number served with the source up is never wrong: hostile and broken upstreams, each against
+a control exporter beside it.
+
+Two refreshers read the same frozen fakes through fault-injecting proxies: the control's pass
+everything through, the faulted one's rewrite what the case says. After each fault the faulted
+exporter serves exactly the control's figures, or marks the source down (with the reason
+counted) and keeps its last complete figures; it never serves a different number with the
+source up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from chargeback_demo import fake_kube
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.faultproxy import FaultProxy
+from chargeback_demo.httpfake import FakeServer
+from chargeback_demo.stack import DemoStack, demo_config_dict
+from exporter import redact
+from exporter.cli import main
+from exporter.config.schema import Config
+from exporter.serve.refresher import Refresher
+from exporter.serve.wiring import make_refresher
+from tests.conftest import CLOCK
+
+SOURCES = ("opencost", "dcgm", "kueue", "litellm")
+Series = dict[str, dict[tuple[tuple[str, str], ...], float]]
+Editor = Callable[[str, bytes], bytes]
+MTD = "chargeback_team_cost_month_to_date"
+
+
+def served(refresher: Refresher) -> Series:
+    """Every series the refresher serves, by family and labels."""
+    out: Series = {}
+    for family in text_string_to_metric_families(refresher.exposition.text.decode()):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def figures(series: Series) -> Series:
+    """The figures, without the exporter's own health (durations, timestamps, counters)."""
+    return {
+        name: values
+        for name, values in series.items()
+        if not name.startswith(("chargeback_source_", "chargeback_build_"))
+    }
+
+
+def up(series: Series, source: str) -> float:
+    return series["chargeback_source_up"][(("source", source),)]
+
+
+def counted(series: Series, family: str, source: str, reason: str) -> float:
+    return series[family].get((("reason", reason), ("source", source)), 0.0)
+
+
+def month_to_date(series: Series, team: str) -> float:
+    return math.fsum(v for k, v in series[MTD].items() if dict(k)["team"] == team)
+
+
+@dataclass
+class Pair:
+    """The control and the faulted exporter, each reading the fakes through its own proxies."""
+
+    stack: DemoStack
+    control_proxies: dict[str, FaultProxy]
+    proxies: dict[str, FaultProxy]
+    control: Refresher
+    faulted: Refresher
+
+    def edit(self, source: str, editor: Editor, *, control: bool = False) -> None:
+        """Rewrite every answer of `source` to the faulted exporter (or to the control)."""
+        proxy = (self.control_proxies if control else self.proxies)[source]
+        proxy.editor = editor
+        proxy.set("edit")
+
+    def heal(self, source: str) -> None:
+        self.proxies[source].set("")
+
+    def refresh(self, source: str | None = None) -> tuple[Series, Series]:
+        """Refresh both (one source, or all), rebuild, and return (control, faulted)."""
+        for refresher in (self.control, self.faulted):
+            if source is None:
+                refresher.refresh_all()
+            else:
+                refresher.refresh(source)
+                refresher.rebuild()
+        return served(self.control), served(self.faulted)
+
+
+def _config(
+    urls: dict[str, str], secrets: str, change: Callable[[dict[str, Any]], None] | None
+) -> Config:
+    data: dict[str, Any] = demo_config_dict(urls, secrets)
+    for name in SOURCES:
+        data["sources"][name]["timeout"] = "2s"
+    data["sources"]["litellm"]["page_size"] = 2  # three teams: two pages
+    if change is not None:
+        change(data)
+    return Config.model_validate(data)
+
+
+@pytest.fixture
+def pair_of(stack: DemoStack) -> Iterator[Callable[..., Pair]]:
+    """Build a Pair: `change` edits both configs, `faulted_urls` moves the faulted one."""
+    made: list[Pair] = []
+
+    def build(
+        change: Callable[[dict[str, Any]], None] | None = None,
+        faulted_urls: dict[str, str] | None = None,
+        faulted_secrets: str | None = None,
+    ) -> Pair:
+        control_proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
+        proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
+        control_urls = {n: p.url for n, p in control_proxies.items()}
+        urls = {n: p.url for n, p in proxies.items()} | (faulted_urls or {})
+        secrets = str(stack.secrets)
+        pair = Pair(
+            stack,
+            control_proxies,
+            proxies,
+            make_refresher(_config(control_urls, secrets, change), clock=CLOCK),
+            make_refresher(_config(urls, faulted_secrets or secrets, change), clock=CLOCK),
+        )
+        made.append(pair)
+        return pair
+
+    yield build
+    for pair in made:
+        pair.control.stop()
+        pair.faulted.stop()
+        for proxy in (*pair.control_proxies.values(), *pair.proxies.values()):
+            proxy.set("")
+            proxy.stop()
+
+
+@pytest.fixture
+def pair(pair_of: Callable[..., Pair]) -> Pair:
+    return pair_of()
+
+
+def assert_down_and_kept(control: Series, faulted: Series, source: str, reason: str) -> None:
+    """The source is down with `reason` counted; every figure is still the control's."""
+    assert up(faulted, source) == 0.0
+    assert counted(faulted, "chargeback_source_errors_total", source, reason) == 1.0
+    assert figures(faulted) == figures(control)
+    for other in SOURCES:
+        assert up(faulted, other) == (0.0 if other == source else 1.0)
+
+
+# --- JSON and text rewriting ----------------------------------------------------------------
+
+
+def json_editor(change: Callable[[str, Any], Any], where: str = "") -> Editor:
+    """Rewrite JSON answers whose path starts with `where`; NaN and Infinity are kept as written."""
+
+    def edit(path: str, body: bytes) -> bytes:
+        if not path.startswith(where):
+            return body
+        return json.dumps(change(path, json.loads(body))).encode()
+
+    return edit
+
+
+def every(key: str, value: Any) -> Callable[[str, Any], Any]:
+    """Set every `key` anywhere in a JSON document to `value`."""
+
+    def change(path: str, doc: Any) -> Any:
+        del path
+        if isinstance(doc, dict):
+            return {k: value if k == key else change("", v) for k, v in doc.items()}
+        if isinstance(doc, list):
+            return [change("", v) for v in doc]
+        return doc
+
+    return change
+
+
+def renamed(old: str, new: str) -> Editor:
+    """Every occurrence of the JSON string `old` (a value or a key) becomes `new`."""
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        return body.replace(json.dumps(old).encode(), json.dumps(new).encode())
+
+    return edit
+
+
+# --- 1. redaction where text is quoted, never in data ------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["file", "env"])
+def test_a_secret_too_short_to_tell_from_data_is_refused_by_name(
+    stack: DemoStack,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    # `gpu` as a token once masked every "gpu" in every upstream body, zeroing GPU cost.
+    data = demo_config_dict(stack.urls, str(stack.secrets))
+    if where == "file":
+        (tmp_path / "kube-token").write_text("gpu\n", encoding="utf-8")
+        data["sources"]["kueue"]["token_file"] = str(tmp_path / "kube-token")
+        named = f"secret file {tmp_path / 'kube-token'}"
+    else:
+        monkeypatch.setenv("CHARGEBACK_TEST_KEY", "tok")
+        del data["sources"]["litellm"]["api_key_file"]
+        data["sources"]["litellm"]["api_key_env"] = "CHARGEBACK_TEST_KEY"
+        named = "environment variable CHARGEBACK_TEST_KEY"
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["--config.file", str(path), "--once"], CLOCK) == 2
+    err = capsys.readouterr().err
+    assert named in err
+    assert "too short" in err
+
+
+def test_a_secret_that_is_also_data_never_rewrites_the_data(
+    stack: DemoStack, pair_of: Callable[..., Pair], tmp_path: Path
+) -> None:
+    # The Kubernetes token reads like a timestamp LiteLLM's answers hold (the budgets' next
+    # reset): a secret is masked where text is quoted (logs, errors, metrics), never in what a
+    # source parses, so LiteLLM's budgets stay whole.
+    token = "2026-12-01T00:00:00Z"
+    (tmp_path / "kube-token").write_text(token, encoding="utf-8")
+    (tmp_path / "litellm-key").write_bytes((stack.secrets / "litellm-key").read_bytes())
+    kube = FakeServer(fake_kube.make_handler(CLUSTER, CLOCK, token=token)).start()
+    try:
+        pair = pair_of(faulted_urls={"kueue": kube.url}, faulted_secrets=str(tmp_path))
+        control, faulted = pair.refresh()
+    finally:
+        kube.stop()
+        redact.forget("kueue bearer token")
+    for source in SOURCES:
+        assert up(faulted, source) == 1.0
+    assert figures(faulted) == figures(control)
+    assert (("team", "research"),) in faulted["chargeback_llm_budget_reset_timestamp_seconds"]
+
+
+# --- 2. dropped money is never silent -----------------------------------------------------------
+
+BAD_NUMBERS = [
+    ("spend", "12.5"),
+    ("spend", math.nan),
+    ("spend", 1e308),
+    ("spend", -1.0),
+    ("prompt_tokens", math.nan),
+    ("completion_tokens", math.inf),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BAD_NUMBERS)
+def test_litellm_rows_that_all_carry_a_bad_number_take_the_source_down(
+    pair: Pair, caplog: pytest.LogCaptureFixture, key: str, value: object
+) -> None:
+    caplog.set_level(logging.WARNING)
+    pair.refresh()
+    pair.edit("litellm", json_editor(every(key, value)))
+    control, faulted = pair.refresh("litellm")
+    assert_down_and_kept(control, faulted, "litellm", "malformed")
+    dropped = faulted["chargeback_source_records_dropped_total"]
+    assert sum(v for k, v in dropped.items() if dict(k)["source"] == "litellm") > 0
+    assert re.search(r"source=litellm refresh failed reason=malformed .*dropped", caplog.text)
+
+
+def test_one_litellm_row_with_a_bad_number_keeps_the_last_complete_figures(pair: Pair) -> None:
+    pair.refresh()
+
+    def one_bad(path: str, doc: Any) -> Any:
+        del path
+        for day in doc.get("results", []):
+            for entry in day["breakdown"]["entities"].values():
+                entry["metrics"]["spend"] = -1.0
+                return doc
+        return doc
+
+    pair.edit("litellm", json_editor(one_bad, "/team/daily/activity"))
+    control, faulted = pair.refresh("litellm")
+    assert_down_and_kept(control, faulted, "litellm", "malformed")
+
+
+def test_bad_numbers_from_the_first_read_serve_no_llm_figure(pair: Pair) -> None:
+    pair.edit("litellm", json_editor(every("spend", math.nan)))
+    control, faulted = pair.refresh()
+    assert up(faulted, "litellm") == 0.0
+    assert counted(faulted, "chargeback_source_errors_total", "litellm", "malformed") == 1.0
+    assert not [name for name in faulted if name.startswith("chargeback_llm_")]
+    assert {k for k in faulted[MTD] if dict(k)["component"].startswith("llm")} == set()
+    assert month_to_date(control, "research") > month_to_date(faulted, "research")
+
+
+# --- 5. a corrupt DCGM sample is a corrupt sample -----------------------------------------------
+
+
+def _corrupt_gpu(gpu: str) -> Editor:
+    """dcgm-exporter's blank marker 4294967295 (a uint32 -1) for one GPU's utilisation."""
+    marker = f'{{gpu="{gpu}",'.encode()
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        lines = []
+        for line in body.split(b"\n"):
+            if line.startswith((b"DCGM_FI_DEV_GPU_UTIL", b"DCGM_FI_PROF_GR_ENGINE_ACTIVE")) and (
+                marker in line
+            ):
+                line = line.rsplit(b" ", 1)[0] + b" 4294967295"
+            lines.append(line)
+        return b"\n".join(lines)
+
+    return edit
+
+
+def test_a_corrupt_utilisation_sample_keeps_its_gpu_and_the_last_figure(pair: Pair) -> None:
+    pair.refresh()
+    pair.edit("dcgm", _corrupt_gpu("3"))  # search's GPU
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    assert figures(faulted) == figures(control)
+    assert counted(faulted, "chargeback_source_records_dropped_total", "dcgm", "out_of_range") > 0
+
+
+def test_a_corrupt_sample_on_the_first_read_leaves_the_gpu_counted_its_use_unknown(
+    pair: Pair,
+) -> None:
+    pair.edit("dcgm", _corrupt_gpu("3"))
+    control, faulted = pair.refresh()
+    assert up(faulted, "dcgm") == 1.0
+    gpus = "chargeback_gpus"
+    assert sum(faulted[gpus].values()) == sum(control[gpus].values()) == 4.0
+    ratio = "chargeback_team_gpu_utilization_ratio"
+    assert (("team", "search"),) in control[ratio]
+    assert faulted[ratio] == {k: v for k, v in control[ratio].items() if k != (("team", "search"),)}
+    waste = "chargeback_team_gpu_waste_cost_per_hour"
+    assert (("team", "search"),) not in faulted.get(waste, {})
+
+
+# --- 6. signs and bounds ------------------------------------------------------------------------
+
+
+def _opencost(namespace: str, **fields: float) -> Editor:
+    """Set `fields` on every allocation of `namespace` in OpenCost's allocation sets."""
+
+    def change(path: str, doc: Any) -> Any:
+        del path
+        for step in doc.get("data") or []:
+            for allocation in (step or {}).values():
+                if allocation.get("properties", {}).get("namespace") == namespace:
+                    for name, value in fields.items():
+                        allocation[name] = value
+        return doc
+
+    return json_editor(change, "/allocation")
+
+
+def test_a_negative_cost_is_refused(pair: Pair) -> None:
+    pair.refresh()
+    pair.edit("opencost", _opencost("ns-search", gpuCost=-1e6))
+    control, faulted = pair.refresh("opencost")
+    assert_down_and_kept(control, faulted, "opencost", "malformed")
+    assert counted(faulted, "chargeback_source_records_dropped_total", "opencost", "out_of_range")
+
+
+def test_a_negative_adjustment_is_what_opencost_documents(pair: Pair) -> None:
+    # A credit: the adjustment takes back what the cost added, so the component is unchanged.
+    pair.refresh()
+
+    def credit(path: str, doc: Any) -> Any:
+        del path
+        for step in doc.get("data") or []:
+            for allocation in (step or {}).values():
+                if allocation.get("properties", {}).get("namespace") == "ns-search":
+                    allocation["cpuCost"] = allocation["cpuCost"] + 2.0
+                    allocation["cpuCostAdjustment"] = -2.0
+        return doc
+
+    pair.edit("opencost", json_editor(credit, "/allocation"))
+    control, faulted = pair.refresh("opencost")
+    assert up(faulted, "opencost") == 1.0
+    for team in ("research", "search", "vision"):
+        assert month_to_date(faulted, team) == pytest.approx(month_to_date(control, team))
+
+
+# --- 3. sudden emptiness is confirmed ------------------------------------------------------------
+
+
+def _no_teams_no_activity(path: str, doc: Any) -> Any:
+    if path.startswith("/v2/team/list"):
+        return {**doc, "teams": [], "total": 0, "total_pages": 0}
+    return {**doc, "results": []}
+
+
+def _no_cluster_queues(path: str, doc: Any) -> Any:
+    if "/clusterqueues" not in path:
+        return doc
+    return {**doc, "items": [], "metadata": {"resourceVersion": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("source", "change", "families"),
+    [
+        ("litellm", _no_teams_no_activity, ("chargeback_llm_budget_spend",)),
+        ("kueue", _no_cluster_queues, ("chargeback_quota_nominal", "chargeback_quota_usage")),
+    ],
+)
+def test_an_empty_read_after_data_waits_for_a_second_one(
+    pair: Pair, source: str, change: Callable[[str, Any], Any], families: tuple[str, ...]
+) -> None:
+    pair.refresh()
+    pair.edit(source, json_editor(change))
+    control, faulted = pair.refresh(source)
+    assert_down_and_kept(control, faulted, source, "incomplete")
+    # A second read that says the same confirms it: the upstream really holds nothing now.
+    control, faulted = pair.refresh(source)
+    assert up(faulted, source) == 1.0
+    for family in families:
+        assert family in control
+        assert family not in faulted
+
+
+# --- 4. a bad name fails its record, not the exposition -----------------------------------------
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize(
+    ("source", "editor"),
+    [
+        ("litellm", renamed("llama-3-70b", "bad\udc80name")),
+        ("litellm", renamed("gpt-4o", LONG)),
+        ("litellm", renamed("research", LONG)),  # research's team alias
+        ("kueue", renamed("cq-research", LONG)),
+        ("kueue", renamed("gpu-pool", LONG)),  # the cohort
+        ("opencost", renamed("ns-research", LONG)),
+        ("dcgm", lambda path, body: body.replace(b'"ns-search"', f'"{LONG}"'.encode())),
+    ],
+    ids=[
+        "model-surrogate",
+        "model-long",
+        "alias-long",
+        "queue-long",
+        "cohort-long",
+        "namespace-long",
+        "dcgm-namespace-long",
+    ],
+)
+def test_a_hostile_name_fails_its_record_not_the_exposition(
+    pair: Pair, source: str, editor: Editor
+) -> None:
+    pair.refresh()
+    pair.edit(source, editor)
+    control, faulted = pair.refresh(source)
+    assert_down_and_kept(control, faulted, source, "malformed")
+    assert sum(faulted["chargeback_build_errors_total"].values()) == 0.0
+    assert all(len(v) < 1000 for labels in figures(faulted).values() for k in labels for _, v in k)
+
+
+# --- 7. every owner named -----------------------------------------------------------------------
+
+
+def _undeclare_search(data: dict[str, Any]) -> None:
+    for team in data["teams"]:
+        if team["name"] == "search":
+            del team["litellm_teams"]
+
+
+def _alias_search_by_id(path: str, doc: Any) -> Any:
+    """LiteLLM's answers with search's team carrying its own id as its alias."""
+    del path
+    for team in doc.get("teams", []):
+        if team["team_id"] == "c0a8d9e3-search":
+            team["team_alias"] = "c0a8d9e3-search"
+    for day in doc.get("results", []):
+        entity = day["breakdown"]["entities"].get("c0a8d9e3-search")
+        if entity is not None:
+            entity["metadata"]["team_alias"] = "c0a8d9e3-search"
+    return doc
+
+
+def test_an_undeclared_litellm_team_without_an_alias_is_its_own_team(
+    pair_of: Callable[..., Pair],
+) -> None:
+    pair = pair_of(change=_undeclare_search)
+    # The control names the team by an alias equal to its id; the faulted one has no alias.
+    pair.edit("litellm", json_editor(_alias_search_by_id), control=True)
+    control, faulted = pair.refresh()
+    assert up(faulted, "litellm") == 1.0
+    assert figures(faulted) == figures(control)
+    spend = faulted["chargeback_llm_spend_month_to_date"]
+    assert (("model", "llama-3-70b"), ("team", "c0a8d9e3-search")) in spend
