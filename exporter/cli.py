@@ -25,6 +25,7 @@ from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, stat
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.pages import Page
 from exporter.serve.refresher import Refresher
+from exporter.serve.routes import HEALTH_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
 from exporter.sources.deadline import RetryPolicy
@@ -137,6 +138,10 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         print("error: give --config.file FILE", file=sys.stderr)
         return 2
     path = args.config_file
+    issue = _telemetry_path_issue(args.telemetry_path)
+    if issue is not None:
+        print(f"error: --web.telemetry-path: {issue}", file=sys.stderr)
+        return 2
     try:
         if args.check_config_offline:
             return _check_offline(path, args.web_config_file)
@@ -179,6 +184,18 @@ def _once(refresher: Refresher) -> int:
     return 0 if ok else 1
 
 
+def _telemetry_path_issue(path: str) -> str | None:
+    """Why the metrics cannot be served at `path`, or None."""
+    if not path.startswith("/"):
+        return f"must start with /, got {path!r}"
+    taken = {"/": "the landing page", HEALTH_PATH: "health", **{p.path: p.name for p in PAGES}}
+    if path in taken:
+        return f"{path} already serves {taken[path]}"
+    if "?" in path or "#" in path or any(c.isspace() for c in path):
+        return f"a path has no query, fragment or space, got {path!r}"
+    return None
+
+
 def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing | None) -> int:
     try:
         address = parse_listen_address(listen)
@@ -191,7 +208,7 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
             telemetry_path,
             service.exposition,
             tls=web.tls if web else None,
-            authorize=web.auth.allows if web and web.auth else None,
+            auth=web.auth if web else None,
             pages=PAGES,
             rendered=service.page,
         )
