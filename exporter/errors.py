@@ -6,8 +6,10 @@ ExporterError
     ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
     ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
     └── UpstreamPayloadError the body is not what the upstream's API promises
-        └── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
-                                conflicting duplicates, or an empty reply contradicting data
+        ├── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
+        │                       conflicting duplicates, or an empty reply contradicting data
+        └── UpstreamTooLarge    more than the exporter reads: a body past its size limit, or a
+                                list announcing more pages than a refresh reads
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "UpstreamIncomplete",
     "UpstreamPayloadError",
     "UpstreamStatusError",
+    "UpstreamTooLarge",
     "UpstreamUnavailable",
 ]
 
@@ -109,6 +112,12 @@ class UpstreamIncomplete(UpstreamPayloadError):
     """Raised when a reply parses but cannot be the whole truth, so its totals would be wrong."""
 
     reason = "incomplete"
+
+
+class UpstreamTooLarge(UpstreamPayloadError):
+    """Raised when a reply is more than the exporter will hold: it is not read any further."""
+
+    reason = "too_large"
 
 
 class ExchangeRateError(UpstreamError):

@@ -45,6 +45,7 @@ ERROR_REASONS = (
     "http_5xx",
     "malformed",
     "incomplete",
+    "too_large",
     "error",
 )
 BUILD_STAGES = ("join", "render")

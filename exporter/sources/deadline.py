@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from exporter.clock import Clock, system_clock
+from exporter.config.types import DEFAULT_MAX_RESPONSE_SIZE
 
 __all__ = [
     "NO_RETRY",
@@ -57,18 +58,22 @@ class RetryPolicy:
     monotonic: Callable[[], float] = time.monotonic
     clock: Clock = system_clock
 
-    def start(self, seconds: float) -> Deadline:
-        """The deadline of a refresh starting now that may last `seconds`."""
-        return Deadline(self, self.monotonic() + seconds, seconds)
+    def start(self, seconds: float, max_body: float = DEFAULT_MAX_RESPONSE_SIZE) -> Deadline:
+        """The deadline of a refresh starting now that may last `seconds` and read replies of
+        at most `max_body` bytes each."""
+        return Deadline(self, self.monotonic() + seconds, seconds, max_body)
 
 
 @dataclass(frozen=True)
 class Deadline:
-    """One refresh's deadline (`expires`, in `policy.monotonic` seconds) and its retry policy."""
+    """One refresh's deadline (`expires`, in `policy.monotonic` seconds), its retry policy, and
+    the most bytes one reply of it may decompress to (`max_body`)."""
 
     policy: RetryPolicy
     expires: float = math.inf
     seconds: float = math.inf
+    # Outside a refresh (the report's quota history, a one-off call) the default limit holds.
+    max_body: float = DEFAULT_MAX_RESPONSE_SIZE
 
     def remaining(self) -> float:
         """Seconds left before the deadline (negative once it has passed)."""

@@ -15,7 +15,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -27,10 +27,12 @@ from exporter import __version__
 from exporter.errors import (
     UpstreamPayloadError,
     UpstreamStatusError,
+    UpstreamTooLarge,
     UpstreamUnavailable,
 )
 from exporter.redact import redact, redact_bytes, register
 from exporter.sources.deadline import Deadline, current, retry_after
+from exporter.sources.inflate import ACCEPT_ENCODING, Inflater, format_bytes
 
 __all__ = [
     "TRANSIENT_STATUSES",
@@ -286,7 +288,9 @@ def _attempt(
     timeout = httpx.Timeout(bound, connect=min(seconds, _MAX_CONNECT))
     with _Watchdog(bound) as watchdog:
         try:
-            return _read(client, path, params, timeout, watchdog, lambda: monotonic() > ends)
+            limit = refresh.max_body
+            ended = lambda: monotonic() > ends  # noqa: E731
+            return _read(client, source, path, params, timeout, watchdog, ended, limit)
         except _Expired:
             raise expired from None
         except httpx.TransportError:
@@ -301,22 +305,41 @@ class _Expired(Exception):
 
 def _read(
     client: httpx.Client,
+    source: str,
     path: str,
     params: Mapping[str, str] | None,
     timeout: httpx.Timeout,
     watchdog: _Watchdog,
     expired: Callable[[], bool],
+    limit: float,
 ) -> _Reply:
     extensions = {"trace": watchdog.trace}
+    # Only the codings the exporter inflates itself, a bounded step at a time.
+    headers = {"Accept-Encoding": ACCEPT_ENCODING}
     with client.stream(
-        "GET", path, params=params, timeout=timeout, extensions=extensions
+        "GET", path, params=params, headers=headers, timeout=timeout, extensions=extensions
     ) as response:
+        what = f"{source}: {response.request.url.path}"
+        encoding = response.headers.get("content-encoding")
+        declared = response.headers.get("content-length", "")
+        if not encoding and declared.isdigit() and int(declared) > limit:
+            raise UpstreamTooLarge(
+                f"{what}: Content-Length {declared} is over max_response_size "
+                f"({format_bytes(limit)}); not read"
+            )
+        chunks: Iterable[bytes]
+        if response.is_stream_consumed:  # built in memory (a mock transport): decoded already
+            chunks, inflater = [response.content], Inflater(what, None, limit)
+        else:
+            chunks, inflater = response.iter_raw(), Inflater(what, encoding, limit)
         # One growing buffer, not a list of chunks joined at the end: the body is held once.
         content = bytearray()
-        for chunk in response.iter_bytes():
-            content += chunk
+        for chunk in chunks:
+            for piece in inflater.feed(chunk):
+                content += piece
             if expired():
                 raise _Expired
+        inflater.finish()
         return _Reply(
             response.status_code,
             response.request.url.path,

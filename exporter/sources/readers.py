@@ -39,7 +39,8 @@ class SourceReader:
     def read(self, reading: Reading) -> object:
         """Fetch `reading`, retrying transient failures; failing past the deadline."""
         seconds = self.settings.refresh_deadline.total_seconds()
-        with refresh_deadline(self.retries.start(seconds)) as deadline:
+        limit = self.settings.max_response_size
+        with refresh_deadline(self.retries.start(seconds, limit)) as deadline:
             snapshot = self.kind.fetch(self.client, self.config, reading)
         # Time spent between calls (parsing, paging logic) counts too.
         if deadline.remaining() < 0:
