@@ -14,12 +14,12 @@ from types import FrameType
 from exporter import __version__, logs
 from exporter.clock import Clock, system_clock
 from exporter.config.offline_check import check_config_offline, check_web_config_offline
-from exporter.config.schema import Config, load_config
+from exporter.config.schema import Config, load_config, setting_error
 from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError, UpstreamError
 from exporter.finance.closed_month import closed_month
 from exporter.finance.command import ReportRequest, run_report
-from exporter.finance.quota_history import quota_history
+from exporter.finance.quota_history import open_client, quota_history
 from exporter.finance.report import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
@@ -152,6 +152,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             # Building the sources reads their secrets and kubeconfig: check those too.
             for reader in open_readers(config, path):
                 reader.close()
+            _check_report_client(config, path)
             print(f"{path}: ok", file=sys.stderr)
             if args.web_config_file:
                 load_web_config(args.web_config_file)
@@ -246,6 +247,17 @@ def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
     signal.signal(signal.SIGHUP, reload)
 
 
+def _check_report_client(config: Config, path: str) -> None:
+    """Build (and close) the report's Prometheus client: its unreadable token is a ConfigError."""
+    cfg = config.report.prometheus
+    if cfg is None:
+        return
+    try:
+        open_client(cfg, path).close()
+    except ValueError as exc:
+        raise setting_error(path, ("report", "prometheus"), cfg, str(exc)) from None
+
+
 def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
     """Read every source once for the month asked, join it, and print it as the report.
 
@@ -268,6 +280,7 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         # falling back to Kueue's state now: one closed month must print one bill, whenever
         # and wherever it runs, and a silent fallback would print another.
         if config.report.prometheus is not None:
+            _check_report_client(config, path)  # its token is config: exit 2
             try:
                 history = quota_history(config, path, reading.month)
             except (UpstreamError, ValueError) as exc:

@@ -7,6 +7,8 @@ import re
 
 from pydantic import SecretStr
 
+from exporter.files import read_regular_file
+
 __all__ = ["MAX_SECRET_BYTES", "check_secret", "read_secret", "read_secret_file"]
 
 MAX_SECRET_BYTES = 64 * 1024  # a service-account token is about 1 KiB
@@ -28,8 +30,7 @@ def read_secret(env: str | None, file: str | None) -> SecretStr:
 def read_secret_file(file: str) -> str:
     """Read and check the secret in a file (an API key, a bearer token), refusing odd content."""
     try:
-        with open(file, "rb") as handle:
-            raw = handle.read(MAX_SECRET_BYTES + 1)
+        raw = read_regular_file(file, MAX_SECRET_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot read secret file {file}: {exc.strerror}") from None
     if len(raw) > MAX_SECRET_BYTES:

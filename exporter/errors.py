@@ -4,6 +4,7 @@ ExporterError
 ├── ConfigError              a config file that cannot be used (exit status 2)
 └── UpstreamError            one refresh of one source failed; the source is marked down
     ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
+    ├── UpstreamCredentialError  the exporter's own credential (a token file) is unreadable
     ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
     └── UpstreamPayloadError the body is not what the upstream's API promises
         ├── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
@@ -24,6 +25,7 @@ __all__ = [
     "ConfigIssue",
     "ExchangeRateError",
     "ExporterError",
+    "UpstreamCredentialError",
     "UpstreamError",
     "UpstreamIncomplete",
     "UpstreamPayloadError",
@@ -88,6 +90,12 @@ class UpstreamUnavailable(UpstreamError):
     def __init__(self, message: str, *, timeout: bool = False) -> None:
         super().__init__(message)
         self.reason = "timeout" if timeout else "unreachable"
+
+
+class UpstreamCredentialError(UpstreamError):
+    """Raised when the credential to send cannot be read (a rotated token file gone wrong)."""
+
+    reason = "auth"
 
 
 class UpstreamStatusError(UpstreamError):

@@ -30,6 +30,7 @@ from exporter.errors import (
     UpstreamTooLarge,
     UpstreamUnavailable,
 )
+from exporter.files import check_regular_file
 from exporter.redact import redact, redact_bytes, register
 from exporter.sources.deadline import Deadline, current, retry_after
 from exporter.sources.inflate import ACCEPT_ENCODING, Inflater, format_bytes
@@ -90,6 +91,7 @@ def make_client(
 def tls_context(ca_file: str) -> ssl.SSLContext:
     """A verifying TLS context that trusts `ca_file`; ValueError (a config error) if unusable."""
     try:
+        check_regular_file(ca_file)  # ssl would wait forever on a FIFO
         return ssl.create_default_context(cafile=ca_file)
     except OSError as exc:  # ssl.SSLError included
         message = f"ca_file {ca_file}: cannot load: {exc.strerror or exc}"
@@ -107,6 +109,8 @@ def upstream_errors(source: str) -> Iterator[None]:
         ) from None
     except httpx.TransportError as exc:
         raise UpstreamUnavailable(f"{source}: unreachable ({type(exc).__name__}: {exc})") from None
+    except httpx.DecodingError as exc:  # a Content-Encoding httpx itself failed to undo
+        raise UpstreamPayloadError(f"{source}: the body cannot be decoded ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -162,8 +166,15 @@ def _checked(source: str, reply: _Reply) -> _Reply:
 def get_text(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> str:
-    """GET a path and return the (redacted) body; any status but 200 is an error."""
-    return _checked(source, _get(client, source, path, params)).text()
+    """GET a path and return the (redacted) body; any status but 200, or a body that is not
+    text in its charset (UTF-8 unless it says otherwise), is an error."""
+    reply = _checked(source, _get(client, source, path, params))
+    try:
+        text = reply.content.decode(reply.charset)
+    except UnicodeDecodeError as exc:
+        message = f"{source}: {reply.path} is not {reply.charset} text (byte {exc.start})"
+        raise UpstreamPayloadError(message) from None
+    return redact(text)
 
 
 def get_json(
