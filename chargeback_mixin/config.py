@@ -110,6 +110,8 @@ class MixinConfig:
     # Restarts and repairs are events: the `for` only waits out a scrape or two, and the
     # alert then stays for the window after the last event.
     worker_restarts_for: str = "5m"
+    # No replica with a working refresh worker: longer than a restart or a reload takes.
+    worker_down_for: str = "5m"
     reconcile_repairs_for: str = "5m"
     # Folding is a standing state, not an event: an hour rules out a passing burst of pods.
     teams_folded_for: str = "1h"

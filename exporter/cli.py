@@ -212,6 +212,7 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
             auth=web.auth if web else None,
             pages=PAGES,
             rendered=service.page,
+            health=service.health,
         )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)

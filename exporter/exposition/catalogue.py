@@ -52,6 +52,7 @@ __all__ = [
     "TEAM_GPU_WASTE_COST_MONTH_TO_DATE",
     "TEAM_GPU_WASTE_COST_PER_HOUR",
     "WORKER_RESTARTS",
+    "WORKER_UP",
     "Family",
     "Kind",
     "markdown_table",
@@ -479,6 +480,15 @@ WORKER_RESTARTS = _f(
     "",
     "exporter",
 )
+WORKER_UP = _f(
+    "worker_up",
+    G,
+    "1 while the refresh worker runs and its figures are fresh; 0 when it cannot start or has "
+    "sent no figures within the shortest max_staleness (then no source figures are served).",
+    (),
+    "",
+    "exporter",
+)
 BUILD = _f(
     "build",
     INFO,
@@ -541,6 +551,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_RECONCILE_REPAIRS,
     BUILD_ERRORS,
     WORKER_RESTARTS,
+    WORKER_UP,
     BUILD,
     CONFIG,
 )

@@ -21,7 +21,7 @@ from exporter.exposition.catalogue import (
     SOURCE_RECORDS_DROPPED,
     SOURCE_UP,
 )
-from exporter.exposition.deflate import gzip_of
+from exporter.exposition.deflate import gzip_of, gzip_prefixed
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import RenderCache, metric_family, render_chunks
 
@@ -34,6 +34,7 @@ __all__ = [
     "build_error_samples",
     "health_samples",
     "render",
+    "render_before",
 ]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -132,4 +133,20 @@ def render(samples: Iterable[Sample], memo: RenderCache | None = None) -> Exposi
         gzip_of(text),
         b"".join(c.data for c in openmetrics),
         gzip_of(openmetrics),
+    )
+
+
+def render_before(samples: Iterable[Sample], rest: Exposition) -> Exposition:
+    """Render `samples` ahead of an exposition rendered elsewhere, without rendering it again.
+
+    The serving process puts its own families (the worker's health) before the worker's bytes:
+    only its few lines are rendered and compressed. No family may be in both.
+    """
+    text, openmetrics = render_chunks(samples)
+    openmetrics = openmetrics[:-1]  # one `# EOF`, the one that ends `rest`
+    return Exposition(
+        b"".join(c.data for c in text) + rest.text,
+        gzip_prefixed(text, rest.text_gzip, rest.text),
+        b"".join(c.data for c in openmetrics) + rest.openmetrics,
+        gzip_prefixed(openmetrics, rest.openmetrics_gzip, rest.openmetrics),
     )

@@ -40,6 +40,10 @@ class Lifecycle:
         """What a scrape gets: the current worker's last rendering."""
         return self._worker.exposition
 
+    def health(self) -> tuple[bool, str]:
+        """What /healthz says: whether the current worker works."""
+        return self._worker.status()
+
     def page(self, name: str) -> bytes | None:
         """The current worker's last rendering of a page; None before a join with cost data."""
         return self._worker.artefacts.get(name) or None
@@ -57,7 +61,8 @@ class Lifecycle:
         with self._reloading:
             try:
                 config = load_config(self._path)
-                fresh = WorkerRefresher(config, self._path, self._clock, self._artefacts)
+                restarts = self._worker.restarts
+                fresh = WorkerRefresher(config, self._path, self._clock, self._artefacts, restarts)
             except ConfigError as exc:
                 for line in exc.lines():
                     log.error("reload refused, the running config stays: %s", line)
@@ -66,7 +71,10 @@ class Lifecycle:
             if self._stopped.is_set():
                 return False
             fresh.start(prime=True)
-            if not fresh.wait_ready():  # stopped while the first refresh ran
+            if not fresh.wait_ready():  # stopped while the first refresh ran, or it cannot start
+                if not self._stopped.is_set():  # (when stopping, stop() ends it)
+                    fresh.stop()
+                    log.error("reload refused, the running config stays: its worker cannot start")
                 return False
             old, self._worker, self._pending = self._worker, fresh, None
             old.stop()

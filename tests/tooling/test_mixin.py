@@ -148,6 +148,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackBuildFailing",
         "ChargebackSourceRecordsDropped",
         "ChargebackWorkerRestarted",
+        "ChargebackWorkerDown",
         "ChargebackSourceClosedDaysRepaired",
         "ChargebackTeamsFolded",
     }
