@@ -230,8 +230,9 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
 def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
     """SIGTERM stops serving; SIGHUP reloads the config file, as Prometheus does.
 
-    Handlers run in the main thread, which is the one serving: each hands its work to a thread
-    (shutdown() waits for serve_forever() to return, and a reload fetches every source).
+    Handlers run in the main thread, which is the one serving: stopping is handed to a thread
+    (stop() waits for serve_forever() to return), and a reload is only asked for: the
+    lifecycle's own thread reloads once per burst of signals.
     """
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -241,8 +242,9 @@ def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
 
     def reload(signum: int, frame: FrameType | None) -> None:
         del frame
-        log.info("signal %d: reloading the config", signum)
-        threading.Thread(target=service.reload, daemon=True, name="reload").start()
+        # A burst of signals makes one reload (Lifecycle.request_reload).
+        if service.request_reload():
+            log.info("signal %d: reloading the config", signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, reload)

@@ -78,6 +78,8 @@ class UpstreamError(ExporterError):
     """A refresh of a source failed. `reason` is the label value counted in the error metric."""
 
     reason = "error"
+    # Seconds the upstream asked the exporter to wait before asking again (Retry-After).
+    retry_after = 0.0
 
     def __init__(self, message: str) -> None:
         # Messages quote upstream bodies and library errors: every one passes the redaction.

@@ -36,6 +36,7 @@ __all__ = [
     "QUOTA_LENT",
     "QUOTA_NOMINAL",
     "QUOTA_USAGE",
+    "SOURCE_BACKOFF_SECONDS",
     "SOURCE_DURATION_SECONDS",
     "SOURCE_ENDPOINTS",
     "SOURCE_ERRORS",
@@ -427,6 +428,15 @@ SOURCE_DURATION_SECONDS = _f(
     "seconds",
     "exporter",
 )
+SOURCE_BACKOFF_SECONDS = _f(
+    "source_backoff_seconds",
+    G,
+    "How long the source's upstream asked the exporter to wait (Retry-After, honoured up to 10 "
+    "minutes) after its last refresh failed; the next refresh waits that long. 0 otherwise.",
+    ("source",),
+    "seconds",
+    "exporter",
+)
 SOURCE_ERRORS = _f(
     "source_errors",
     C,
@@ -545,6 +555,7 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_UP,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
     SOURCE_DURATION_SECONDS,
+    SOURCE_BACKOFF_SECONDS,
     SOURCE_ERRORS,
     SOURCE_RECORDS_DROPPED,
     SOURCE_ENDPOINTS,

@@ -14,6 +14,7 @@ from prometheus_client.openmetrics.exposition import (
 from exporter.exposition.catalogue import (
     BUILD_ERRORS,
     CATALOGUE,
+    SOURCE_BACKOFF_SECONDS,
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
@@ -62,6 +63,8 @@ class SourceHealth:
     errors: Mapping[str, int]
     dropped: Mapping[str, int] = field(default_factory=dict)
     repairs: int | None = None  # None for a source that keeps no closed days
+    backoff: float = 0.0  # seconds the upstream last asked to wait (Retry-After), honoured
+    backoff_left: float = 0.0  # of which still to wait, when this health was taken
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ def health_samples(
         if h.last_success is not None:
             yield Sample.of(SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS, h.last_success, source=source)
         yield Sample.of(SOURCE_DURATION_SECONDS, h.duration, source=source)
+        yield Sample.of(SOURCE_BACKOFF_SECONDS, h.backoff, source=source)
         for reason in sorted(set(ERROR_REASONS) | set(h.errors)):
             yield Sample.of(
                 SOURCE_ERRORS, float(h.errors.get(reason, 0)), source=source, reason=reason

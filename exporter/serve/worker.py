@@ -71,6 +71,8 @@ class _Spec:
     log_level: int
     artefacts: Mapping[str, Artefact]
     prime: bool = False  # refresh every source once before the first rendering is sent
+    # Seconds each source must still wait, as a previous worker was asked (Retry-After).
+    backoff: Mapping[str, float] = field(default_factory=dict)
 
 
 class WorkerRefresher:
@@ -88,6 +90,7 @@ class WorkerRefresher:
         clock: Clock = system_clock,
         artefacts: Mapping[str, Artefact] | None = None,
         restarts: int = 0,
+        backoff: Mapping[str, float] | None = None,
     ) -> None:
         # Build (and close) the clients here too: a missing secret is a config error, exit 2.
         sources = build_sources(config, path)
@@ -108,6 +111,10 @@ class WorkerRefresher:
         self._composed: tuple[int, bool, bool] | None = None
         self.health: Mapping[str, SourceHealth] = {}
         self.artefacts: Mapping[str, bytes] = {}
+        # Until when (time.monotonic()) each source must not be asked: a Retry-After outlives
+        # the worker that was told it, through a restart or a reload.
+        now = time.monotonic()
+        self._backoff_until = {name: now + left for name, left in (backoff or {}).items()}
         self.restarts = restarts
         self.updates = 0  # updates received from every worker so far
         self.exposition: Exposition = self._compose()
@@ -147,6 +154,11 @@ class WorkerRefresher:
             )
         return True, "ok"
 
+    def backoff_left(self) -> dict[str, float]:
+        """Seconds each source must still wait before it is asked again."""
+        now = time.monotonic()
+        return {name: t - now for name, t in self._backoff_until.items() if t > now}
+
     def _fresh(self) -> bool:
         return time.monotonic() - self._figures_at <= self._bound
 
@@ -169,7 +181,7 @@ class WorkerRefresher:
         context = multiprocessing.get_context("spawn")
         updates, child_updates = context.Pipe(duplex=False)
         child_commands, commands = context.Pipe(duplex=False)
-        spec = replace(self._spec, prime=prime)
+        spec = replace(self._spec, prime=prime, backoff=self.backoff_left())
         process = context.Process(
             target=_run, args=(spec, child_updates, child_commands), daemon=True, name="refresh"
         )
@@ -199,6 +211,8 @@ class WorkerRefresher:
             elif isinstance(message, Update):
                 self._figures, self._figures_at = message.exposition, time.monotonic()
                 self.health, self.artefacts = message.health, message.artefacts
+                for name, health in message.health.items():
+                    self._backoff_until[name] = self._figures_at + health.backoff_left
                 self.exposition = self._compose()
                 self.updates += 1
             self._look()
@@ -261,7 +275,8 @@ def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
     logs.configure(spec.log_level)
     joiner = Joiner(spec.config)
     sources = build_sources(spec.config, spec.path, RetryPolicy(clock=spec.clock))
-    refresher = Refresher(sources, joiner, static_samples(spec.config), spec.clock)
+    static = static_samples(spec.config)
+    refresher = Refresher(sources, joiner, static, spec.clock, spec.backoff)
     _send(updates, _Started())
     threading.Thread(target=_watch, args=(commands, refresher), daemon=True).start()
     if spec.prime:

@@ -67,17 +67,31 @@ class RetryPolicy:
 @dataclass(frozen=True)
 class Deadline:
     """One refresh's deadline (`expires`, in `policy.monotonic` seconds), its retry policy, and
-    the most bytes one reply of it may decompress to (`max_body`)."""
+    the most bytes one reply of it may decompress to (`max_body`).
+
+    It also keeps the longest wait an upstream asked for (`Retry-After`) that the refresh could
+    not honour before its deadline, so the next refresh can wait for it.
+    """
 
     policy: RetryPolicy
     expires: float = math.inf
     seconds: float = math.inf
     # Outside a refresh (the report's quota history, a one-off call) the default limit holds.
     max_body: float = DEFAULT_MAX_RESPONSE_SIZE
+    _asked: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
 
     def remaining(self) -> float:
         """Seconds left before the deadline (negative once it has passed)."""
         return self.expires - self.policy.monotonic()
+
+    def asked_to_wait(self, seconds: float) -> None:
+        """Remember that an upstream asked for `seconds` before the next request."""
+        self._asked[0] = max(self._asked[0], seconds)
+
+    @property
+    def retry_after(self) -> float:
+        """The longest wait asked for and not honoured in this refresh (0 when none)."""
+        return self._asked[0]
 
 
 _OUTSIDE = Deadline(RetryPolicy(backoff=NO_RETRY))

@@ -230,17 +230,18 @@ def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str]
                     raise
                 what = type(exc).__name__
             else:
-                if reply.status not in TRANSIENT_STATUSES or last:
+                if reply.status not in TRANSIENT_STATUSES:
                     return reply
                 asked = retry_after(reply.headers, deadline.policy.clock) or 0.0
                 wait = max(backoff.delay(retry + 1), asked)
-                if wait >= deadline.remaining():
+                if last or wait >= deadline.remaining():
                     log.debug(
-                        "%s: HTTP %d: a retry in %.2fs would pass the deadline",
+                        "%s: HTTP %d: no retry (the next would be in %.2fs)",
                         source,
                         reply.status,
                         wait,
                     )
+                    deadline.asked_to_wait(asked)  # the next refresh waits for it instead
                     return reply
                 what = f"HTTP {reply.status}"
             retry += 1

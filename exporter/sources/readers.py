@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from exporter.config.schema import Config, setting_error
-from exporter.errors import ConfigError, UpstreamPayloadError, UpstreamUnavailable
+from exporter.errors import ConfigError, UpstreamError, UpstreamPayloadError, UpstreamUnavailable
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
@@ -43,6 +43,9 @@ class SourceReader:
         with refresh_deadline(self.retries.start(seconds, limit)) as deadline:
             try:
                 snapshot = self.kind.fetch(self.client, self.config, reading)
+            except UpstreamError as exc:
+                exc.retry_after = deadline.retry_after  # whichever call of the read was told
+                raise
             # Raised by a decoder reading a reply, wherever it sits: the reply, not a bug.
             except RecursionError:
                 message = f"{self.name}: a reply is nested too deeply to decode"

@@ -10,11 +10,12 @@ import pytest
 
 from exporter.cli import main
 from exporter.config.schema import Config
-from exporter.errors import UpstreamPayloadError
+from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.kind import SourceKind
 from exporter.sources.readers import SourceReader
 from exporter.sources.reading import Reading
+from exporter.sources.table import SOURCES
 from tests.conftest import CLOCK, FIXED_NOW
 
 
@@ -74,3 +75,20 @@ def test_a_reply_decoders_cannot_read_is_malformed(raised: Exception, said: str)
         with pytest.raises(UpstreamPayloadError, match=said) as caught:
             reader.read(Reading.open(FIXED_NOW, config.zone))
     assert caught.value.reason == "malformed"
+
+
+def test_a_retry_after_the_refresh_could_not_wait_for_rides_on_the_error() -> None:
+    asked: list[str] = []
+
+    def limited(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(429, json={"error": "slow down"}, headers={"Retry-After": "120"})
+
+    config = Config.model_validate({"sources": {"opencost": {"url": "http://o"}}})
+    client = httpx.Client(base_url="http://o", transport=httpx.MockTransport(limited))
+    kind = SOURCES["opencost"]
+    reader = SourceReader(kind, config.sources.opencost, config, client, RetryPolicy(clock=CLOCK))
+    with client, pytest.raises(UpstreamStatusError) as caught:
+        reader.read(Reading.open(FIXED_NOW, config.zone))
+    assert caught.value.retry_after == 120.0
+    assert len(asked) == 1  # 120 s is past the refresh's deadline: not asked again in it
