@@ -122,6 +122,8 @@ class MixinConfig:
     dashboard_uid_prefix: str = "chargeback-"
     # Tags on every dashboard; Grafana's dashboard links and search use them.
     dashboard_tags: tuple[str, ...] = ("chargeback",)
+    # The title of each dashboard's dropdown of the others (every dashboard with those tags).
+    dashboard_links_title: str = "Chargeback"
     # Auto-refresh. The exporter refreshes sources every minute or more, faster is wasted.
     dashboard_refresh: str = "5m"
     # Default time range; month-to-date panels read the last value, so 7 days shows the trend.
