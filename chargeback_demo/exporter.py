@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,7 +32,11 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         # upstream has to listen for that.
         print(USAGE, flush=True)
         return exporter_main(args, clock)
-    stack = DemoStack(clock=clock).start()
+    # Set by `make demo` and the end-to-end test: a Prometheus scraping the fake dcgm-exporter
+    # on a fixed port, through which the exporter reads DCGM (chargeback_demo.run).
+    port = int(os.environ.get("DEMO_DCGM_PORT", "0") or 0)
+    through = os.environ.get("DEMO_DCGM_PROMETHEUS") or None
+    stack = DemoStack(clock=clock, dcgm_port=port, dcgm_prometheus=through).start()
     try:
         return exporter_main(["--config.file", str(stack.write_config()), *args], clock)
     finally:

@@ -14,6 +14,8 @@ Faults, by name (`FaultProxy.fault`):
 - ``nonfinite``: every JSON number and every DCGM value becomes NaN;
 - ``empty``: every list in a JSON body becomes empty (DCGM text: only its comments stay);
 - ``bloat``: the same JSON followed by 49 times its size in whitespace (still valid);
+- ``nested``: the body inside 100,000 nested JSON objects (deeper than any decoder recurses);
+- ``not_utf8``: the first quoted key (or DCGM metric name) gets a byte that is not UTF-8;
 - ``overlap``: paged requests (`page=N`) get page N-1 for N > 1, as offset paging does when an
   entity is created between two requests;
 - ``short``: paged requests for N > 1 get an empty page while the totals stay as they were;
@@ -52,6 +54,8 @@ FAULTS = (
     "nonfinite",
     "empty",
     "bloat",
+    "nested",
+    "not_utf8",
     "overlap",
     "short",
     "edit",
@@ -199,6 +203,11 @@ def _paged(path: str, fault: str) -> str:
 
 
 def _spoil(body: bytes, fault: str, headers: dict[str, str]) -> bytes:
+    if fault == "nested":
+        return b'{"a":' * 100_000 + body + b"}" * 100_000
+    if fault == "not_utf8":
+        at = body.find(b'":') if b'":' in body else body.find(b"{")
+        return body[:at] + b"\xe9" + body[at:] if at > 0 else b"\xe9" + body
     if fault not in ("types", "nonfinite", "empty", "bloat"):
         return body
     if "json" not in headers.get("Content-Type", ""):

@@ -80,8 +80,10 @@ def write_prometheus_config(
     evaluation_interval: str = "15s",
     external_labels: Mapping[str, str] | None = None,
     remote_write: Sequence[str] = (),
+    jobs: Mapping[str, Sequence[str]] | None = None,
 ) -> Path:
-    """A Prometheus config scraping `targets` (host:port) as `job`, with rules and alerting.
+    """A Prometheus config scraping `targets` (host:port) as `job`, with rules and alerting;
+    `jobs` are further scrape jobs by name (a dcgm-exporter to read DCGM through).
 
     `external_labels` (such as `cluster`) go on every series sent through `remote_write`
     (receiver URLs, e.g. `http://host:port/api/v1/write`).
@@ -94,6 +96,8 @@ def write_prometheus_config(
     if external_labels:
         global_cfg["external_labels"] = dict(external_labels)
     scrape = [{"job_name": job, "static_configs": [{"targets": list(targets)}]}] if targets else []
+    for name, more in (jobs or {}).items():
+        scrape.append({"job_name": name, "static_configs": [{"targets": list(more)}]})
     cfg: dict[str, object] = {
         "global": global_cfg,
         "rule_files": [str(p) for p in rule_files],
@@ -148,6 +152,7 @@ def start_prometheus(
     remote_write: Sequence[str] = (),
     remote_write_receiver: bool = False,
     extra_args: Sequence[str] = (),
+    jobs: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Process, str]:
     """Prometheus on 127.0.0.1 scraping `targets`, evaluating `rule_files` every `interval`.
 
@@ -165,6 +170,7 @@ def start_prometheus(
         evaluation_interval=interval,
         external_labels=external_labels,
         remote_write=remote_write,
+        jobs=jobs,
     )
     port = port or free_port()
     argv = [

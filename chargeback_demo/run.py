@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from chargeback_demo.exporter import main as demo_exporter
-from chargeback_demo.prometheus import Process, start_prometheus, stop, wait_ready
+from chargeback_demo.prometheus import Process, free_port, start_prometheus, stop, wait_ready
 
 REPO = Path(__file__).resolve().parents[1]
 DESCRIPTION = """\
@@ -34,15 +34,21 @@ def _parser() -> argparse.ArgumentParser:
     )
 
 
-def _prometheus(workdir: Path, listen: str, port: int) -> tuple[Process | None, str]:
-    """Prometheus scraping the demo with the committed rules, when it is installed."""
+def _prometheus(workdir: Path, listen: str, port: int, dcgm: str) -> tuple[Process | None, str]:
+    """Prometheus scraping the demo (and its fake dcgm-exporter at `dcgm`, host:port) with the
+    committed rules, when it is installed."""
     rule_files = sorted((REPO / "rules").glob("*.yml"))
     if not rule_files:
         return None, "Prometheus: not started (no rules/ directory beside the package)"
     if not (shutil.which("prometheus")):
         return None, "Prometheus: not installed (apt-get install prometheus), skipped"
     proc, url = start_prometheus(
-        workdir, targets=[listen], rule_files=rule_files, interval="15s", port=port
+        workdir,
+        targets=[listen],
+        rule_files=rule_files,
+        interval="15s",
+        port=port,
+        jobs={"dcgm-exporter": [dcgm]},
     )
     try:
         wait_ready(proc, f"{url}/-/ready", timeout=30)
@@ -61,13 +67,20 @@ def main(argv: list[str] | None = None) -> int:
     listen = os.environ.get("DEMO_LISTEN_ADDRESS", "127.0.0.1:10290")
     prometheus_port = int(os.environ.get("DEMO_PROMETHEUS_PORT", "9090"))
     workdir = Path(tempfile.mkdtemp(prefix="chargeback-demo-prometheus-"))
-    prometheus, prometheus_line = _prometheus(workdir, listen, prometheus_port)
+    dcgm = f"127.0.0.1:{free_port()}"
+    prometheus, prometheus_line = _prometheus(workdir, listen, prometheus_port, dcgm)
+    if prometheus is not None:
+        # DCGM is read through Prometheus, as a cluster whose Prometheus already scrapes
+        # dcgm-exporter would: that also serves the month-to-date idle GPU-hours.
+        os.environ["DEMO_DCGM_PORT"] = dcgm.rpartition(":")[2]
+        os.environ["DEMO_DCGM_PROMETHEUS"] = f"http://127.0.0.1:{prometheus_port}"
     host, _, port = listen.rpartition(":")
     print(
         "gpu-chargeback-exporter demo: a simulated cluster (4 x H100, three teams) behind fake\n"
         "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback. Some team\n"
         "borrows GPU quota at every hour: research at night (18-08 UTC) for its sweep, vision\n"
-        "by day to retrain its detector; search's vLLM idles on its GPU.\n\n"
+        "by day to retrain its detector; search's vLLM idles on its GPU. With Prometheus, DCGM\n"
+        "is read through it, so month-to-date idle GPU-hours build up as it scrapes.\n\n"
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
         f"  report:     .venv/bin/python -m chargeback_demo report\n"

@@ -23,8 +23,14 @@ LITELLM_KEY = "sk-demo-viewer-key"  # a demo-only key for the fake proxy
 KUBE_TOKEN = "demo-kube-api-token"  # a demo-only bearer token for the fake Kubernetes API
 
 
-def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
-    """The demo's config: three teams, one of them mapped by namespace only."""
+def demo_config_dict(
+    urls: dict[str, str], secrets: str = "", dcgm_prometheus: str | None = None
+) -> dict[str, Any]:
+    """The demo's config: three teams, one of them mapped by namespace only.
+
+    With `dcgm_prometheus` (a Prometheus that scrapes the fake dcgm-exporter) DCGM is read
+    through it, which also gives the month-to-date idle GPU-hours.
+    """
     config: dict[str, Any] = {
         "currency": "EUR",
         "timezone": "Europe/Madrid",
@@ -71,7 +77,12 @@ def demo_config_dict(urls: dict[str, str], secrets: str = "") -> dict[str, Any]:
         # How the statements name the demo: the cluster, and the platform that runs it.
         "report": {"cluster": "demo-madrid", "provider": "Demo ML Platform"},
     }
-    if "dcgm" in urls:
+    if dcgm_prometheus is not None:
+        # A static scrape keeps dcgm-exporter's own pod labels ("plain"); a 15 s step puts
+        # the first idle GPU-hours on the dashboards within a minute of a fresh Prometheus.
+        prometheus = {"url": dcgm_prometheus, "workload_labels": "plain", "step": "15s"}
+        config["sources"]["dcgm"] = {"prometheus": prometheus, "interval": "10s"}
+    elif "dcgm" in urls:
         config["sources"]["dcgm"] = {"urls": [urls["dcgm"] + "/metrics"], "interval": "10s"}
     if "kueue" in urls:
         config["sources"]["kueue"] = {
@@ -101,12 +112,17 @@ class DemoStack:
     opencost: FakeOpenCost = field(init=False)
     servers: dict[str, FakeServer] = field(default_factory=dict)
     secrets: Path = field(init=False)
+    # The fake dcgm-exporter's port (0: any), so a Prometheus configured first can scrape it,
+    # and that Prometheus's URL, through which the exporter then reads DCGM.
+    dcgm_port: int = 0
+    dcgm_prometheus: str | None = None
 
     def start(self) -> DemoStack:
         """Start every fake on a free loopback port."""
         self.opencost = FakeOpenCost(self.cluster, self.clock)
         self.servers["opencost"] = FakeServer(self.opencost.handle).start()
-        self.servers["dcgm"] = FakeServer(fake_dcgm.make_handler(self.cluster, self.clock)).start()
+        dcgm = fake_dcgm.make_handler(self.cluster, self.clock)
+        self.servers["dcgm"] = FakeServer(dcgm, port=self.dcgm_port).start()
         self.servers["kueue"] = FakeServer(
             fake_kube.make_handler(self.cluster, self.clock, token=KUBE_TOKEN)
         ).start()
@@ -126,14 +142,17 @@ class DemoStack:
 
     def config(self) -> Config:
         """A validated config for this stack."""
-        return Config.model_validate(demo_config_dict(self.urls, str(self.secrets)))
+        return Config.model_validate(self._config_dict())
 
     def write_config(self) -> Path:
         """Write this stack's config as YAML beside its secrets, as a user's file would be."""
         path = self.secrets / "config.yaml"
-        text = yaml.safe_dump(demo_config_dict(self.urls, str(self.secrets)), sort_keys=False)
+        text = yaml.safe_dump(self._config_dict(), sort_keys=False)
         path.write_text(text, encoding="utf-8")
         return path
+
+    def _config_dict(self) -> dict[str, Any]:
+        return demo_config_dict(self.urls, str(self.secrets), self.dcgm_prometheus)
 
     def stop(self) -> None:
         """Stop every fake."""

@@ -291,6 +291,17 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
             "kept the last values meanwhile.",
         ),
         Alert(
+            "ChargebackWorkerDown",
+            # Per cluster: while one replica's worker works, its figures keep coming.
+            f"max {c.by()} ({c.dedup('chargeback_worker_up')}) == 0",
+            c.worker_down_for,
+            "critical",
+            "No exporter replica has a working refresh worker: the figures stop.",
+            "No replica of the exporter<in-cluster> has had a working refresh worker for "
+            f"{c.worker_down_for}: it cannot start, or it has sent no figures within the "
+            "shortest max_staleness. The exporter then serves no source figures.",
+        ),
+        Alert(
             "ChargebackSourceClosedDaysRepaired",
             _each_replica(
                 c,

@@ -110,6 +110,8 @@ class MixinConfig:
     # Restarts and repairs are events: the `for` only waits out a scrape or two, and the
     # alert then stays for the window after the last event.
     worker_restarts_for: str = "5m"
+    # No replica with a working refresh worker: longer than a restart or a reload takes.
+    worker_down_for: str = "5m"
     reconcile_repairs_for: str = "5m"
     # Folding is a standing state, not an event: an hour rules out a passing burst of pods.
     teams_folded_for: str = "1h"
@@ -120,6 +122,8 @@ class MixinConfig:
     dashboard_uid_prefix: str = "chargeback-"
     # Tags on every dashboard; Grafana's dashboard links and search use them.
     dashboard_tags: tuple[str, ...] = ("chargeback",)
+    # The title of each dashboard's dropdown of the others (every dashboard with those tags).
+    dashboard_links_title: str = "Chargeback"
     # Auto-refresh. The exporter refreshes sources every minute or more, faster is wasted.
     dashboard_refresh: str = "5m"
     # Default time range; month-to-date panels read the last value, so 7 days shows the trend.

@@ -16,17 +16,18 @@ from types import FrameType
 from exporter import __version__, logs
 from exporter.clock import Clock, system_clock
 from exporter.config.offline_check import check_config_offline, check_web_config_offline
-from exporter.config.schema import Config, load_config
+from exporter.config.schema import Config, load_config, setting_error
 from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError, UpstreamError
 from exporter.finance.closed_month import closed_month
 from exporter.finance.command import ReportRequest, run_report
-from exporter.finance.quota_history import quota_history
+from exporter.finance.quota_history import open_client, quota_history
 from exporter.finance.report import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.pages import Page
 from exporter.serve.refresher import Refresher
+from exporter.serve.routes import HEALTH_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
 from exporter.sources.deadline import RetryPolicy
@@ -150,6 +151,10 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         print("error: give --config.file FILE", file=sys.stderr)
         return 2
     path = args.config_file
+    issue = _telemetry_path_issue(args.telemetry_path)
+    if issue is not None:
+        print(f"error: --web.telemetry-path: {issue}", file=sys.stderr)
+        return 2
     try:
         if args.check_config_offline:
             return _check_offline(path, args.web_config_file)
@@ -160,6 +165,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             # Building the sources reads their secrets and kubeconfig: check those too.
             for reader in open_readers(config, path):
                 reader.close()
+            _check_report_client(config, path)
             print(f"{path}: ok", file=sys.stderr)
             if args.web_config_file:
                 load_web_config(args.web_config_file)
@@ -192,6 +198,18 @@ def _once(refresher: Refresher) -> int:
     return 0 if ok else 1
 
 
+def _telemetry_path_issue(path: str) -> str | None:
+    """Why the metrics cannot be served at `path`, or None."""
+    if not path.startswith("/"):
+        return f"must start with /, got {path!r}"
+    taken = {"/": "the landing page", HEALTH_PATH: "health", **{p.path: p.name for p in PAGES}}
+    if path in taken:
+        return f"{path} already serves {taken[path]}"
+    if "?" in path or "#" in path or any(c.isspace() for c in path):
+        return f"a path has no query, fragment or space, got {path!r}"
+    return None
+
+
 def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing | None) -> int:
     try:
         address = parse_listen_address(listen)
@@ -204,9 +222,10 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
             telemetry_path,
             service.exposition,
             tls=web.tls if web else None,
-            authorize=web.auth.allows if web and web.auth else None,
+            auth=web.auth if web else None,
             pages=PAGES,
             rendered=service.page,
+            health=service.health,
         )
     except OSError as exc:
         print(f"error: cannot listen on {listen}: {exc.strerror}", file=sys.stderr)
@@ -224,8 +243,9 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
 def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
     """SIGTERM stops serving; SIGHUP reloads the config file, as Prometheus does.
 
-    Handlers run in the main thread, which is the one serving: each hands its work to a thread
-    (shutdown() waits for serve_forever() to return, and a reload fetches every source).
+    Handlers run in the main thread, which is the one serving: stopping is handed to a thread
+    (stop() waits for serve_forever() to return), and a reload is only asked for: the
+    lifecycle's own thread reloads once per burst of signals.
     """
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -235,11 +255,23 @@ def _on_signals(server: MetricsServer, service: Lifecycle) -> None:
 
     def reload(signum: int, frame: FrameType | None) -> None:
         del frame
-        log.info("signal %d: reloading the config", signum)
-        threading.Thread(target=service.reload, daemon=True, name="reload").start()
+        # A burst of signals makes one reload (Lifecycle.request_reload).
+        if service.request_reload():
+            log.info("signal %d: reloading the config", signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, reload)
+
+
+def _check_report_client(config: Config, path: str) -> None:
+    """Build (and close) the report's Prometheus client: its unreadable token is a ConfigError."""
+    cfg = config.report.prometheus
+    if cfg is None:
+        return
+    try:
+        open_client(cfg, path).close()
+    except ValueError as exc:
+        raise setting_error(path, ("report", "prometheus"), cfg, str(exc)) from None
 
 
 def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
@@ -272,6 +304,7 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         # falling back to Kueue's state now: one closed month must print one bill, whenever
         # and wherever it runs, and a silent fallback would print another.
         if config.report.prometheus is not None:
+            _check_report_client(config, path)  # its token is config: exit 2
             try:
                 history = quota_history(config, path, reading.month)
             except (UpstreamError, ValueError) as exc:

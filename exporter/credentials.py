@@ -7,6 +7,7 @@ import re
 
 from pydantic import SecretStr
 
+from exporter.files import read_regular_file
 from exporter.redact import MIN_SECRET_LENGTH
 
 __all__ = ["MAX_SECRET_BYTES", "check_secret", "read_secret", "read_secret_file"]
@@ -30,8 +31,7 @@ def read_secret(env: str | None, file: str | None) -> SecretStr:
 def read_secret_file(file: str) -> str:
     """Read and check the secret in a file (an API key, a bearer token), refusing odd content."""
     try:
-        with open(file, "rb") as handle:
-            raw = handle.read(MAX_SECRET_BYTES + 1)
+        raw = read_regular_file(file, MAX_SECRET_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot read secret file {file}: {exc.strerror}") from None
     if len(raw) > MAX_SECRET_BYTES:

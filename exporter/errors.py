@@ -4,12 +4,15 @@ ExporterError
 ├── ConfigError              a config file that cannot be used (exit status 2)
 └── UpstreamError            one refresh of one source failed; the source is marked down
     ├── UpstreamUnavailable  connection refused, DNS, TLS or timeout
+    ├── UpstreamCredentialError  the exporter's own credential (a token file) is unreadable
     ├── UpstreamStatusError  the upstream answered with a non-success HTTP status
     └── UpstreamPayloadError the body is not what the upstream's API promises
         ├── UpstreamIncomplete  well-formed, but not the whole truth: a short or runaway read,
         │                       conflicting duplicates, or an empty reply contradicting data
         └── RecordsDropped      records with a bad field were dropped: the totals they feed
                                 would be missing their money, tokens or quantities
+        └── UpstreamTooLarge    more than the exporter reads: a body past its size limit, or a
+                                list announcing more pages than a refresh reads
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ __all__ = [
     "ExchangeRateError",
     "ExporterError",
     "RecordsDropped",
+    "UpstreamCredentialError",
     "UpstreamError",
     "UpstreamIncomplete",
     "UpstreamPayloadError",
     "UpstreamStatusError",
+    "UpstreamTooLarge",
     "UpstreamUnavailable",
 ]
 
@@ -79,6 +84,8 @@ class UpstreamError(ExporterError):
     reason = "error"
     # Records the failed read dropped, by reason: counted even though the read is not used.
     dropped: Mapping[str, int] = {}
+    # Seconds the upstream asked the exporter to wait before asking again (Retry-After).
+    retry_after = 0.0
 
     def __init__(self, message: str) -> None:
         # Messages quote upstream bodies and library errors: every one passes the redaction.
@@ -91,6 +98,12 @@ class UpstreamUnavailable(UpstreamError):
     def __init__(self, message: str, *, timeout: bool = False) -> None:
         super().__init__(message)
         self.reason = "timeout" if timeout else "unreachable"
+
+
+class UpstreamCredentialError(UpstreamError):
+    """Raised when the credential to send cannot be read (a rotated token file gone wrong)."""
+
+    reason = "auth"
 
 
 class UpstreamStatusError(UpstreamError):
@@ -126,6 +139,12 @@ class RecordsDropped(UpstreamPayloadError):
     def __init__(self, message: str, dropped: Mapping[str, int]) -> None:
         super().__init__(message)
         self.dropped = dict(dropped)
+
+
+class UpstreamTooLarge(UpstreamPayloadError):
+    """Raised when a reply is more than the exporter will hold: it is not read any further."""
+
+    reason = "too_large"
 
 
 class ExchangeRateError(UpstreamError):

@@ -73,7 +73,6 @@ def _idle(c: MixinConfig, u: Units) -> Section:
                     query(IDLE_RATIO_BY_RESOURCE, "{{resource}}"),
                     query("cluster:chargeback_idle_cost_per_hour:ratio", "all hardware", ref="B"),
                 ],
-                width=24,
             ),
             timeseries_panel(
                 "Idle cost this month by resource",
@@ -103,6 +102,7 @@ def _idle(c: MixinConfig, u: Units) -> Section:
                 u.gpus,
                 [query("sum by (state) (team_state:chargeback_gpus:sum)", "{{state}}")],
                 stacked=True,
+                width=24,
             ),
         ],
     )

@@ -44,8 +44,8 @@ Section = tuple[str, Sequence[Builder[dm.Panel]]]
 
 # A catalogue metric or a recorded series, and whether a `{` follows it.
 _SERIES = re.compile(r"\b([a-z_]+:[a-z0-9_]+:[a-z0-9_]+|chargeback_[a-z0-9_]+)\b(\{)?(?!\()")
-# A raw series selector, inside a rate() or not.
-_RAW = re.compile(r"(rate\()?(chargeback_[a-z0-9_]+\{[^}]*\})(\[[^\]]+\]\))?")
+# A raw series selector, inside a rate() (of a counter) or a deriv() (of a gauge) or not.
+_RAW = re.compile(r"((?:rate|deriv)\()?(chargeback_[a-z0-9_]+\{[^}]*\})(\[[^\]]+\]\))?")
 CLUSTER_VAR = "cluster"
 
 # Grafana's own currency units; other currencies fall back to a suffix.
@@ -105,7 +105,8 @@ def one_replica(c: MixinConfig, expr: str) -> str:
 
     def dedup(m: re.Match[str]) -> str:
         if m.group(1) and m.group(3):
-            return f"{without} (rate({m.group(2)}{m.group(3)})"
+            # Over each replica's own samples first, as in the rules: merged replicas zigzag.
+            return f"{without} ({m.group(1)}{m.group(2)}{m.group(3)})"
         inner = f"{without} ({m.group(2)})"
         return f"{m.group(1) or ''}{inner}{m.group(3) or ''}"
 
@@ -173,6 +174,17 @@ def assemble(
         .timezone(c.dashboard_timezone)
         .tooltip(dm.DashboardCursorSync.CROSSHAIR)
         .editable()
+        # A dropdown of every dashboard with the mixin's tags, keeping time and variables,
+        # as kubernetes-mixin's boards have.
+        .link(
+            db.DashboardLink(c.dashboard_links_title)
+            .type(dm.DashboardLinkType.DASHBOARDS)
+            .tags(list(c.dashboard_tags))
+            .as_dropdown(True)
+            .include_vars(True)
+            .keep_time(True)
+            .target_blank(False)
+        )
         .with_variable(datasource_var())
         .with_variable(cluster_var(c))
     )
@@ -185,8 +197,31 @@ def assemble(
     built = dash.build()
     for number, built_panel in enumerate(built.panels or [], start=1):
         built_panel.id_val = number
+    _lay_out(built)
     _filter_by_cluster(c, built)
     return built
+
+
+GRID_WIDTH = 24
+
+
+def _lay_out(built: dm.Dashboard) -> None:
+    """Place panels left to right, a new line when the next would not fit the 24 columns.
+
+    Each row starts a new line; no panel is wider than the grid or overlaps another.
+    """
+    x, y, bottom = 0, 0, 0
+    for panel in built.panels or []:
+        pos = panel.grid_pos or dm.GridPos()
+        width = min(pos.w, GRID_WIDTH)
+        if isinstance(panel, dm.RowPanel):
+            x, y, width = 0, bottom, GRID_WIDTH
+        elif x + width > GRID_WIDTH:
+            x, y = 0, bottom
+        panel.grid_pos = dm.GridPos(h=pos.h, w=width, x=x, y=y)
+        x, bottom = x + width, max(bottom, y + pos.h)
+        if isinstance(panel, dm.RowPanel):
+            x, y = 0, bottom
 
 
 def timeseries_panel(

@@ -43,13 +43,13 @@ def _spend(c: MixinConfig, u: Units) -> Section:
             ),
             timeseries_panel(
                 "Tokens per second by model",
-                "Prompt and completion tokens per second (month-to-date counter; the month "
-                "start counts as a reset).",
+                "Prompt and completion tokens per second: the slope of the month-to-date token "
+                "count (a gauge, so deriv() rather than rate()); the month's reset reads as 0.",
                 u.tokens_per_second,
                 [
                     query(
-                        "sum by (model, direction) "
-                        f"(rate(chargeback_llm_tokens_month_to_date{c.sel()}[{RATE_INTERVAL}]))",
+                        "sum by (model, direction) (clamp_min(deriv("
+                        f"chargeback_llm_tokens_month_to_date{c.sel()}[{RATE_INTERVAL}]), 0))",
                         "{{model}} {{direction}}",
                     )
                 ],

@@ -159,6 +159,30 @@ def _health(c: MixinConfig, u: Units) -> Section:
                     )
                 ],
             ),
+            timeseries_panel(
+                "Source backoff (Retry-After)",
+                "Seconds each source's upstream asked the exporter to wait after its last "
+                "failed refresh (Retry-After, honoured up to 10 minutes); its next refresh "
+                "waits that long. 0: not asked to wait.",
+                u.seconds,
+                [
+                    query(
+                        f"max by (source) (chargeback_source_backoff_seconds{c.sel()})",
+                        "{{source}}",
+                    )
+                ],
+            ),
+            timeseries_panel(
+                "Refresh worker",
+                "1 while the exporter's refresh worker works (0: it cannot start, or its "
+                "figures went stale: see ChargebackWorkerDown), and how often it was restarted "
+                "since the exporter started.",
+                u.count,
+                [
+                    query(f"min (chargeback_worker_up{c.sel()})", "worker up"),
+                    query(f"max (chargeback_worker_restarts_total{c.sel()})", "restarts", ref="B"),
+                ],
+            ),
         ],
     )
 

@@ -181,14 +181,14 @@ def _llm(c: MixinConfig, u: Units) -> Section:
             ),
             timeseries_panel(
                 "Tokens per second by model",
-                "Tokens per second per model (month-to-date counter; the month start counts "
-                "as a reset).",
+                "Tokens per second per model: the slope of the month-to-date token count (a "
+                "gauge, so deriv() rather than rate()); the month's reset reads as 0.",
                 u.tokens_per_second,
                 [
                     query(
-                        "sum by (model) "
-                        f"(rate(chargeback_llm_tokens_month_to_date{c.sel(TEAM)}"
-                        f"[{RATE_INTERVAL}]))",
+                        "sum by (model) (clamp_min("
+                        f"deriv(chargeback_llm_tokens_month_to_date{c.sel(TEAM)}"
+                        f"[{RATE_INTERVAL}]), 0))",
                         "{{model}}",
                     )
                 ],

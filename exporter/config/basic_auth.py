@@ -12,11 +12,7 @@ from collections.abc import Mapping
 
 import bcrypt
 
-__all__ = ["BasicAuth", "parse_basic_authorization"]
-
-# Checked when the user is unknown, so that the answer takes a bcrypt round either way and
-# timing does not tell which user names exist. The password behind it was random and discarded.
-_DECOY_HASH = b"$2b$10$xup1L.yysAgXq5smz/jMSer3Ut/IyuOvFsHKvloDyj0g9zR7uVcpy"
+__all__ = ["BasicAuth", "bcrypt_cost", "parse_basic_authorization"]
 
 
 def parse_basic_authorization(header: str | None) -> tuple[str, bytes] | None:
@@ -36,11 +32,34 @@ def parse_basic_authorization(header: str | None) -> tuple[str, bytes] | None:
         return None
 
 
+def bcrypt_cost(hashed: str) -> int:
+    """The cost (log2 rounds) of a `$2y$NN$...` hash."""
+    return int(hashed.split("$")[2])
+
+
+def _decoy(cost: int) -> bytes:
+    """A well-formed hash at `cost` whose password was random and discarded.
+
+    Hashed at bcrypt's minimum cost and relabelled: checking against it still runs `cost`
+    rounds, and building it costs nothing even when the users are hashed at cost 14.
+    """
+    cheap = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt(4))
+    return cheap[:4] + b"%02d" % cost + cheap[6:]
+
+
 class BasicAuth:
-    """Checks credentials against `user -> bcrypt hash`; safe to call from many threads."""
+    """Checks credentials against `user -> bcrypt hash`; safe to call from many threads.
+
+    `quick` answers without bcrypt when it can (a credential accepted before, or a header that
+    carries none), so a server can keep the slow checks in a lane of their own.
+    """
 
     def __init__(self, users: Mapping[str, str]) -> None:
         self._users = {user: hashed.encode("ascii") for user, hashed in users.items()}
+        # Checked when the user is unknown, at the users' own cost, so that the answer takes
+        # as long as a wrong password and timing does not tell which user names exist. With
+        # users at different costs, the highest: hash them alike (docs/security.md).
+        self._decoy = _decoy(max((bcrypt_cost(h) for h in users.values()), default=10))
         # The cache holds a keyed digest of each accepted password, never the password: with a
         # per-process random key a dump of the cache cannot be brute-forced faster than bcrypt.
         self._key = secrets.token_bytes(32)
@@ -53,24 +72,38 @@ class BasicAuth:
     def __repr__(self) -> str:
         return f"BasicAuth(users={sorted(self._users)})"
 
-    def allows(self, authorization: str | None) -> bool:
-        """Whether an `Authorization` header value names a configured user and its password."""
+    def quick(self, authorization: str | None) -> bool | None:
+        """True for a credential accepted before, False for a header without a credential,
+        None when only a bcrypt round can tell (`allows` then decides)."""
         credentials = parse_basic_authorization(authorization)
         if credentials is None:
             return False
         user, password = credentials
         hashed = self._users.get(user)
         if hashed is None:
-            self._bcrypt(password, _DECOY_HASH)
-            return False
+            return None
         digest = hmac.new(self._key, password, hashlib.sha256).digest()
         with self._cache_lock:
             cached = self._accepted.get((user, hashed))
         if cached is not None and hmac.compare_digest(cached, digest):
             return True
+        return None
+
+    def allows(self, authorization: str | None) -> bool:
+        """Whether an `Authorization` header value names a configured user and its password."""
+        known = self.quick(authorization)
+        credentials = parse_basic_authorization(authorization)
+        if known is not None or credentials is None:
+            return bool(known)
+        user, password = credentials
+        hashed = self._users.get(user)
+        if hashed is None:
+            self._bcrypt(password, self._decoy)
+            return False
         if not self._bcrypt(password, hashed):
             return False
         # At most one entry per configured user and hash: the cache cannot grow without bound.
+        digest = hmac.new(self._key, password, hashlib.sha256).digest()
         with self._cache_lock:
             self._accepted[(user, hashed)] = digest
         return True

@@ -8,6 +8,7 @@ import yaml
 from pydantic import ValidationError
 
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.files import read_regular_file
 
 __all__ = [
     "MAX_DEPTH",
@@ -45,8 +46,7 @@ class KeyedErrors(ValueError):
 def read_config_text(path: str) -> str:
     """Read a config file as UTF-8 text, refusing files too big to be a config."""
     try:
-        with open(path, "rb") as file:
-            raw = file.read(MAX_FILE_BYTES + 1)
+        raw = read_regular_file(path, MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigError(path, [ConfigIssue(None, "", f"cannot read: {exc.strerror}")]) from exc
     if len(raw) > MAX_FILE_BYTES:

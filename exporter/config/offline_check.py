@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -84,10 +83,7 @@ def _path_problem(value: str) -> str | None:
 
 def check_web_config_offline(path: str) -> None:
     """Check a web config's syntax and schema without reading its certificate or key files."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, [ConfigIssue(None, "", f"cannot read: {exc.strerror}")]) from exc
+    text = read_config_text(path)
     data, lines = load_yaml_with_lines(path, text)
     try:
         WebConfig.model_validate({} if data is None else data)

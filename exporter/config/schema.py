@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import zoneinfo
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Annotated, Any
 
 import babel
 from pydantic import (
     AfterValidator,
+    BaseModel,
     Field,
     ValidationError,
     field_validator,
@@ -62,6 +64,7 @@ __all__ = [
     "format_duration",
     "load_config",
     "parse_duration",
+    "setting_error",
 ]
 
 RESERVED_TEAMS = frozenset({"__idle__", "__unallocated__", "__other__"})
@@ -323,3 +326,35 @@ def validate_config(path: str, data: Any, lines: dict[tuple[str | int, ...], int
         return Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(path, issues_from_validation(exc, lines)) from None
+
+
+def setting_error(
+    path: str, where: tuple[str, ...], settings: BaseModel, message: str
+) -> ConfigError:
+    """A ConfigError for a setting under `where` whose value proved unusable (a secret file that
+    cannot be read), naming the key whose value `message` quotes, with its line in the file."""
+    found = _quoted_key(settings, message)
+    key = (*where, *found) if found else where
+    try:
+        _, lines = load_yaml_with_lines(path, read_config_text(path))
+    except ConfigError:  # changed since it was loaded: the message still names the value
+        lines = {}
+    line = next((lines[key[:n]] for n in range(len(key), 0, -1) if key[:n] in lines), None)
+    return ConfigError(path, [ConfigIssue(line, ".".join(key), message)])
+
+
+def _quoted_key(settings: BaseModel, message: str) -> tuple[str, ...]:
+    """The key of the longest string setting whose value appears in `message`, or ()."""
+    quoted = [(len(value), key) for key, value in _strings(settings) if value in message]
+    return max(quoted)[1] if quoted else ()
+
+
+def _strings(
+    settings: BaseModel, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, BaseModel):
+            yield from _strings(value, (*prefix, name))
+        elif isinstance(value, str) and value:
+            yield (*prefix, name), value

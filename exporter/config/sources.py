@@ -9,6 +9,8 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from exporter.config.loader import KeyedErrors
 from exporter.config.types import (
+    DEFAULT_MAX_RESPONSE_SIZE,
+    ByteSize,
     Interval,
     RateWindow,
     Staleness,
@@ -32,7 +34,8 @@ __all__ = [
 
 
 class SourceConfig(StrictModel):
-    """What every source shares: its refresh schedule, deadlines, staleness limit and TLS trust.
+    """What every source shares: its refresh schedule, deadlines, staleness, TLS trust, and the
+    largest reply it reads.
 
     `timeout` bounds one call (connect, headers and body together); `refresh_timeout` bounds a
     whole refresh (every page and retry), by default three calls' worth but within `interval`.
@@ -43,6 +46,8 @@ class SourceConfig(StrictModel):
     refresh_timeout: Interval | None = None
     max_staleness: Staleness = timedelta(minutes=15)
     ca_file: str | None = None
+    # The most one reply may hold after decompression; past it the read stops (too_large).
+    max_response_size: ByteSize = DEFAULT_MAX_RESPONSE_SIZE
 
     @model_validator(mode="after")
     def _staleness_outlives_a_refresh(self) -> SourceConfig:

@@ -12,6 +12,8 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_SIZE",
+    "ByteSize",
     "IdlePolicy",
     "Interval",
     "Price",
@@ -22,6 +24,7 @@ __all__ = [
     "Url",
     "format_duration",
     "parse_duration",
+    "parse_size",
     "within",
 ]
 
@@ -88,6 +91,29 @@ def within(low: str, high: str) -> Callable[[object], timedelta]:
     return parse
 
 
+_SIZE = re.compile(r"^([0-9]+)(B|KiB|MiB|GiB)?$")
+_UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+# The largest reply one read holds, after decompression: OpenCost's allocation body of 50,000
+# workloads is 72 MiB and a LiteLLM day of 1,000 teams x 50 models 36 MB (docs/performance.md).
+DEFAULT_MAX_RESPONSE_SIZE = 128 << 20
+_SIZE_BOUNDS = (64 << 10, 4 << 30)
+
+
+def parse_size(value: object) -> int:
+    """A size in bytes: a whole number, or one with a unit (64KiB, 128MiB, 1GiB)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif isinstance(value, str) and (m := _SIZE.match(value.strip())):
+        size = int(m.group(1)) * _UNIT_BYTES[m.group(2) or "B"]
+    else:
+        raise ValueError(f"expected a size like 64MiB, 512KiB or a number of bytes, got {value!r}")
+    low, high = _SIZE_BOUNDS
+    if not low <= size <= high:
+        raise ValueError(f"must be between 64KiB and 4GiB, got {value!r}")
+    return size
+
+
+ByteSize = Annotated[int, BeforeValidator(parse_size)]
 Interval = Annotated[timedelta, BeforeValidator(within("1s", "1d"))]
 Timeout = Annotated[timedelta, BeforeValidator(within("100ms", "5m"))]
 Staleness = Annotated[timedelta, BeforeValidator(within("1s", "7d"))]

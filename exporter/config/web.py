@@ -12,8 +12,14 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, SecretStr, ValidationError
 
 from exporter.config.basic_auth import BasicAuth
-from exporter.config.loader import KeyPath, issues_from_validation, load_yaml_with_lines
+from exporter.config.loader import (
+    KeyPath,
+    issues_from_validation,
+    load_yaml_with_lines,
+    read_config_text,
+)
 from exporter.errors import ConfigError, ConfigIssue
+from exporter.files import check_regular_file
 
 __all__ = ["ClientAuthType", "TlsServerConfig", "WebConfig", "WebServing", "load_web_config"]
 
@@ -69,10 +75,7 @@ class WebServing:
 
 def load_web_config(path: str) -> WebServing:
     """Read and validate a web config file and its certificates, or raise ConfigError."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, [ConfigIssue(None, "", f"cannot read: {exc.strerror}")]) from exc
+    text = read_config_text(path)
     data, lines = load_yaml_with_lines(path, text)
     try:
         config = WebConfig.model_validate({} if data is None else data)
@@ -116,7 +119,7 @@ def _tls_context(path: str, tls: TlsServerConfig, lines: dict[KeyPath, int]) -> 
     resolved = {key: str(base / name) for key, name in files.items()}
     for key, name in resolved.items():
         try:
-            Path(name).read_bytes()
+            check_regular_file(name)
         except OSError as exc:
             raise issue(key, f"cannot read {name}: {exc.strerror}") from None
 

@@ -36,6 +36,7 @@ __all__ = [
     "QUOTA_LENT",
     "QUOTA_NOMINAL",
     "QUOTA_USAGE",
+    "SOURCE_BACKOFF_SECONDS",
     "SOURCE_DURATION_SECONDS",
     "SOURCE_ENDPOINTS",
     "SOURCE_ERRORS",
@@ -52,6 +53,7 @@ __all__ = [
     "TEAM_GPU_WASTE_COST_MONTH_TO_DATE",
     "TEAM_GPU_WASTE_COST_PER_HOUR",
     "WORKER_RESTARTS",
+    "WORKER_UP",
     "Family",
     "Kind",
     "markdown_table",
@@ -426,6 +428,15 @@ SOURCE_DURATION_SECONDS = _f(
     "seconds",
     "exporter",
 )
+SOURCE_BACKOFF_SECONDS = _f(
+    "source_backoff_seconds",
+    G,
+    "How long the source's upstream asked the exporter to wait (Retry-After, honoured up to 10 "
+    "minutes) after its last refresh failed; the next refresh waits that long. 0 otherwise.",
+    ("source",),
+    "seconds",
+    "exporter",
+)
 SOURCE_ERRORS = _f(
     "source_errors",
     C,
@@ -476,6 +487,15 @@ WORKER_RESTARTS = _f(
     "worker_restarts",
     C,
     "Times the refresh worker process died and was started again; scrapes kept the last values.",
+    (),
+    "",
+    "exporter",
+)
+WORKER_UP = _f(
+    "worker_up",
+    G,
+    "1 while the refresh worker runs and its figures are fresh; 0 when it cannot start or has "
+    "sent no figures within the shortest max_staleness (then no source figures are served).",
     (),
     "",
     "exporter",
@@ -536,12 +556,14 @@ CATALOGUE: tuple[Family, ...] = (
     SOURCE_UP,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
     SOURCE_DURATION_SECONDS,
+    SOURCE_BACKOFF_SECONDS,
     SOURCE_ERRORS,
     SOURCE_RECORDS_DROPPED,
     SOURCE_ENDPOINTS,
     SOURCE_RECONCILE_REPAIRS,
     BUILD_ERRORS,
     WORKER_RESTARTS,
+    WORKER_UP,
     BUILD,
     CONFIG,
 )

@@ -13,7 +13,7 @@ import struct
 import zlib
 from collections.abc import Sequence
 
-__all__ = ["Chunk", "gzip_of"]
+__all__ = ["Chunk", "gzip_of", "gzip_prefixed"]
 
 # zlib's default level: gzip's 9 took three times the CPU for a body a tenth smaller.
 _LEVEL = 6
@@ -48,3 +48,20 @@ def gzip_of(chunks: Sequence[Chunk]) -> bytes:
         size += len(chunk.data)
     trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
     return b"".join([_HEADER, *(chunk.deflated() for chunk in chunks), _LAST_BLOCK, trailer])
+
+
+def gzip_prefixed(chunks: Sequence[Chunk], member: bytes, data: bytes) -> bytes:
+    """One gzip member of the chunks' data followed by `data`, whose own member is `member`.
+
+    `member`'s deflate blocks are reused as they are (gzip_of ends every chunk on a byte
+    boundary with no block referring back), so only the chunks are compressed, and the CRC
+    continues over `data` rather than restarting.
+    """
+    crc, size = 0, 0
+    for chunk in chunks:
+        crc = zlib.crc32(chunk.data, crc)
+        size += len(chunk.data)
+    crc = zlib.crc32(data, crc)
+    trailer = struct.pack("<II", crc, (size + len(data)) & 0xFFFFFFFF)
+    body = member[len(_HEADER) : -8]  # its blocks and its final empty block
+    return b"".join([_HEADER, *(chunk.deflated() for chunk in chunks), body, trailer])

@@ -14,6 +14,7 @@ from prometheus_client.openmetrics.exposition import (
 from exporter.exposition.catalogue import (
     BUILD_ERRORS,
     CATALOGUE,
+    SOURCE_BACKOFF_SECONDS,
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
@@ -21,7 +22,7 @@ from exporter.exposition.catalogue import (
     SOURCE_RECORDS_DROPPED,
     SOURCE_UP,
 )
-from exporter.exposition.deflate import gzip_of
+from exporter.exposition.deflate import gzip_of, gzip_prefixed
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import RenderCache, metric_family, render_chunks
 
@@ -34,6 +35,7 @@ __all__ = [
     "build_error_samples",
     "health_samples",
     "render",
+    "render_before",
 ]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -45,6 +47,7 @@ ERROR_REASONS = (
     "http_5xx",
     "malformed",
     "incomplete",
+    "too_large",
     "error",
 )
 BUILD_STAGES = ("join", "render")
@@ -60,6 +63,8 @@ class SourceHealth:
     errors: Mapping[str, int]
     dropped: Mapping[str, int] = field(default_factory=dict)
     repairs: int | None = None  # None for a source that keeps no closed days
+    backoff: float = 0.0  # seconds the upstream last asked to wait (Retry-After), honoured
+    backoff_left: float = 0.0  # of which still to wait, when this health was taken
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ def health_samples(
         if h.last_success is not None:
             yield Sample.of(SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS, h.last_success, source=source)
         yield Sample.of(SOURCE_DURATION_SECONDS, h.duration, source=source)
+        yield Sample.of(SOURCE_BACKOFF_SECONDS, h.backoff, source=source)
         for reason in sorted(set(ERROR_REASONS) | set(h.errors)):
             yield Sample.of(
                 SOURCE_ERRORS, float(h.errors.get(reason, 0)), source=source, reason=reason
@@ -131,4 +137,20 @@ def render(samples: Iterable[Sample], memo: RenderCache | None = None) -> Exposi
         gzip_of(text),
         b"".join(c.data for c in openmetrics),
         gzip_of(openmetrics),
+    )
+
+
+def render_before(samples: Iterable[Sample], rest: Exposition) -> Exposition:
+    """Render `samples` ahead of an exposition rendered elsewhere, without rendering it again.
+
+    The serving process puts its own families (the worker's health) before the worker's bytes:
+    only its few lines are rendered and compressed. No family may be in both.
+    """
+    text, openmetrics = render_chunks(samples)
+    openmetrics = openmetrics[:-1]  # one `# EOF`, the one that ends `rest`
+    return Exposition(
+        b"".join(c.data for c in text) + rest.text,
+        gzip_prefixed(text, rest.text_gzip, rest.text),
+        b"".join(c.data for c in openmetrics) + rest.openmetrics,
+        gzip_prefixed(openmetrics, rest.openmetrics_gzip, rest.openmetrics),
     )

@@ -40,7 +40,7 @@ from exporter.sources.http import make_client
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
 
-__all__ = ["SOURCE", "quota_history", "quota_queries"]
+__all__ = ["SOURCE", "open_client", "quota_history", "quota_queries"]
 
 SOURCE = "report.prometheus"
 STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
@@ -69,7 +69,8 @@ def quota_queries(cfg: ReportPrometheus, month: Month) -> dict[str, str]:
     }
 
 
-def _client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
+def open_client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
+    """The client for the report's Prometheus; ValueError when its token or CA is unusable."""
     headers = {}
     if cfg.bearer_token_file is not None or cfg.bearer_token_env is not None:
         file = cfg.bearer_token_file
@@ -89,7 +90,7 @@ def quota_history(config: Config, config_path: str, month: Month) -> KueueSnapsh
     if cfg is None:
         raise ValueError("report.prometheus is not configured")
     at = month.end - timedelta(milliseconds=1)
-    with _client(cfg, config_path) as client:
+    with open_client(cfg, config_path) as client:
         found = {
             field: _series(client, expr, at, selected=cfg.cluster is not None)
             for field, expr in quota_queries(cfg, month).items()

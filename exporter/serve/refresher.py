@@ -24,10 +24,13 @@ from exporter.exposition.render import (
 from exporter.exposition.samples import Sample
 from exporter.sources.checks import DROP_REASONS
 
-__all__ = ["Audited", "Builder", "Reconciled", "Refresher", "Source"]
+__all__ = ["MAX_RETRY_AFTER", "Audited", "Builder", "Reconciled", "Refresher", "Source"]
 
 log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
+# The longest Retry-After honoured: an upstream asking for a day would silence its source
+# past every max_staleness; ten minutes is polite and still heals within the hour.
+MAX_RETRY_AFTER = 600.0
 
 Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
 
@@ -81,6 +84,8 @@ class _State:
     dropped: Counter[str] = field(default_factory=Counter)
     repairs: int | None = None
     last_error: str = ""  # the message last logged, so a repeated failure is logged once
+    backoff: float = 0.0  # seconds the upstream last asked to wait (Retry-After), capped
+    not_before: float = 0.0  # time.monotonic() before which the schedule asks nothing
 
 
 class Refresher:
@@ -97,9 +102,16 @@ class Refresher:
         build: Builder,
         static: Iterable[Sample] = (),
         clock: Clock = system_clock,
+        backoff: Mapping[str, float] | None = None,
     ) -> None:
+        """`backoff`: seconds each source must still wait, as a previous worker was asked."""
         self._sources = {s.name: s for s in sources}
         self._states = {name: _State() for name in self._sources}
+        for name, seconds in (backoff or {}).items():
+            if name in self._states and seconds > 0:
+                state = self._states[name]
+                state.backoff = min(seconds, MAX_RETRY_AFTER)
+                state.not_before = time.monotonic() + state.backoff
         self._build = build
         self._static = tuple(static)
         self._clock = clock
@@ -138,6 +150,7 @@ class Refresher:
         except UpstreamError as exc:
             duration = time.monotonic() - started
             self._failed(name, exc.reason, str(exc), duration, dropped=exc.dropped)
+            self._back_off(name, exc.retry_after)
             return False
         except Exception as exc:  # noqa: BLE001 - the one per-source guard: never crash
             duration = time.monotonic() - started
@@ -147,6 +160,7 @@ class Refresher:
             state = self._states[name]
             state.records, state.fetched_at, state.up = records, self._clock().timestamp(), True
             state.duration = time.monotonic() - started
+            state.backoff = 0.0
             if isinstance(records, Audited):
                 state.dropped.update(records.dropped)
             if isinstance(records, Reconciled):
@@ -188,9 +202,35 @@ class Refresher:
                 exc_info=exc,
             )
 
+    def _back_off(self, name: str, asked: float) -> None:
+        """Keep the schedule off the upstream for as long as it asked (within reason)."""
+        if asked <= 0 or self._stop.is_set():
+            return
+        seconds = min(asked, MAX_RETRY_AFTER)
+        with self._lock:
+            state = self._states[name]
+            state.backoff, state.not_before = seconds, time.monotonic() + seconds
+        log.warning(
+            "source=%s: the upstream asked to wait %.0fs (Retry-After%s); its next refresh waits",
+            name,
+            asked,
+            f", honoured up to {MAX_RETRY_AFTER:.0f}s" if asked > seconds else "",
+        )
+
+    def _waiting(self, name: str) -> float:
+        """Seconds the source must still wait before the schedule may ask it again."""
+        with self._lock:
+            return self._states[name].not_before - time.monotonic()
+
     def refresh_all(self) -> bool:
-        """Refresh every source once, in turn, then rebuild; True when all succeeded."""
-        results = [self.refresh(name) for name in sorted(self._sources)]
+        """Refresh every source once, in turn, then rebuild; True when all succeeded.
+
+        A source still waiting out a Retry-After is not asked (and counts as not succeeded).
+        """
+        results = [
+            self.refresh(name) if self._waiting(name) <= 0 else False
+            for name in sorted(self._sources)
+        ]
         self.rebuild()
         return all(results)
 
@@ -212,6 +252,7 @@ class Refresher:
         """A copy of every source's health (down, too, while a failing build froze its figures
         for longer than its `max_staleness`)."""
         with self._lock:
+            now = time.monotonic()
             return {
                 name: SourceHealth(
                     s.up and name not in self._frozen,
@@ -220,6 +261,8 @@ class Refresher:
                     dict(s.errors),
                     dict(s.dropped),
                     s.repairs,
+                    s.backoff,
+                    max(0.0, s.not_before - now),
                 )
                 for name, s in self._states.items()
             }
@@ -314,6 +357,10 @@ class Refresher:
         if refreshed:
             self._pause(interval)
         while not self._stop.is_set():
+            # An upstream that said Retry-After is not asked again before then.
+            if (wait := self._waiting(name)) > 0:
+                self._pause(wait)
+                continue
             try:
                 self.refresh(name)
                 self.rebuild()

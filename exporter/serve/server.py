@@ -1,23 +1,48 @@
-"""HTTP serving: cached exposition bytes on the telemetry path, health, and a landing page."""
+"""HTTP serving on one event loop: no client, idle, slow or failing to log in, holds a thread.
+
+Every connection is read by the loop: its request (the TLS handshake included) must arrive
+whole within `request_timeout`, and its answer must be taken within `write_timeout`. Open
+connections are capped; past the cap the oldest one still sending its request, from the peer
+with the most of those, is closed, so a pile of idle sockets cannot keep a scrape out. bcrypt
+checks run one at a time in a lane of their own with a short queue (more are answered 429), and
+a credential accepted before is checked without bcrypt, so failed logins never hold it up.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import logging
+import os
+import socket
 import ssl
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-
-from prometheus_client.exposition import choose_encoder
+from concurrent.futures import ThreadPoolExecutor
 
 from exporter import __version__
+from exporter.clock import Clock, system_clock
+from exporter.config.basic_auth import BasicAuth
 from exporter.exposition.render import Exposition
+from exporter.serve.http1 import (
+    MAX_HEAD_BYTES,
+    BadRequest,
+    Request,
+    Response,
+    parse_head,
+    response_head,
+)
 from exporter.serve.pages import Page
+from exporter.serve.routes import Health, Routes, gzip_accepted
 
 __all__ = [
-    "DEFAULT_IDLE_TIMEOUT",
+    "AUTH_QUEUE",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
     "MetricsServer",
     "gzip_accepted",
     "parse_listen_address",
@@ -25,38 +50,70 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IDLE_TIMEOUT = 30.0
-# Prometheus servers and a person with curl: a handful at once. More wait in the accept queue.
-DEFAULT_MAX_CONNECTIONS = 16
-
-LANDING = """<!DOCTYPE html>
-<html><head><title>GPU chargeback exporter</title></head>
-<body><h1>GPU chargeback exporter</h1>
-<p>Version {version}. Per-team GPU and LLM chargeback from OpenCost, DCGM, Kueue and LiteLLM.</p>
-<ul><li><a href="{path}">{path}</a>: metrics</li>{pages}
-<li><a href="/healthz">/healthz</a>: health</li></ul>
-</body></html>
-"""
+DEFAULT_REQUEST_TIMEOUT = 10.0  # seconds for the whole request, from accept to its empty line
+DEFAULT_WRITE_TIMEOUT = 60.0  # seconds for the whole answer: megabytes to a slow Prometheus
+# Open at once. Each TLS connection holds a 256 KiB read buffer of asyncio's: 64 MiB at most.
+DEFAULT_MAX_CONNECTIONS = 256
+AUTH_QUEUE = 8  # bcrypt checks queued at once; more are refused (429)
+# Seconds a refused login waits for its 429: a flood then costs the attacker time, not us CPU.
+REFUSAL_DELAY = 1.0
+SERVER = f"gpu-chargeback-exporter/{__version__}"
+_BACKLOG = 1024
+_CHUNK = 64 * 1024  # bytes handed to a socket at a time: a slow reader holds no more than this
+_CLOSE_GRACE = 2.0  # seconds a closing connection may take to flush or say TLS goodbye
+_TICK = 0.05
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
-    """Split `host:port` (`:port` means every interface, `[::1]:port` for IPv6)."""
+    """Split `host:port`: `:port` is every interface (""), `[::1]:port` an IPv6 address."""
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"listen address must be host:port, got {value!r}")
-    return host.strip("[]") or "0.0.0.0", int(port)
+    if host.startswith("[") and host.endswith("]") and len(host) > 2:
+        host = host[1:-1]
+    elif ":" in host or "[" in host or "]" in host:
+        raise ValueError(f"an IPv6 address goes in brackets, as in [::1]:10290, got {value!r}")
+    return host, int(port)
+
+
+def _listen(address: tuple[str, int]) -> socket.socket:
+    host, port = address
+    if not host:
+        if socket.has_dualstack_ipv6():
+            return socket.create_server(
+                ("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=_BACKLOG
+            )
+        host = "0.0.0.0"
+    family, _, _, _, where = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    return socket.create_server(where, family=family, backlog=_BACKLOG)
+
+
+class _Connection:
+    """One accepted connection, while the server counts it."""
+
+    __slots__ = ("number", "peer", "writer")
+    _numbers = itertools.count()
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.number = next(self._numbers)  # in order of arrival
+        self.writer = writer
+        peer = writer.get_extra_info("peername")
+        self.peer = str(peer[0]) if peer else ""
 
 
 class MetricsServer:
-    """Serves whatever `exposition()` returns; it never computes and never calls an upstream.
+    """Serves what `Routes` answers from rendered bytes; it never computes or calls upstream.
 
     Args:
-        tls: when given, every connection is TLS with this context (handshake in the worker).
-        authorize: when given, gets each request's `Authorization` header; False answers 401.
-        idle_timeout: seconds a connection may stay silent (handshake, request line, headers).
-        max_connections: connections served at once; the next ones wait to be accepted.
-        pages: published beside the metrics, each at its path with what `rendered(name)`
-            returns (bytes the worker rendered), or 503 while that is None (no join yet).
+        tls: when given, every connection is TLS with this context.
+        auth: when given, every request needs a user and password it allows (else 401).
+        request_timeout: seconds from accept until the request's last header has arrived.
+        write_timeout: seconds a client may take to read the whole answer.
+        max_connections: connections open at once (the oldest idle ones make room).
+        pages, rendered, health: see Routes.
+        clock: dates the answers.
     """
 
     def __init__(
@@ -66,182 +123,203 @@ class MetricsServer:
         exposition: Callable[[], Exposition],
         *,
         tls: ssl.SSLContext | None = None,
-        authorize: Callable[[str | None], bool] | None = None,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        auth: BasicAuth | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         pages: Sequence[Page] = (),
         rendered: Callable[[str], bytes | None] = lambda name: None,
+        health: Health | None = None,
+        clock: Clock = system_clock,
     ) -> None:
-        handler = _handler_class(telemetry_path, exposition, authorize, pages, rendered)
-        self._httpd = _BoundedServer(address, handler, tls, idle_timeout, max_connections)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        extra = {} if health is None else {"health": health}
+        self._routes = Routes(telemetry_path, exposition, pages, rendered, **extra)
+        self._tls = tls
+        self._auth = auth
+        self._request_timeout = request_timeout
+        self._write_timeout = write_timeout
+        self._max_connections = max_connections
+        self._clock = clock
+        self._sock = _listen(address)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._done: asyncio.Event | None = None
+        self._stopping = threading.Event()
+        self._finished = threading.Event()
+        self._started = False
+        self._open = 0
+        # Connections still sending their request, by peer, oldest first: what eviction takes
+        # first; then the refused logins waiting for their 429.
+        self._waiting: dict[str, OrderedDict[_Connection, None]] = {}
+        self._refused: OrderedDict[_Connection, None] = OrderedDict()
+        self._checking = 0  # requests in the bcrypt lane, queued or running
+        self._bcrypt = ThreadPoolExecutor(1, "bcrypt", initializer=_yield_the_cpu)
 
     @property
     def port(self) -> int:
         """The port actually bound (useful when asked for port 0)."""
-        return int(self._httpd.server_address[1])
+        return int(self._sock.getsockname()[1])
 
     def start(self) -> None:
         """Serve in a background thread."""
-        self._thread.start()
+        self._started = True
+        threading.Thread(target=self._run, daemon=True, name="http").start()
 
     def serve_forever(self) -> None:
-        """Serve in the calling thread until shut down."""
-        self._httpd.serve_forever()
+        """Serve in the calling thread until stopped."""
+        self._started = True
+        self._run()
 
     def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._httpd.closing.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        """Stop serving, close every connection and release the port."""
+        self._stopping.set()
+        loop, done = self._loop, self._done
+        if loop is not None and done is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed already
+                loop.call_soon_threadsafe(done.set)
+        if not self._started:
+            self._sock.close()
+            return
+        # Short sleeps, not Event.wait(timeout): libfaketime does not intercept sem_clockwait.
+        while not self._finished.is_set():
+            time.sleep(_TICK)
 
-
-class _BoundedServer(ThreadingHTTPServer):
-    """One thread per connection, but never more than `max_connections` of them at once."""
-
-    daemon_threads = True
-    # Connections beyond the bound wait in the kernel's accept queue, not in a thread of ours.
-    request_queue_size = 128
-
-    def __init__(
-        self,
-        address: tuple[str, int],
-        handler: type[BaseHTTPRequestHandler],
-        tls: ssl.SSLContext | None,
-        idle_timeout: float,
-        max_connections: int,
-    ) -> None:
-        self._tls = tls
-        self._idle_timeout = idle_timeout
-        self._slots = threading.BoundedSemaphore(max_connections)
-        self.closing = threading.Event()
-        super().__init__(address, handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # Runs in the accepting thread: waiting here stops accepting until a slot frees up,
-        # with a bounded wait so that shutdown() is never stuck behind a busy server.
-        while not self._slots.acquire(timeout=0.2):
-            if self.closing.is_set():
-                self.shutdown_request(request)
-                return
+    def _run(self) -> None:
         try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
+            asyncio.run(self._main())
         finally:
-            self._slots.release()
+            self._sock.close()
+            self._bcrypt.shutdown(wait=False, cancel_futures=True)
+            self._finished.set()
 
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        # Every blocking read and write below, the TLS handshake included, gives up after
-        # `idle_timeout`: a client that connects and sends nothing frees its thread.
-        request.settimeout(self._idle_timeout)
-        if self._tls is None:
-            super().finish_request(request, client_address)
+    async def _main(self) -> None:
+        self._done = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        if self._stopping.is_set():
             return
+        server = await asyncio.start_server(self._connection, sock=self._sock, limit=MAX_HEAD_BYTES)
+        async with server:
+            await self._done.wait()
+            server.close()
+            for waiting in [*self._waiting.values(), self._refused]:
+                for connection in list(waiting):
+                    connection.writer.transport.abort()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = _Connection(writer)
+        self._admit(connection)
         try:
-            conn = self._tls.wrap_socket(request, server_side=True)
-        except OSError as exc:
-            log.debug("TLS handshake with %s failed: %s", client_address[0], exc)
+            await self._serve(connection, reader, writer)
+        except Exception as exc:  # noqa: BLE001 - one client's failure never stops the server
+            log.debug("connection from %s ended: %s: %s", connection.peer, type(exc).__name__, exc)
+            writer.transport.abort()
+        finally:
+            self._received(connection)
+            self._refused.pop(connection, None)
+            self._open -= 1
+            _close(writer)
+
+    def _admit(self, connection: _Connection) -> None:
+        self._open += 1
+        self._waiting.setdefault(connection.peer, OrderedDict())[connection] = None
+        if self._open <= self._max_connections:
             return
-        with conn:
-            super().finish_request(conn, client_address)
+        # The peer with the most connections still sending gives up its oldest one (the new
+        # one at worst), or else the oldest refused login.
+        waiting = sum(map(len, self._waiting.values()))
+        if waiting == 1 and self._refused:
+            victim, _ = self._refused.popitem(last=False)
+        else:
+            # Ties go to the peer whose oldest connection is the oldest.
+            busiest = max(self._waiting.values(), key=lambda w: (len(w), -next(iter(w)).number))
+            victim = next(iter(busiest))
+        self._received(victim)
+        log.debug("%d connections open: closing an idle one from %s", self._open, victim.peer)
+        victim.writer.transport.abort()
+
+    def _received(self, connection: _Connection) -> None:
+        waiting = self._waiting.get(connection.peer)
+        if waiting is not None:
+            waiting.pop(connection, None)
+            if not waiting:
+                del self._waiting[connection.peer]
+
+    async def _serve(
+        self, connection: _Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                if self._tls is not None:
+                    await writer.start_tls(self._tls)
+                head = await reader.readuntil(b"\r\n\r\n")
+        except TimeoutError:
+            log.debug("%s sent no whole request within %gs", connection.peer, self._request_timeout)
+            writer.transport.abort()
+            return
+        except asyncio.LimitOverrunError:
+            head = b""
+        self._received(connection)
+        try:
+            if not head:
+                raise BadRequest("request head too large", 431)
+            request = parse_head(head)
+        except BadRequest as exc:
+            await self._send(writer, "GET", Response(exc.status, f"{exc}\n".encode()))
+            return
+        response = await self._denied(connection, request)
+        if response is None:
+            try:
+                response = self._routes.answer(request)
+            except Exception:
+                log.exception("answering %s failed", request.path)
+                response = Response(500, b"Internal server error\n")
+        await self._send(writer, request.method, response)
+
+    async def _denied(self, connection: _Connection, request: Request) -> Response | None:
+        """401 (or 429 when too many logins wait) unless the request's credential is good."""
+        if self._auth is None:
+            return None
+        header = request.header("Authorization")
+        allowed = self._auth.quick(header)
+        if allowed is None:
+            if self._checking >= AUTH_QUEUE:
+                self._refused[connection] = None
+                await asyncio.sleep(REFUSAL_DELAY)
+                self._refused.pop(connection, None)
+                return Response(429, b"Too many logins at once\n", headers={"Retry-After": "1"})
+            self._checking += 1
+            try:
+                loop = asyncio.get_running_loop()
+                allowed = await loop.run_in_executor(self._bcrypt, self._auth.allows, header)
+            finally:
+                self._checking -= 1
+        if allowed:
+            return None
+        return Response(401, b"Unauthorized\n", headers={"WWW-Authenticate": "Basic"})
+
+    async def _send(self, writer: asyncio.StreamWriter, method: str, response: Response) -> None:
+        head = response_head(response, SERVER, self._clock())
+        # Nothing queued beyond one chunk: a client that does not read holds no more memory.
+        writer.transport.set_write_buffer_limits(high=_CHUNK, low=0)
+        async with asyncio.timeout(self._write_timeout):
+            writer.write(head)
+            if method != "HEAD":
+                body = memoryview(response.body)
+                for start in range(0, len(body), _CHUNK):
+                    writer.write(body[start : start + _CHUNK])
+                    await writer.drain()
+            await writer.drain()
 
 
-def gzip_accepted(accept_encoding: str | None) -> bool:
-    """Whether `Accept-Encoding` accepts gzip (q > 0) at least as much as identity (RFC 9110)."""
-    weights: dict[str, float] = {}
-    for element in (accept_encoding or "").split(","):
-        coding, *params = (part.strip() for part in element.split(";"))
-        coding = coding.lower()
-        if not coding:
-            continue
-        weight = 1.0
-        for param in params:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    weight = float(value)
-                except ValueError:
-                    weight = -1.0
-        if 0.0 <= weight <= 1.0:
-            weights[coding] = weight
-    star = weights.get("*", 0.0)
-    gzip_weight = weights.get("gzip", weights.get("x-gzip", star))
-    # Identity is acceptable unless excluded but has no weight of its own: it only wins over
-    # gzip when the client weighs it (or `*`) higher.
-    identity_weight = weights.get("identity", star)
-    return gzip_weight > 0 and gzip_weight >= identity_weight
+def _yield_the_cpu() -> None:
+    """Run bcrypt at the lowest priority: the thread answering scrapes gets the CPU first."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux sets it per thread
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
-def _handler_class(
-    telemetry_path: str,
-    exposition: Callable[[], Exposition],
-    authorize: Callable[[str | None], bool] | None,
-    pages: Sequence[Page],
-    rendered: Callable[[str], bytes | None],
-) -> type[BaseHTTPRequestHandler]:
-    links = "".join(f'\n<li><a href="{p.path}">{p.path}</a>: {p.description}</li>' for p in pages)
-    landing = LANDING.format(version=__version__, path=telemetry_path, pages=links).encode()
-    by_path = {page.path: page for page in pages}
-
-    class Handler(BaseHTTPRequestHandler):
-        server_version = f"gpu-chargeback-exporter/{__version__}"
-
-        def do_GET(self) -> None:
-            if authorize is not None and not authorize(self.headers.get("Authorization")):
-                challenge = {"WWW-Authenticate": "Basic"}
-                self._send(401, b"Unauthorized\n", "text/plain; charset=utf-8", challenge)
-                return
-            path = self.path.split("?", 1)[0]
-            if path == telemetry_path:
-                self._metrics()
-            elif path == "/healthz":
-                self._send(200, b"ok\n", "text/plain; charset=utf-8")
-            elif path == "/":
-                self._send(200, landing, "text/html; charset=utf-8")
-            elif path in by_path:
-                self._page(by_path[path])
-            else:
-                self._send(404, b"404 page not found\n", "text/plain; charset=utf-8")
-
-        def do_HEAD(self) -> None:
-            self.do_GET()
-
-        def _metrics(self) -> None:
-            _, content_type = choose_encoder(self.headers.get("Accept", ""))
-            openmetrics = content_type.startswith("application/openmetrics-text")
-            gzipped = gzip_accepted(self.headers.get("Accept-Encoding"))
-            body, content_type = exposition().body(openmetrics, gzipped)
-            headers = {"Content-Encoding": "gzip"} if gzipped else {}
-            self._send(200, body, content_type, headers)
-
-        def _page(self, page: Page) -> None:
-            body = rendered(page.name)
-            if body is None:
-                text = f"No {page.name} yet: the exporter has not joined any cost data.\n"
-                retry = {"Retry-After": "30"}
-                self._send(503, text.encode(), "text/plain; charset=utf-8", retry)
-            else:
-                self._send(200, body, page.content_type, dict(page.headers))
-
-        def _send(
-            self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
-        ) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("http %s", format % args)
-
-    return Handler
+def _close(writer: asyncio.StreamWriter) -> None:
+    transport = writer.transport
+    if transport.is_closing():
+        return
+    transport.close()
+    # A peer that never takes the last bytes or never answers TLS's goodbye is cut off.
+    asyncio.get_running_loop().call_later(_CLOSE_GRACE, transport.abort)

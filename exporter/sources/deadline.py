@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from exporter.clock import Clock, system_clock
+from exporter.config.types import DEFAULT_MAX_RESPONSE_SIZE
 
 __all__ = [
     "NO_RETRY",
@@ -57,22 +58,40 @@ class RetryPolicy:
     monotonic: Callable[[], float] = time.monotonic
     clock: Clock = system_clock
 
-    def start(self, seconds: float) -> Deadline:
-        """The deadline of a refresh starting now that may last `seconds`."""
-        return Deadline(self, self.monotonic() + seconds, seconds)
+    def start(self, seconds: float, max_body: float = DEFAULT_MAX_RESPONSE_SIZE) -> Deadline:
+        """The deadline of a refresh starting now that may last `seconds` and read replies of
+        at most `max_body` bytes each."""
+        return Deadline(self, self.monotonic() + seconds, seconds, max_body)
 
 
 @dataclass(frozen=True)
 class Deadline:
-    """One refresh's deadline (`expires`, in `policy.monotonic` seconds) and its retry policy."""
+    """One refresh's deadline (`expires`, in `policy.monotonic` seconds), its retry policy, and
+    the most bytes one reply of it may decompress to (`max_body`).
+
+    It also keeps the longest wait an upstream asked for (`Retry-After`) that the refresh could
+    not honour before its deadline, so the next refresh can wait for it.
+    """
 
     policy: RetryPolicy
     expires: float = math.inf
     seconds: float = math.inf
+    # Outside a refresh (the report's quota history, a one-off call) the default limit holds.
+    max_body: float = DEFAULT_MAX_RESPONSE_SIZE
+    _asked: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
 
     def remaining(self) -> float:
         """Seconds left before the deadline (negative once it has passed)."""
         return self.expires - self.policy.monotonic()
+
+    def asked_to_wait(self, seconds: float) -> None:
+        """Remember that an upstream asked for `seconds` before the next request."""
+        self._asked[0] = max(self._asked[0], seconds)
+
+    @property
+    def retry_after(self) -> float:
+        """The longest wait asked for and not honoured in this refresh (0 when none)."""
+        return self._asked[0]
 
 
 _OUTSIDE = Deadline(RetryPolicy(backoff=NO_RETRY))

@@ -16,7 +16,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,10 +28,13 @@ from exporter import __version__
 from exporter.errors import (
     UpstreamPayloadError,
     UpstreamStatusError,
+    UpstreamTooLarge,
     UpstreamUnavailable,
 )
+from exporter.files import check_regular_file
 from exporter.redact import redact, register
 from exporter.sources.deadline import Deadline, current, retry_after
+from exporter.sources.inflate import ACCEPT_ENCODING, Inflater, format_bytes
 
 __all__ = [
     "TRANSIENT_STATUSES",
@@ -89,6 +92,7 @@ def make_client(
 def tls_context(ca_file: str) -> ssl.SSLContext:
     """A verifying TLS context that trusts `ca_file`; ValueError (a config error) if unusable."""
     try:
+        check_regular_file(ca_file)  # ssl would wait forever on a FIFO
         return ssl.create_default_context(cafile=ca_file)
     except OSError as exc:  # ssl.SSLError included
         message = f"ca_file {ca_file}: cannot load: {exc.strerror or exc}"
@@ -106,6 +110,8 @@ def upstream_errors(source: str) -> Iterator[None]:
         ) from None
     except httpx.TransportError as exc:
         raise UpstreamUnavailable(f"{source}: unreachable ({type(exc).__name__}: {exc})") from None
+    except httpx.DecodingError as exc:  # a Content-Encoding httpx itself failed to undo
+        raise UpstreamPayloadError(f"{source}: the body cannot be decoded ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -161,8 +167,14 @@ def _checked(source: str, reply: _Reply) -> _Reply:
 def get_text(
     client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None = None
 ) -> str:
-    """GET a path and return the body as text; any status but 200 is an error."""
-    return _checked(source, _get(client, source, path, params)).text()
+    """GET a path and return the body as text; any status but 200, or a body that is not
+    text in its charset (UTF-8 unless it says otherwise), is an error."""
+    reply = _checked(source, _get(client, source, path, params))
+    try:
+        return reply.content.decode(reply.charset)
+    except UnicodeDecodeError as exc:
+        message = f"{source}: {reply.path} is not {reply.charset} text (byte {exc.start})"
+        raise UpstreamPayloadError(message) from None
 
 
 def get_json(
@@ -218,17 +230,18 @@ def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str]
                     raise
                 what = type(exc).__name__
             else:
-                if reply.status not in TRANSIENT_STATUSES or last:
+                if reply.status not in TRANSIENT_STATUSES:
                     return reply
                 asked = retry_after(reply.headers, deadline.policy.clock) or 0.0
                 wait = max(backoff.delay(retry + 1), asked)
-                if wait >= deadline.remaining():
+                if last or wait >= deadline.remaining():
                     log.debug(
-                        "%s: HTTP %d: a retry in %.2fs would pass the deadline",
+                        "%s: HTTP %d: no retry (the next would be in %.2fs)",
                         source,
                         reply.status,
                         wait,
                     )
+                    deadline.asked_to_wait(asked)  # the next refresh waits for it instead
                     return reply
                 what = f"HTTP {reply.status}"
             retry += 1
@@ -287,7 +300,9 @@ def _attempt(
     timeout = httpx.Timeout(bound, connect=min(seconds, _MAX_CONNECT))
     with _Watchdog(bound) as watchdog:
         try:
-            return _read(client, path, params, timeout, watchdog, lambda: monotonic() > ends)
+            limit = refresh.max_body
+            ended = lambda: monotonic() > ends  # noqa: E731
+            return _read(client, source, path, params, timeout, watchdog, ended, limit)
         except _Expired:
             raise expired from None
         except httpx.TransportError:
@@ -302,22 +317,41 @@ class _Expired(Exception):
 
 def _read(
     client: httpx.Client,
+    source: str,
     path: str,
     params: Mapping[str, str] | None,
     timeout: httpx.Timeout,
     watchdog: _Watchdog,
     expired: Callable[[], bool],
+    limit: float,
 ) -> _Reply:
     extensions = {"trace": watchdog.trace}
+    # Only the codings the exporter inflates itself, a bounded step at a time.
+    headers = {"Accept-Encoding": ACCEPT_ENCODING}
     with client.stream(
-        "GET", path, params=params, timeout=timeout, extensions=extensions
+        "GET", path, params=params, headers=headers, timeout=timeout, extensions=extensions
     ) as response:
+        what = f"{source}: {response.request.url.path}"
+        encoding = response.headers.get("content-encoding")
+        declared = response.headers.get("content-length", "")
+        if not encoding and declared.isdigit() and int(declared) > limit:
+            raise UpstreamTooLarge(
+                f"{what}: Content-Length {declared} is over max_response_size "
+                f"({format_bytes(limit)}); not read"
+            )
+        chunks: Iterable[bytes]
+        if response.is_stream_consumed:  # built in memory (a mock transport): decoded already
+            chunks, inflater = [response.content], Inflater(what, None, limit)
+        else:
+            chunks, inflater = response.iter_raw(), Inflater(what, encoding, limit)
         # One growing buffer, not a list of chunks joined at the end: the body is held once.
         content = bytearray()
-        for chunk in response.iter_bytes():
-            content += chunk
+        for chunk in chunks:
+            for piece in inflater.feed(chunk):
+                content += piece
             if expired():
                 raise _Expired
+        inflater.finish()
         return _Reply(
             response.status_code,
             response.request.url.path,

@@ -16,7 +16,8 @@ import yaml
 
 from exporter.config.schema import KueueConfig
 from exporter.credentials import check_secret, read_secret_file
-from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
+from exporter.errors import ConfigError, ConfigIssue, UpstreamCredentialError
+from exporter.files import check_regular_file, read_regular_file
 from exporter.redact import register
 from exporter.sources.http import make_client
 
@@ -24,6 +25,7 @@ __all__ = ["SERVICE_ACCOUNT_DIR", "build_client"]
 
 SOURCE = "kueue"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+MAX_KUBECONFIG_BYTES = 1 << 20
 
 
 class _Bearer(httpx.Auth):
@@ -49,8 +51,9 @@ class _Bearer(httpx.Auth):
         try:
             token = self.current()
         except ValueError as exc:
-            # A rotated token that is unreadable or malformed fails this refresh, not the process.
-            raise UpstreamUnavailable(f"{SOURCE}: {exc}") from None
+            # A rotated token that is unreadable or malformed fails this refresh, not the process;
+            # the upstream was never asked, so it is the credential, not the network.
+            raise UpstreamCredentialError(f"{SOURCE}: {exc}") from None
         # Registered on every read: a projected token rotates, and any of them may be echoed.
         register(f"{SOURCE} bearer token", token)
         request.headers["Authorization"] = f"Bearer {token}"
@@ -117,8 +120,8 @@ def _from_kubeconfig(path: str) -> _Endpoint:
         return ConfigError(path, [ConfigIssue(None, key, message)])
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_regular_file(path, MAX_KUBECONFIG_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise bad("", f"cannot read kubeconfig: {exc}") from None
     if not isinstance(data, dict):
         raise bad("", "not a kubeconfig")
@@ -184,6 +187,9 @@ def _tls(endpoint: _Endpoint, insecure: bool) -> ssl.SSLContext | bool:
     if insecure or endpoint.insecure:
         return False
     try:
+        for file in (endpoint.ca_file, endpoint.cert_file, endpoint.key_file):
+            if file is not None:
+                check_regular_file(file)  # ssl would wait forever on a FIFO
         context = ssl.create_default_context(cafile=endpoint.ca_file, cadata=endpoint.ca_data)
         if endpoint.cert_file and endpoint.key_file:
             context.load_cert_chain(endpoint.cert_file, endpoint.key_file)

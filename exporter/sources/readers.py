@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from exporter.config.schema import Config
-from exporter.errors import ConfigError, ConfigIssue, UpstreamUnavailable
+from exporter.config.schema import Config, setting_error
+from exporter.errors import ConfigError, UpstreamError, UpstreamPayloadError, UpstreamUnavailable
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
@@ -39,8 +39,20 @@ class SourceReader:
     def read(self, reading: Reading) -> object:
         """Fetch `reading`, retrying transient failures; failing past the deadline."""
         seconds = self.settings.refresh_deadline.total_seconds()
-        with refresh_deadline(self.retries.start(seconds)) as deadline:
-            snapshot = self.kind.fetch(self.client, self.config, reading)
+        limit = self.settings.max_response_size
+        with refresh_deadline(self.retries.start(seconds, limit)) as deadline:
+            try:
+                snapshot = self.kind.fetch(self.client, self.config, reading)
+            except UpstreamError as exc:
+                exc.retry_after = deadline.retry_after  # whichever call of the read was told
+                raise
+            # Raised by a decoder reading a reply, wherever it sits: the reply, not a bug.
+            except RecursionError:
+                message = f"{self.name}: a reply is nested too deeply to decode"
+                raise UpstreamPayloadError(message) from None
+            except UnicodeDecodeError as exc:
+                message = f"{self.name}: a reply is not UTF-8 (byte {exc.start}: {exc.reason})"
+                raise UpstreamPayloadError(message) from None
         # Time spent between calls (parsing, paging logic) counts too.
         if deadline.remaining() < 0:
             raise UpstreamUnavailable(
@@ -77,4 +89,5 @@ def _client(kind: SourceKind[Any, Any], settings: Any, path: str) -> httpx.Clien
     except ConfigError as exc:
         raise ConfigError(path, exc.issues) from None
     except ValueError as exc:
-        raise ConfigError(path, [ConfigIssue(None, f"sources.{kind.name}", str(exc))]) from None
+        # The message quotes the file or variable; the error names its key and line.
+        raise setting_error(path, ("sources", kind.name), settings, str(exc)) from None

@@ -47,6 +47,8 @@ OUTCOMES: dict[str, str | None] = {
     "nonfinite": "malformed",  # every record dropped: nothing true is left to serve
     "empty": "incomplete",  # an empty answer after data is not zero cost
     "bloat": None,
+    "nested": "malformed",  # a decoder's recursion limit, said as such, without a traceback
+    "not_utf8": "malformed",
 }
 EXCEPTIONS: dict[tuple[str, str], str | None] = {
     ("dcgm", "empty"): "malformed",  # an exposition without a single GPU series
@@ -140,9 +142,12 @@ def test_a_fault_marks_only_its_source_down_and_heals(
     reason = _reason(source, fault)
     assert ok is (reason is None)
     assert _up(during, source) == (0.0 if reason else 1.0)
+    errors = during["chargeback_source_errors_total"]
     if reason is not None:
-        errors = during["chargeback_source_errors_total"]
         assert errors[(("reason", reason), ("source", source))] == 1.0
+    # Every fault has a reason that says what happened: none is an unexpected error.
+    assert errors[(("reason", "error"), ("source", source))] == 0.0
+    assert "Traceback" not in caplog.text
     for other in SOURCES:
         if other != source:
             assert _up(during, other) == 1.0

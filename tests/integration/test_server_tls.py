@@ -46,9 +46,8 @@ def serve() -> Iterator[Callable[[WebServing], str]]:
     servers: list[MetricsServer] = []
 
     def start(web: WebServing) -> str:
-        authorize = web.auth.allows if web.auth else None
         server = MetricsServer(
-            ("127.0.0.1", 0), "/metrics", lambda: EXPOSITION, tls=web.tls, authorize=authorize
+            ("127.0.0.1", 0), "/metrics", lambda: EXPOSITION, tls=web.tls, auth=web.auth
         )
         server.start()
         servers.append(server)

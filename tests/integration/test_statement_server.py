@@ -6,11 +6,13 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import bcrypt
 import httpx
 import pytest
 
 from chargeback_demo.stack import DemoStack
 from exporter.cli import PAGES, main
+from exporter.config.basic_auth import BasicAuth
 from exporter.config.schema import load_config
 from exporter.exposition.render import render
 from exporter.finance.statement.page import CSP
@@ -27,13 +29,13 @@ PAGE = b"<!DOCTYPE html><html><body>statement</body></html>"
 @contextmanager
 def _serving(
     statement: Callable[[], bytes | None] | None,
-    authorize: Callable[[str | None], bool] | None = None,
+    auth: BasicAuth | None = None,
 ) -> Iterator[str]:
     server = MetricsServer(
         ("127.0.0.1", 0),
         "/metrics",
         lambda: EXPOSITION,
-        authorize=authorize,
+        auth=auth,
         pages=PAGES if statement is not None else (),
         rendered=lambda name: statement() if statement is not None else None,
     )
@@ -68,10 +70,8 @@ def test_landing_page_links_the_statement_only_when_served() -> None:
 
 
 def test_statement_asks_for_the_same_credentials_as_metrics() -> None:
-    def authorize(header: str | None) -> bool:
-        return header == "Basic dTpw"  # u:p
-
-    with _serving(lambda: PAGE, authorize) as url:
+    auth = BasicAuth({"u": bcrypt.hashpw(b"p", bcrypt.gensalt(4)).decode()})
+    with _serving(lambda: PAGE, auth) as url:
         for path in ("/metrics", "/statement"):
             denied = httpx.get(f"{url}{path}")
             assert denied.status_code == 401

@@ -76,13 +76,15 @@ def test_artefacts_are_rendered_in_the_worker_once_per_join(stack: DemoStack) ->
 
 def test_a_killed_worker_is_restarted_and_counted(worker: WorkerRefresher) -> None:
     _until("the first rendering", lambda: b'team="research"' in worker.exposition.text)
-    first, before = worker.pid, worker.exposition
+    first, before = worker.pid, worker.updates
     assert first is not None
     os.kill(first, signal.SIGKILL)
     _until("a restart", lambda: worker.restarts == 1)
-    # Until the new worker has refreshed, scrapes keep the last rendering.
+    # Until the new worker has refreshed, scrapes keep the last figures, and the parent counts
+    # the restart at once: the worker that would have rendered the count is gone.
     assert b'team="research"' in worker.exposition.text
-    _until("the new worker's rendering", lambda: worker.exposition is not before)
+    assert b"chargeback_worker_restarts_total 1.0" in worker.exposition.text
+    _until("the new worker's rendering", lambda: worker.updates > before)
     assert worker.pid not in (None, first)
     assert b"chargeback_worker_restarts_total 1.0" in worker.exposition.text
     assert b'team="research"' in worker.exposition.text

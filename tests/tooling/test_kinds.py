@@ -138,17 +138,24 @@ def test_every_test_folder_is_a_package() -> None:
 # Tests that start Python processes which never ask for the date: each entry point's --help,
 # and pip building the wheel.
 CLOCKLESS = frozenset({"test_entry_points.py", "test_layout.py"})
+# Helpers that start the exporter as a process: a test importing one starts Python too.
+PROCESS_HELPERS = ("tests.integration.process",)
 
 
 def _runs_python(path: Path) -> bool:
-    """Whether the module starts a Python process: it reads `sys.executable`."""
-    return any(
-        isinstance(n, ast.Attribute)
-        and n.attr == "executable"
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "sys"
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-    )
+    """Whether the module starts a Python process: it reads `sys.executable`, or imports a
+    helper that does."""
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(n, ast.Attribute)
+            and n.attr == "executable"
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "sys"
+        ):
+            return True
+        if isinstance(n, ast.ImportFrom) and n.module in PROCESS_HELPERS:
+            return True
+    return False
 
 
 def test_tests_that_start_the_exporter_on_the_machines_clock_run_under_faketime() -> None:

@@ -17,7 +17,7 @@ from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin import alerts, generate, rules
 from chargeback_mixin.config import DEFAULT, MixinConfig, load_config
-from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue import CATALOGUE, Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,6 +148,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackBuildFailing",
         "ChargebackSourceRecordsDropped",
         "ChargebackWorkerRestarted",
+        "ChargebackWorkerDown",
         "ChargebackSourceClosedDaysRepaired",
         "ChargebackTeamsFolded",
     }
@@ -227,6 +228,14 @@ def test_expression_parses_and_uses_known_metrics(where: str, expr: str) -> None
             # Raw series are always narrowed by the one configured selector.
             text = ", ".join(f'{m.name}="{m.value}"' for m in s.matchers.matchers)
             assert job in text, f"{where}: {s.name} lacks {job}"
+
+
+def test_rate_and_increase_read_counters_only() -> None:
+    """A month-to-date total is a gauge: its slope is deriv(), never rate()."""
+    counters = {f.exposed_name for f in CATALOGUE if f.kind is Kind.COUNTER}
+    for where, expr in ALL_EXPRS:
+        for name in re.findall(r"\b(?:i?rate|increase)\((chargeback_[a-z0-9_]+)", expr):
+            assert name in counters, f"{where}: rate() or increase() of the gauge {name}"
 
 
 def test_raw_series_are_one_copy_per_replica_before_aggregating() -> None:
@@ -344,6 +353,26 @@ def test_dashboard_conventions(name: str) -> None:
                 assert "{{model}}" in legend, f"{title}: legend should name {{model}}"
     if "$team" in raw:
         assert variables["team"]["datasource"]["uid"] == "${datasource}"
+
+
+@pytest.mark.parametrize("name", sorted(_dashboards()))
+def test_panels_fit_the_grid_without_overlapping(name: str) -> None:
+    taken: dict[tuple[int, int], str] = {}
+    for panel in _panels(_dashboards()[name]):
+        pos, title = panel["gridPos"], panel["title"]
+        assert pos["x"] >= 0 and pos["x"] + pos["w"] <= 24, f"{title}: wider than the grid"
+        columns = range(pos["x"], pos["x"] + pos["w"])
+        for cell in ((x, y) for x in columns for y in range(pos["y"], pos["y"] + pos["h"])):
+            assert cell not in taken, f"{title} overlaps {taken[cell]}"
+            taken[cell] = title
+
+
+@pytest.mark.parametrize("name", sorted(_dashboards()))
+def test_every_dashboard_links_the_others_in_a_dropdown(name: str) -> None:
+    """As kubernetes-mixin's: every dashboard with the mixin's tags, time and variables kept."""
+    (link,) = _dashboards()[name]["links"]
+    assert link["type"] == "dashboards" and link["tags"] == list(DEFAULT.dashboard_tags)
+    assert link["asDropdown"] and link["keepTime"] and link["includeVars"]
 
 
 def test_panels_on_families_absent_without_dcgm_history_say_so() -> None:

@@ -11,7 +11,7 @@ import pytest
 from exporter.cli import main
 from exporter.config.schema import KueueConfig
 from exporter.credentials import MAX_SECRET_BYTES, read_secret
-from exporter.errors import UpstreamUnavailable
+from exporter.errors import UpstreamCredentialError
 from exporter.redact import MIN_SECRET_LENGTH
 from exporter.sources.kube_client import build_client
 from tests.conftest import CLOCK
@@ -85,7 +85,8 @@ def test_check_config_refuses_a_key_with_a_newline(
     )
     assert main(["--config.file", path, "--check-config"], CLOCK) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {path}: sources.litellm: secret file {tmp_path}/key contains")
+    key = "sources.litellm.api_key_file"
+    assert err.startswith(f"error: {path}:3: {key}: secret file {tmp_path}/key contains")
     assert SECRET not in err and err.count("\n") == 1
 
 
@@ -112,9 +113,10 @@ def test_a_rotated_bad_token_fails_the_refresh_not_the_process(
     with build_client(cfg, httpx.MockTransport(answer), service_account_dir=str(tmp_path)) as c:
         c.get("/apis")
         (tmp_path / "token").write_text(f"{SECRET}\nrotated\n", encoding="utf-8")
-        with pytest.raises(UpstreamUnavailable, match="control character") as caught:
+        with pytest.raises(UpstreamCredentialError, match="control character") as caught:
             c.get("/apis")
-    assert SECRET not in str(caught.value) and caught.value.reason == "unreachable"
+    # The API server was never asked: the exporter's credential failed, not the network.
+    assert SECRET not in str(caught.value) and caught.value.reason == "auth"
     assert [r.headers["authorization"] for r in seen] == ["Bearer good-service-account-token"]
 
 

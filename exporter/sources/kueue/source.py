@@ -30,6 +30,7 @@ from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
+    UpstreamTooLarge,
 )
 from exporter.sources.checks import (
     DUPLICATE,
@@ -176,7 +177,14 @@ def _list(client: httpx.Client, version: str, plural: str, page_size: int) -> li
         if remaining is not None and expected is None:
             expected = len(items) + remaining
             # Pages of the size this one had, plus one for slack, and never above the cap.
-            budget = min(_MAX_PAGES, pages + math.ceil(remaining / max(len(chunk), 1)) + 1)
+            needed = pages + math.ceil(remaining / max(len(chunk), 1)) + 1
+            if needed > _MAX_PAGES:
+                # Refused now: reading up to the cap first would only ask for it in vain.
+                raise UpstreamTooLarge(
+                    f"{SOURCE}: {path} announces {expected} items, {needed} pages of "
+                    f"{len(chunk)}: more than the {_MAX_PAGES} pages a refresh reads"
+                )
+            budget = needed
         if not token:
             if remaining or (expected is not None and len(items) != expected):
                 raise UpstreamIncomplete(

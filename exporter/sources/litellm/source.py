@@ -43,6 +43,7 @@ from exporter.errors import (
     UpstreamPayloadError,
     UpstreamStatusError,
 )
+from exporter.files import read_regular_file
 from exporter.sources.checks import (
     MISSING_FIELD,
     WRONG_TYPE,
@@ -227,8 +228,7 @@ def exchange_rate(cfg: LiteLLMConfig) -> float:
         return 1.0 if cfg.rate is None else cfg.rate
     where = f"{SOURCE}: rate file {cfg.rate_file}"
     try:
-        with open(cfg.rate_file, "rb") as file:
-            raw = file.read(_MAX_RATE_FILE + 1)
+        raw = read_regular_file(cfg.rate_file, _MAX_RATE_FILE + 1)
     except OSError as exc:
         raise ExchangeRateError(f"{where}: {exc.strerror or exc}") from None
     try:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamTooLarge
 from exporter.sources.checks import MAX_COST, number
 from exporter.sources.http import get_json, get_text
 
@@ -90,7 +90,13 @@ def _paged(path: str, page: Callable[[int], tuple[_T, object]]) -> Iterator[_T]:
         if not isinstance(total, int) or isinstance(total, bool):
             raise shape(path, "an integer total_pages", total)
         if number == 1:
-            budget = min(_MAX_PAGES, max(total, 1) + 1)
+            if total > _MAX_PAGES:
+                # Refused at the first page: reading up to the cap would ask for it in vain.
+                raise UpstreamTooLarge(
+                    f"{SOURCE}: {path} announces {total} pages, more than the {_MAX_PAGES} "
+                    "a refresh reads"
+                )
+            budget = max(total, 1) + 1
         if number >= total:
             if isinstance(paging, Mapping) and paging.get("has_more") is True:
                 raise UpstreamIncomplete(f"{SOURCE}: {path}: last page {number} says has_more")

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from exporter.cli import main
-from exporter.config.loader import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, load_yaml_with_lines
+from exporter.config.loader import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NODES,
+    load_yaml_with_lines,
+    read_config_text,
+)
 from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 from tests.conftest import CLOCK
@@ -189,3 +197,21 @@ def test_a_newline_in_a_key_cannot_forge_another_error_line(
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert caught.value.lines() == [f"{path}:1: x\\nerror: forged: unknown key"]
+
+
+def test_a_config_path_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    errors: list[ConfigError] = []
+
+    def load() -> None:
+        try:
+            read_config_text(str(fifo))
+        except ConfigError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "reading the config blocked on a FIFO"
+    assert errors[0].lines() == [f"{fifo}: (top level): cannot read: a FIFO, not a regular file"]

@@ -163,7 +163,9 @@ def test_check_config_reads_secrets(
     monkeypatch.delenv("TEST_LITELLM_KEY", raising=False)
     assert main(["--config.file", path, "--check-config"]) == 2
     err = capsys.readouterr().err
-    assert f"{path}: sources.litellm: environment variable TEST_LITELLM_KEY is not set" in err
+    line = text.splitlines().index(next(x for x in text.splitlines() if "litellm" in x)) + 1
+    key = "sources.litellm.api_key_env"
+    assert f"{path}:{line}: {key}: environment variable TEST_LITELLM_KEY is not set" in err
     monkeypatch.setenv("TEST_LITELLM_KEY", "sk-test-0123456789")
     assert main(["--config.file", path, "--check-config"]) == 0
     assert "sk-test-0123456789" not in capsys.readouterr().err

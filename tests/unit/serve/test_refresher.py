@@ -17,12 +17,13 @@ from exporter.errors import (
     RecordsDropped,
     UpstreamIncomplete,
     UpstreamPayloadError,
+    UpstreamStatusError,
     UpstreamUnavailable,
 )
 from exporter.exposition.catalogue import LLM_BUDGET_SPEND, TEAM_BUDGET
 from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
-from exporter.serve.refresher import Refresher, Source
+from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import TEAM_LIST
 from exporter.sources.reading import Reading
@@ -304,3 +305,50 @@ def test_a_refresh_cut_short_by_stop_is_no_upstream_failure(
     assert "cut short by stop" in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert refresher.health()["slow"].errors == {}
+
+
+def _rate_limited(seconds: float) -> UpstreamStatusError:
+    error = UpstreamStatusError("opencost: HTTP 429 from /allocation: slow down", 429)
+    error.retry_after = seconds
+    return error
+
+
+def test_a_retry_after_keeps_the_schedule_off_the_upstream() -> None:
+    calls: list[int] = []
+    result: list[object] = [_rate_limited(30.0)]
+
+    def fetch(now: datetime) -> object:
+        calls.append(1)
+        value = result[0]
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    refresher = Refresher([Source("a", 0.05, 60, fetch)], _build, clock=CLOCK)
+    assert not refresher.refresh("a")
+    health = refresher.health()["a"]
+    assert (health.up, health.backoff) == (False, 30.0) and 29 < health.backoff_left <= 30
+    assert 'chargeback_source_backoff_seconds{source="a"} 30.0' in _rebuilt(refresher)
+    refresher.start()  # interval 50 ms: without the backoff it would ask a dozen times
+    time.sleep(0.6)
+    refresher.stop()
+    assert not refresher.refresh_all()  # the schedule's full refresh skips it too
+    assert len(calls) == 1
+    result[0] = 7.0
+    assert refresher.refresh("a")  # asked directly (a test, a report), it is read
+    assert refresher.health()["a"].backoff == 0.0
+
+
+def test_a_retry_after_is_capped_and_carried_to_a_new_refresher() -> None:
+    refresher = Refresher([_source("a", [_rate_limited(86_400.0)])], _build, clock=CLOCK)
+    refresher.refresh("a")
+    assert refresher.health()["a"].backoff == MAX_RETRY_AFTER
+    left = refresher.health()["a"].backoff_left
+    successor = Refresher([_source("a", [5.0])], _build, clock=CLOCK, backoff={"a": left})
+    assert not successor.refresh_all()
+    assert successor.health()["a"].backoff_left > MAX_RETRY_AFTER - 5
+
+
+def _rebuilt(refresher: Refresher) -> str:
+    refresher.rebuild()
+    return refresher.exposition.text.decode()

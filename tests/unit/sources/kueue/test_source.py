@@ -19,6 +19,7 @@ from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
+    UpstreamTooLarge,
 )
 from exporter.ledger.quota import lend
 from exporter.sources.kueue.flavors import FlavorRecord
@@ -572,3 +573,22 @@ def test_a_list_that_never_ends_is_cut_off(token_file: str) -> None:
     with client_for(endless, cfg) as client, pytest.raises(UpstreamIncomplete, match="pages"):
         fetch(client, cfg)
     assert len(seen) == 3  # one page, one announced, one for slack
+
+
+def test_a_list_announcing_more_pages_than_a_refresh_reads_is_refused_at_once(
+    token_file: str,
+) -> None:
+    asked: list[str] = []
+    server = _pages([([_gpu_cq("a", 2)], {"continue": "1", "remainingItemCount": 10**9})])
+
+    def counting(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return server(request)
+
+    cfg = KueueConfig(url="https://k", token_file=token_file)
+    with (
+        client_for(counting, cfg) as client,
+        pytest.raises(UpstreamTooLarge, match="pages a refresh reads") as caught,
+    ):
+        fetch(client, cfg)
+    assert len(asked) == 1 and caught.value.reason == "too_large"

@@ -16,6 +16,7 @@ from exporter.errors import (
     UpstreamIncomplete,
     UpstreamPayloadError,
     UpstreamStatusError,
+    UpstreamTooLarge,
     UpstreamUnavailable,
 )
 from exporter.sources.checks import Tally
@@ -543,6 +544,22 @@ def test_a_paginator_that_never_ends_is_cut_off_after_one_extra_page() -> None:
     ):
         fetch(client, _cfg(), NOW)
     assert len(seen) == 3  # the first page said 2; one extra page is allowed, no more
+
+
+def test_a_page_count_no_refresh_reads_is_refused_at_the_first_page() -> None:
+    seen: list[httpx.Request] = []
+
+    def boastful(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return _json(200, {"teams": [_t("a")], "page": 1, "total_pages": 10**9})
+
+    transport = httpx.MockTransport(boastful)
+    with (
+        httpx.Client(base_url="http://proxy", transport=transport) as client,
+        pytest.raises(UpstreamTooLarge, match="announces 1000000000 pages") as caught,
+    ):
+        fetch(client, _cfg(), NOW)
+    assert len(seen) == 1 and caught.value.reason == "too_large"
 
 
 def test_last_page_with_has_more_is_a_short_read() -> None:
