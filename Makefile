@@ -42,6 +42,15 @@ promtool:
 		fi; \
 	fi
 
+# checkov scans the deploy manifests (tests/tooling/test_deploy_checkov.py). It pins packages
+# of its own that clash with the project's, so it lives in a virtual environment of its own.
+CHECKOV_VERSION := 3.3.30
+CHECKOV := .venv-checkov/bin/checkov
+
+$(CHECKOV):
+	$(PYTHON) -m venv .venv-checkov
+	.venv-checkov/bin/pip install --quiet 'checkov==$(CHECKOV_VERSION)'
+
 # The runtime package, the development packages, the tests and the bench.
 CODE := exporter chargeback_demo chargeback_mixin chargeback_deploy tests bench
 
@@ -66,7 +75,7 @@ e2e: $(STAMP) promtool
 	$(BIN)/pytest tests/e2e
 
 # The committed artefacts: mixin output, deploy manifests (kubectl, promtool), README, image, bench.
-tooling: $(STAMP) promtool
+tooling: $(STAMP) promtool $(CHECKOV)
 	$(BIN)/pytest tests/tooling
 
 test: lint typecheck unit integration e2e tooling
@@ -96,4 +105,4 @@ soak: $(STAMP)
 	$(BIN)/python -m bench.soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-checkov .mypy_cache .pytest_cache .ruff_cache
