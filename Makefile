@@ -74,6 +74,14 @@ $(AXE):
 	else \
 		echo "npm missing: the statement's accessibility test skips"; \
 	fi
+# checkov scans the deploy manifests (tests/tooling/test_deploy_checkov.py). It pins packages
+# of its own that clash with the project's, so it lives in a virtual environment of its own.
+CHECKOV_VERSION := 3.3.30
+CHECKOV := .venv-checkov/bin/checkov
+
+$(CHECKOV):
+	$(PYTHON) -m venv .venv-checkov
+	.venv-checkov/bin/pip install --quiet 'checkov==$(CHECKOV_VERSION)'
 
 # The runtime package, the development packages, the tests and the bench.
 CODE := exporter chargeback_demo chargeback_mixin chargeback_deploy tests bench
@@ -99,7 +107,7 @@ e2e: $(STAMP) promtool axe
 	$(BIN)/pytest tests/e2e
 
 # The committed artefacts: mixin output, deploy manifests (kubectl, promtool), README, image, bench.
-tooling: $(STAMP) promtool
+tooling: $(STAMP) promtool $(CHECKOV)
 	$(BIN)/pytest tests/tooling
 
 test: lint typecheck unit integration e2e tooling
@@ -129,4 +137,4 @@ soak: $(STAMP)
 	$(BIN)/python -m bench.soak
 
 clean:
-	rm -rf $(VENV) $(FOCUS_VENV) .axe .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FOCUS_VENV) .axe .venv-checkov .mypy_cache .pytest_cache .ruff_cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
@@ -20,7 +21,13 @@ CONFIG = BASE / "config.example.yaml"
 # The oldest Kubernetes minor the manifests promise to fit, and the newest schemas we have.
 SCHEMA_VERSIONS = ("1.27", kubernetes_validate.latest_version())
 # Kinds served by Kubernetes itself; the Prometheus Operator's CRDs are checked by their own tests.
-CORE_GROUPS = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1")
+CORE_GROUPS = (
+    "v1",
+    "apps/v1",
+    "rbac.authorization.k8s.io/v1",
+    "policy/v1",
+    "networking.k8s.io/v1",
+)
 
 
 def _container(docs: list[Doc]) -> dict[str, Any]:
@@ -46,6 +53,8 @@ def test_every_core_object_validates_against_the_kubernetes_schemas(path: Path) 
         "ConfigMap",
         "Service",
         "Deployment",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
     }
     for doc in core:
         for version in SCHEMA_VERSIONS:
@@ -153,3 +162,69 @@ def test_the_image_is_named_in_one_place() -> None:
     # `make image` builds the same name (its tag is the package version, as asserted above).
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert f"IMAGE ?= {image['newName']}:$(VERSION)" in makefile
+
+
+@pytest.mark.parametrize("path", [BASE, EXAMPLE], ids=["base", "example"])
+def test_an_ha_pair_that_a_drain_cannot_take_down(path: Path) -> None:
+    docs = render(path)
+    deployment = one(docs, "Deployment")
+    replicas = deployment["spec"]["replicas"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    budget = one(docs, "PodDisruptionBudget")["spec"]
+    assert replicas == 2
+    assert budget["selector"]["matchLabels"].items() <= pod_labels.items()
+    # One may go, one stays: a budget of 2 would block every drain.
+    assert 1 <= budget["minAvailable"] < replicas
+    spread = deployment["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+    (term,) = spread["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+
+
+def _admits(rule: dict[str, Any], port: int | str, namespace: str | None) -> bool:
+    """Whether an egress rule lets TCP to `port` out towards `namespace` (None: outside)."""
+    if not any(p["port"] == port and p.get("protocol", "TCP") == "TCP" for p in rule["ports"]):
+        return False
+    if "to" not in rule:
+        return True
+    for peer in rule["to"]:
+        if "podSelector" in peer:
+            continue  # only some pods of the namespace
+        names = peer.get("namespaceSelector", {}).get("matchLabels", {})
+        if namespace is not None and names == {"kubernetes.io/metadata.name": namespace}:
+            return True
+    return False
+
+
+def test_the_network_policy_admits_scrapes_and_every_upstream_of_the_example_config() -> None:
+    docs = render(EXAMPLE)
+    policy = one(docs, "NetworkPolicy")["spec"]
+    pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
+    (scrapes,) = policy["ingress"]
+    assert scrapes["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    (prometheus,) = scrapes["from"]
+    assert prometheus["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "prometheus"}
+    # The ServiceMonitor's Prometheus picks the same port by name.
+    endpoints = one(docs, "ServiceMonitor")["spec"]["endpoints"]
+    assert [e["port"] for e in endpoints] == ["metrics"]
+    egress = policy["egress"]
+    assert any(_admits(rule, 53, None) for rule in egress), "DNS"
+    config = load_config(str(CONFIG))
+    urls: list[str] = []
+    for name in ("opencost", "litellm"):
+        section = getattr(config.sources, name)
+        urls += [section.url] if section is not None else []
+    if config.sources.dcgm is not None:
+        urls += list(config.sources.dcgm.urls or ())
+    if config.sources.kueue is not None:
+        assert config.sources.kueue.in_cluster
+        assert any(_admits(rule, 443, None) for rule in egress), "the Kubernetes API"
+    assert len(urls) == 3
+    for url in urls:
+        parsed = urlsplit(url)
+        host, port = parsed.hostname or "", parsed.port or 80
+        # `service.namespace` is a Service in that namespace; anything else is outside.
+        parts = host.split(".")
+        namespace = parts[1] if len(parts) == 2 else None
+        assert any(_admits(rule, port, namespace) for rule in egress), f"{url} is not let out"

@@ -211,6 +211,38 @@ def test_durations_have_bounds_per_field(
     assert message in issue.message
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1KiB", "must be between 64KiB and 4GiB, got '1KiB'"),
+        ("8GiB", "must be between 64KiB and 4GiB, got '8GiB'"),
+        ("lots", "expected a size like 64MiB, 512KiB or a number of bytes, got 'lots'"),
+        ("64 MB", "expected a size like 64MiB"),
+        ("-1", "must be between 64KiB and 4GiB"),
+        ("true", "expected a size like 64MiB"),
+    ],
+)
+def test_max_response_size_is_a_bounded_size(
+    write_config: Callable[[str], str], value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write_config(_source(f"max_response_size: {value}")))
+    issue = caught.value.issues[0]
+    assert (issue.line, issue.key) == (2, "sources.opencost.max_response_size")
+    assert message in issue.message
+
+
+def test_max_response_size_takes_units_and_bytes(write_config: Callable[[str], str]) -> None:
+    sizes = {"64KiB": 64 << 10, "128MiB": 128 << 20, "4GiB": 4 << 30, "1000000": 10**6}
+    for text, size in sizes.items():
+        config = load_config(write_config(_source(f"max_response_size: {text}")))
+        assert config.sources.opencost is not None
+        assert config.sources.opencost.max_response_size == size
+    default = load_config(write_config(_source("interval: 5m")))
+    assert default.sources.opencost is not None
+    assert default.sources.opencost.max_response_size == 128 << 20
+
+
 def test_durations_at_their_bounds_load(write_config: Callable[[str], str]) -> None:
     text = _source("interval: 1s, timeout: 100ms, max_staleness: 1100ms, rate_window: 7d")
     opencost = load_config(write_config(text)).sources.opencost
