@@ -60,6 +60,8 @@ E2E_CONFIG = dataclasses.replace(
 IDLE_ALERTS = {"ChargebackIdleGpuCostHigh", "ChargebackTeamGpusIdle"}
 # Families only an exporter reading DCGM through Prometheus serves (the month's utilisation
 # history): the demo reads DCGM through the test's Prometheus, as `make demo` does.
+# More than a scrape's worth apart: the demo runs under faketime and Prometheus does not.
+CLOCK_SKEW = 600.0
 NEEDS_DCGM_HISTORY = (
     "chargeback_team_gpu_idle_hours_month_to_date",
     "chargeback_team_gpu_waste_cost_month_to_date",
@@ -251,18 +253,36 @@ def _teams(stack: Stack) -> list[str]:
     return sorted(s["metric"]["team"] for s in series if not s["metric"]["team"].startswith("__"))
 
 
+def _clocks_disagree(stack: Stack) -> bool:
+    """Whether this process (and the demo it started) keep another time than Prometheus.
+
+    Under faketime the demo's clock moves and Prometheus's (a Go binary) does not. The demo
+    reads DCGM through this Prometheus at its own "now", where Prometheus holds no samples, so
+    every figure that comes from DCGM is absent; the rest must still show.
+    """
+    doc = json.loads(get(f"{stack.prometheus}/api/v1/query?query=time()"))
+    return abs(float(doc["data"]["result"][1]) - time.time()) > CLOCK_SKEW
+
+
+def _from_dcgm(expr: str) -> bool:
+    return any(f.exposed_name in expr for f in CATALOGUE if f.source == "dcgm")
+
+
 def test_every_dashboard_query_returns_data(stack: Stack) -> None:
     poll("recorded series", lambda: _teams(stack), DEADLINE)
     teams = _teams(stack)
     assert teams
-    poll(
-        "the month's idle GPU-hours through Prometheus",
-        lambda: set(NEEDS_DCGM_HISTORY) <= set(_exposition(stack)),
-        DEADLINE,
-    )
-    served = set(_exposition(stack))
     pending = dict(_dashboard_queries())
     assert len(pending) >= 50, "every panel target and variable query is checked"
+    if _clocks_disagree(stack):
+        pending = {w: e for w, e in pending.items() if not _from_dcgm(e)}
+    else:
+        poll(
+            "the month's idle GPU-hours through Prometheus",
+            lambda: set(NEEDS_DCGM_HISTORY) <= set(_exposition(stack)),
+            DEADLINE,
+        )
+    served = set(_exposition(stack))
     if _llm_month_not_begun(stack):
         # The documented month-edge error: LiteLLM's rows are UTC dates, so in a zone ahead of
         # UTC the month's first hours have no LLM usage yet. Everything else must still show.
@@ -310,11 +330,14 @@ def _catalogue_names() -> set[str]:
 
 
 def test_idle_and_budget_alerts_reach_the_webhook(stack: Stack) -> None:
+    # The idle alerts need DCGM's figures, which a demo on another clock cannot read.
+    need_idle = not _clocks_disagree(stack)
+
     def both() -> dict[str, dict[str, Any]] | None:
         by_name = {a["labels"]["alertname"]: a for a in stack.received()}
         idle = IDLE_ALERTS & set(by_name)
         budget = BUDGET_ALERTS & set(by_name)
-        if idle and budget:
+        if (idle or not need_idle) and budget:
             return {n: by_name[n] for n in idle | budget}
         return None
 
