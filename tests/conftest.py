@@ -8,6 +8,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+import trustme
 
 from chargeback_demo.stack import DemoStack
 from exporter.clock import Clock, fixed_clock
@@ -50,3 +51,25 @@ def read_all(config: Config, now: datetime = FIXED_NOW) -> Records:
         snapshots[source.name] = source.fetch(now)
         source.close()
     return Records.of(snapshots)
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    """A certificate authority for the TLS tests' server certificates."""
+    return trustme.CA()
+
+
+@pytest.fixture
+def certs(tmp_path: Path, ca: trustme.CA) -> Path:
+    """The server's key pair and a CA for client certificates, written beside the web config."""
+    server = ca.issue_cert("127.0.0.1", "localhost")
+    (tmp_path / "server.crt").write_bytes(b"".join(p.bytes() for p in server.cert_chain_pems))
+    server.private_key_pem.write_to_path(tmp_path / "server.key")
+    ca.cert_pem.write_to_path(tmp_path / "server-ca.crt")
+    client_ca = trustme.CA()
+    client_ca.cert_pem.write_to_path(tmp_path / "client-ca.crt")
+    client = client_ca.issue_cert("prometheus@monitoring.example")
+    client.private_key_and_cert_chain_pem.write_to_path(tmp_path / "client.pem")
+    stranger = trustme.CA().issue_cert("prometheus@monitoring.example")
+    stranger.private_key_and_cert_chain_pem.write_to_path(tmp_path / "stranger.pem")
+    return tmp_path

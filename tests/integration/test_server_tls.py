@@ -8,7 +8,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import trustme
 
 from exporter.config.web import WebServing, load_web_config
 from exporter.exposition.catalogue import SOURCE_UP
@@ -18,27 +17,6 @@ from exporter.serve.server import MetricsServer
 from tests.unit.config.test_web import HASH, HASH_2Y, PASSWORD, TLS_ONLY, _basic, _web_config
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="dcgm")])
-
-
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def certs(tmp_path: Path, ca: trustme.CA) -> Path:
-    """The server's key pair and a CA for client certificates, written beside the web config."""
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    (tmp_path / "server.crt").write_bytes(b"".join(p.bytes() for p in server.cert_chain_pems))
-    server.private_key_pem.write_to_path(tmp_path / "server.key")
-    ca.cert_pem.write_to_path(tmp_path / "server-ca.crt")
-    client_ca = trustme.CA()
-    client_ca.cert_pem.write_to_path(tmp_path / "client-ca.crt")
-    client = client_ca.issue_cert("prometheus@monitoring.example")
-    client.private_key_and_cert_chain_pem.write_to_path(tmp_path / "client.pem")
-    stranger = trustme.CA().issue_cert("prometheus@monitoring.example")
-    stranger.private_key_and_cert_chain_pem.write_to_path(tmp_path / "stranger.pem")
-    return tmp_path
 
 
 @pytest.fixture

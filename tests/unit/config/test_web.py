@@ -8,7 +8,6 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-import trustme
 
 from exporter.cli import main
 from exporter.config.basic_auth import BasicAuth, parse_basic_authorization
@@ -21,27 +20,6 @@ PASSWORD = "correct horse battery staple"
 HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
 # htpasswd writes $2y$; the same hash under that prefix must work too.
 HASH_2Y = "$2y$" + HASH.removeprefix("$2b$")
-
-
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def certs(tmp_path: Path, ca: trustme.CA) -> Path:
-    """The server's key pair and a CA for client certificates, written beside the web config."""
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    (tmp_path / "server.crt").write_bytes(b"".join(p.bytes() for p in server.cert_chain_pems))
-    server.private_key_pem.write_to_path(tmp_path / "server.key")
-    ca.cert_pem.write_to_path(tmp_path / "server-ca.crt")
-    client_ca = trustme.CA()
-    client_ca.cert_pem.write_to_path(tmp_path / "client-ca.crt")
-    client = client_ca.issue_cert("prometheus@monitoring.example")
-    client.private_key_and_cert_chain_pem.write_to_path(tmp_path / "client.pem")
-    stranger = trustme.CA().issue_cert("prometheus@monitoring.example")
-    stranger.private_key_and_cert_chain_pem.write_to_path(tmp_path / "stranger.pem")
-    return tmp_path
 
 
 def _web_config(folder: Path, text: str) -> str:
