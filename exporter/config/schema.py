@@ -7,7 +7,7 @@ import zoneinfo
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import babel
 from pydantic import (
@@ -34,6 +34,7 @@ from exporter.config.sources import (
     OpenCostConfig,
     SourceConfig,
     SourcesConfig,
+    VllmConfig,
 )
 from exporter.config.types import (
     IdlePolicy,
@@ -61,6 +62,7 @@ __all__ = [
     "SourceConfig",
     "SourcesConfig",
     "TeamConfig",
+    "VllmConfig",
     "format_duration",
     "load_config",
     "parse_duration",
@@ -99,9 +101,16 @@ class AttributionConfig(StrictModel):
 
 
 class SelfHosted(StrictModel):
-    """Where a self-hosted model is served, so its hardware cost can follow its tokens."""
+    """Where a self-hosted model is served, so its hardware cost can follow its tokens.
+
+    `weight: measured` weighs its completion tokens by the weight measured from vLLM's prefill
+    and decode time (sources.vllm), falling back to `llm_completion_weight`; `served_model` is
+    the name vLLM reports it under (its `model_name`), by default the declaration's `model`.
+    """
 
     namespace: str
+    weight: Literal["configured", "measured"] = "configured"
+    served_model: Annotated[str, Field(min_length=1)] | None = None
 
 
 def _focus_name(value: str) -> str:
@@ -263,6 +272,19 @@ class Config(StrictModel):
             which = "rate" if llm.rate is not None else "rate_file"
             message = f"LiteLLM already reports {self.currency}, so a rate does not apply"
             raise KeyedErrors([((*key, which), message, (*key, "currency"))])
+        return self
+
+    @model_validator(mode="after")
+    def _measured_needs_vllm(self) -> Config:
+        if self.sources.vllm is not None:
+            return self
+        entries: list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]] = [
+            (("llm_models", i, "self_hosted", "weight"), "measured needs sources.vllm", None)
+            for i, m in enumerate(self.llm_models)
+            if m.self_hosted is not None and m.self_hosted.weight == "measured"
+        ]
+        if entries:
+            raise KeyedErrors(entries)
         return self
 
     @model_validator(mode="after")

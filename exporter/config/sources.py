@@ -30,6 +30,7 @@ __all__ = [
     "OpenCostConfig",
     "SourceConfig",
     "SourcesConfig",
+    "VllmConfig",
 ]
 
 
@@ -218,6 +219,23 @@ class LiteLLMConfig(SourceConfig):
         return self
 
 
+class VllmConfig(SourceConfig):
+    """A Prometheus that scrapes vLLM: its request prefill and decode time by model.
+
+    They measure each self-hosted model's completion weight (docs/llm.md, "Measured
+    prompt/completion weight"); `window` defaults to the month read, else the last `window`.
+    """
+
+    url: Url
+    interval: Interval = timedelta(minutes=5)
+    max_staleness: Staleness = timedelta(minutes=30)
+    window: Annotated[timedelta, BeforeValidator(within("1h", "31d"))] | None = None
+    # Fewer finished requests than this measure noise, not the model: the weight falls back.
+    min_requests: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100
+    # vLLM names the served model in `model_name` (its --served-model-name).
+    model_label: Annotated[str, Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$")] = "model_name"
+
+
 class SourcesConfig(StrictModel):
     """Each source is optional; a missing one means its families are absent."""
 
@@ -225,3 +243,4 @@ class SourcesConfig(StrictModel):
     dcgm: DcgmConfig | None = None
     kueue: KueueConfig | None = None
     litellm: LiteLLMConfig | None = None
+    vllm: VllmConfig | None = None

@@ -21,10 +21,13 @@ __all__ = [
     "LLM_BUDGET_RESET_TIMESTAMP_SECONDS",
     "LLM_BUDGET_SOFT",
     "LLM_BUDGET_SPEND",
+    "LLM_COMPLETION_WEIGHT",
+    "LLM_COMPLETION_WEIGHT_FALLBACK",
     "LLM_COST_PER_TOKEN",
     "LLM_MONTH_EDGE_OFFSET_SECONDS",
     "LLM_RECOMMENDED_COST_PER_TOKEN",
     "LLM_REQUESTS_MONTH_TO_DATE",
+    "LLM_SECONDS_PER_TOKEN",
     "LLM_SPEND_MONTH_TO_DATE",
     "LLM_TOKENS_MONTH_TO_DATE",
     "LLM_UNKNOWN_MODELS",
@@ -403,6 +406,33 @@ LLM_MONTH_EDGE_OFFSET_SECONDS = _f(
     "seconds",
     "litellm",
 )
+# LLM completion weights, measured from vLLM (docs/llm.md).
+LLM_COMPLETION_WEIGHT = _f(
+    "llm_completion_weight",
+    G,
+    "Completion weight w of a self-hosted model in prompt + w x completion: as configured, as "
+    "measured from vLLM's decode and prefill time, and the one applied.",
+    ("model", "basis"),
+    "ratio",
+    "vllm",
+)
+LLM_SECONDS_PER_TOKEN = _f(
+    "llm_seconds_per_token",
+    G,
+    "vLLM request time per token of a self-hosted model over the span read: prefill seconds per "
+    "prompt token, decode seconds per completion token.",
+    ("model", "phase"),
+    "seconds",
+    "vllm",
+)
+LLM_COMPLETION_WEIGHT_FALLBACK = _f(
+    "llm_completion_weight_fallback",
+    G,
+    "1 when a model asks for its measured weight but the configured one is applied, by reason.",
+    ("model", "reason"),
+    "",
+    "vllm",
+)
 # Health of the exporter and its sources.
 SOURCE_UP = _f(
     "source_up",
@@ -553,6 +583,9 @@ CATALOGUE: tuple[Family, ...] = (
     LLM_RECOMMENDED_COST_PER_TOKEN,
     LLM_UNKNOWN_MODELS,
     LLM_MONTH_EDGE_OFFSET_SECONDS,
+    LLM_COMPLETION_WEIGHT,
+    LLM_SECONDS_PER_TOKEN,
+    LLM_COMPLETION_WEIGHT_FALLBACK,
     SOURCE_UP,
     SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS,
     SOURCE_DURATION_SECONDS,

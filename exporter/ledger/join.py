@@ -56,6 +56,7 @@ from exporter.ledger.quota import (
     quota_budgets,
     quota_samples,
 )
+from exporter.ledger.weights import applied_weights, completion_weights, weight_samples
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -196,6 +197,9 @@ def join(
         usage = part.usage
         samples.extend(part.samples)
         samples.extend(_llm_read_samples(reading.month))
+    llm_weights = completion_weights(config, records.vllm)
+    samples.extend(weight_samples(llm_weights))
+    weights = applied_weights(llm_weights)
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(reading.month))
     if opencost is None:
@@ -208,8 +212,8 @@ def join(
         month = apply_quota(month, quota.flavors, flavor_prices, rule, flavor_of)
     pricing: tuple[ModelPricing, ...] = ()
     if part is not None:
-        hourly, month, report = _with_llm(config, attributor, part.routed, hourly, month)
-        pricing = _pricing(config, part.routed, month)
+        hourly, month, report = _with_llm(config, attributor, part.routed, hourly, month, weights)
+        pricing = _pricing(config, part.routed, month, weights)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
     declared = [t.name for t in config.teams]
@@ -315,15 +319,20 @@ def _windows(
 
 
 def _with_llm(
-    config: Config, attributor: Attributor, routed: Routed, hourly: Window, month: Window
+    config: Config,
+    attributor: Attributor,
+    routed: Routed,
+    hourly: Window,
+    month: Window,
+    weights: Mapping[str, float],
 ) -> tuple[Window, Window, LlmReport]:
     """Add external LLM spend and move self-hosted serving cost to the teams that sent tokens.
 
     The month's token shares re-attribute each window's serving cost; the month's report says
     which models the config does not declare.
     """
-    month, report = apply_llm_to(month, routed, config, attributor)
-    hourly, _ = apply_llm_to(hourly, routed, config, attributor)
+    month, report = apply_llm_to(month, routed, config, attributor, weights)
+    hourly, _ = apply_llm_to(hourly, routed, config, attributor, weights)
     return hourly, month, report
 
 
@@ -332,11 +341,13 @@ def _llm_read_samples(month: Month) -> list[Sample]:
     return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, month.utc_offset_seconds)]
 
 
-def _pricing(config: Config, routed: Routed, month: Window) -> tuple[ModelPricing, ...]:
+def _pricing(
+    config: Config, routed: Routed, month: Window, weights: Mapping[str, float]
+) -> tuple[ModelPricing, ...]:
     """Pricing drift: the month's serving cost against what LiteLLM declares."""
     serving = serving_costs(month.lines, serving_namespaces(config))
     weight = config.llm_completion_weight
-    return tuple(model_pricing(routed, config.llm_models, serving, weight))
+    return tuple(model_pricing(routed, config.llm_models, serving, weight, weights))
 
 
 def config_budgets(config: Config) -> dict[tuple[str, str], float]:

@@ -211,6 +211,7 @@ def apply_llm(
     serving_cost: Mapping[str, Mapping[str, float]],
     weight: float,
     llm_scale: float,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[Ledger, LlmReport]:
     """A new ledger with external LLM spend added and self-hosted serving cost re-attributed.
 
@@ -224,6 +225,8 @@ def apply_llm(
         weight: the completion weight w in `prompt + w * completion`.
         llm_scale: turns month-to-date spend into the ledger's window (1.0 for the month,
             1 / hours elapsed for the hourly rate).
+        weights: a declaration's own w, by its model (measured, ledger/weights.py), used
+            instead of `weight` for its tokens.
 
     Conservation: the new total equals the old total plus `report.external_spend`; the
     `llm_serving` components sum to zero.
@@ -238,7 +241,8 @@ def apply_llm(
         if decl is None:
             unknown.add(record.model)
         if decl is not None and decl.self_hosted is not None:
-            w = weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
+            own = (weights or {}).get(decl.model, weight)
+            w = weighted_tokens(record.prompt_tokens, record.completion_tokens, own)
             tokens[decl.self_hosted.namespace][team] += w
         elif record.spend is None:
             if record.prompt_tokens or record.completion_tokens:
@@ -301,6 +305,7 @@ class ModelPricing:
     measured: float
     recommended_input: float
     recommended_output: float
+    weight: float  # the completion weight its tokens were weighted by
 
 
 def model_pricing(
@@ -308,6 +313,7 @@ def model_pricing(
     models: tuple[ModelDecl, ...],
     serving_cost: Mapping[str, Mapping[str, float]],
     weight: float,
+    weights: Mapping[str, float] | None = None,
 ) -> list[ModelPricing]:
     """Declared vs measured cost per weighted token of each self-hosted model, and the fix.
 
@@ -316,6 +322,7 @@ def model_pricing(
     `prompt x input + completion x output`; choosing `output = w x input` makes that
     `input x (prompt + w x completion) = input x W`, so the price that recovers the measured cost
     is `input = serving cost / W` and `output = w x input`. Pass the month-to-date serving cost.
+    A model with its own weight in `weights` (by declaration) is weighted and priced by it.
     """
     if isinstance(usage, Routed):
         routed = [(record, decl) for record, _, decl in usage.rows]
@@ -323,14 +330,17 @@ def model_pricing(
         decls = {m.model: m for m in models}
         routed = [(r, declaration(r, decls)) for r in sorted(usage, key=_order)]
     hosted: dict[str, str] = {}  # public name -> serving namespace
+    own: dict[str, float] = {}  # public name -> its completion weight
     per_model: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     unknown_spend: set[str] = set()
     for record, decl in routed:
         if decl is None or decl.self_hosted is None:
             continue
         hosted.setdefault(record.model, decl.self_hosted.namespace)
+        w = (weights or {}).get(decl.model, weight)
+        own.setdefault(record.model, w)
         acc = per_model[record.model]
-        acc[0] += weighted_tokens(record.prompt_tokens, record.completion_tokens, weight)
+        acc[0] += weighted_tokens(record.prompt_tokens, record.completion_tokens, w)
         if record.spend is None:
             unknown_spend.add(record.model)
         else:
@@ -345,7 +355,8 @@ def model_pricing(
             continue
         declared = None if model in unknown_spend else spend / w_tokens
         measured = sum(serving_cost.get(hosted[model], {}).values()) / ns_weight[hosted[model]]
-        out.append(ModelPricing(model, declared, measured, measured, weight * measured))
+        w = own[model]
+        out.append(ModelPricing(model, declared, measured, measured, w * measured, w))
     return out
 
 
@@ -375,7 +386,11 @@ def serving_namespaces(config: Config) -> list[str]:
 
 
 def apply_llm_to(
-    window: Window, usage: Iterable[ModelUsage] | Routed, config: Config, attributor: Attributor
+    window: Window,
+    usage: Iterable[ModelUsage] | Routed,
+    config: Config,
+    attributor: Attributor,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[Window, LlmReport]:
     """`apply_llm` on one window: its serving cost and LLM scale come from the window itself."""
     serving = {
@@ -390,5 +405,6 @@ def apply_llm_to(
         serving,
         config.llm_completion_weight,
         window.llm_scale,
+        weights,
     )
     return window.with_ledger(ledger), report

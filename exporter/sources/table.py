@@ -15,12 +15,14 @@ from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.vllm import source as vllm
+from exporter.sources.vllm.source import VllmSnapshot
 
 __all__ = ["SOURCES", "Records"]
 
 # A fifth source adds its module's KIND here and a field of the same name to Records.
 SOURCES: Mapping[str, SourceKind[Any, Any]] = {
-    kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND)
+    kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
 }
 
 
@@ -32,6 +34,7 @@ class Records:
     dcgm: DcgmSnapshot | None = None
     kueue: KueueSnapshot | None = None
     litellm: LiteLLMSnapshot | None = None
+    vllm: VllmSnapshot | None = None
 
     @classmethod
     def of(cls, snapshots: Mapping[str, object]) -> Records:

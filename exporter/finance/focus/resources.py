@@ -92,13 +92,14 @@ def resource_figures(
             weights[key] += a.costs.get("gpu", 0.0)
             quantities[key] += a.gpu_hours
     measured = {p.model: p.measured for p in chargeback.llm_pricing}
+    own = {p.model: p.weight for p in chargeback.llm_pricing}
     served = measured.keys() | {m.model for m in config.llm_models if m.self_hosted is not None}
     weight = config.llm_completion_weight
     for (name, model), use in sorted(chargeback.llm_usage.items()):
         tokens = use.prompt_tokens + use.completion_tokens
         if model in served:
             key = (team(name), "llm_serving", model)
-            w = weighted_tokens(use.prompt_tokens, use.completion_tokens, weight)
+            w = weighted_tokens(use.prompt_tokens, use.completion_tokens, own.get(model, weight))
             weights[key] += measured.get(model, 0.0) * w
         else:
             key = (team(name), "llm_external", model)

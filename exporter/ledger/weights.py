@@ -1,0 +1,135 @@
+"""Completion weights per self-hosted model: configured, measured from vLLM, and the one applied.
+
+Serving cost follows weighted tokens `prompt + w x completion` (ledger/llm.py). Measured, a
+prompt token costs `a` = prefill seconds / prompt tokens of the engine's time and a completion
+token `b` = decode seconds / completion tokens, so its requests took `prompt x a + completion x
+b = a x (prompt + (b / a) x completion)` seconds: `w = b / a` splits the engine's measured time
+exactly, whatever the mix of requests (docs/llm.md, "Measured prompt/completion weight").
+
+A model whose declaration says `weight: measured` takes the measured `w` when it is sound and
+the configured one otherwise, with the reason exported; any positive weight moves the whole
+serving cost, so money is conserved either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from exporter.config.schema import Config, ModelDecl
+from exporter.exposition.catalogue import (
+    LLM_COMPLETION_WEIGHT,
+    LLM_COMPLETION_WEIGHT_FALLBACK,
+    LLM_SECONDS_PER_TOKEN,
+)
+from exporter.exposition.samples import Sample
+from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
+
+__all__ = [
+    "FALLBACK_REASONS",
+    "CompletionWeight",
+    "Measured",
+    "applied_weights",
+    "completion_weights",
+    "measure",
+    "weight_samples",
+]
+
+SOURCE_DOWN = "source_down"  # sources.vllm has no fresh read
+NO_DATA = "no_data"  # the read holds no finished request of the model
+TOO_FEW_REQUESTS = "too_few_requests"  # fewer than sources.vllm.min_requests
+INVALID = "invalid"  # a zero phase time or token count: no ratio to take
+FALLBACK_REASONS = (SOURCE_DOWN, NO_DATA, TOO_FEW_REQUESTS, INVALID)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One model's engine time per token: prefill per prompt token, decode per completion token."""
+
+    prefill_per_token: float
+    decode_per_token: float
+    requests: float
+
+    @property
+    def weight(self) -> float:
+        """Decode seconds per completion token against prefill seconds per prompt token."""
+        return self.decode_per_token / self.prefill_per_token
+
+
+@dataclass(frozen=True)
+class CompletionWeight:
+    """A self-hosted model's weights; `fallback` says why a measured weight asked for is not."""
+
+    model: str  # the declaration's model, as LiteLLM names it
+    configured: float
+    measured: Measured | None
+    applied: float
+    fallback: str | None
+
+
+def measure(timing: ModelTiming | None) -> tuple[Measured | None, str | None]:
+    """A model's time per token, or None and why: no data, or a phase with no time or tokens."""
+    if timing is None or timing.requests <= 0:
+        return None, NO_DATA
+    parts = (timing.prefill_seconds, timing.decode_seconds)
+    tokens = (timing.prompt_tokens, timing.generation_tokens)
+    if min(*parts, *tokens) <= 0:
+        return None, INVALID
+    found = Measured(parts[0] / tokens[0], parts[1] / tokens[1], timing.requests)
+    if not (math.isfinite(found.weight) and found.weight > 0):
+        return None, INVALID  # a ratio of tiny or huge totals can still overflow
+    return found, None
+
+
+def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[CompletionWeight, ...]:
+    """Every self-hosted model's configured, measured and applied weight, by declaration."""
+    configured = config.llm_completion_weight
+    source = config.sources.vllm
+    out: list[CompletionWeight] = []
+    for decl in sorted(_hosted(config.llm_models), key=lambda d: d.model):
+        assert decl.self_hosted is not None
+        served = decl.self_hosted.served_model or decl.model
+        if source is None:
+            found, why = None, None
+        elif vllm is None:
+            found, why = None, SOURCE_DOWN
+        else:
+            found, why = measure(vllm.timing(served))
+            if found is not None and found.requests < source.min_requests:
+                why = TOO_FEW_REQUESTS
+        wants = decl.self_hosted.weight == "measured"
+        if wants and found is not None and why is None:
+            out.append(CompletionWeight(decl.model, configured, found, found.weight, None))
+        else:
+            fallback = why if wants else None
+            out.append(CompletionWeight(decl.model, configured, found, configured, fallback))
+    return tuple(out)
+
+
+def applied_weights(weights: Iterable[CompletionWeight]) -> dict[str, float]:
+    """The weight applied to each self-hosted declaration, by its model."""
+    return {w.model: w.applied for w in weights}
+
+
+def weight_samples(weights: Iterable[CompletionWeight]) -> list[Sample]:
+    """The weights by basis, the measured time per token, and each fallback with its reason."""
+    out: list[Sample] = []
+    for w in weights:
+        by_basis = [("configured", w.configured), ("applied", w.applied)]
+        if w.measured is not None:
+            m = w.measured
+            by_basis.insert(1, ("measured", m.weight))
+            phases = (("prefill", m.prefill_per_token), ("decode", m.decode_per_token))
+            for phase, seconds in phases:
+                out.append(Sample.of(LLM_SECONDS_PER_TOKEN, seconds, model=w.model, phase=phase))
+        for basis, value in by_basis:
+            out.append(Sample.of(LLM_COMPLETION_WEIGHT, value, model=w.model, basis=basis))
+        if w.fallback is not None:
+            reason = w.fallback
+            out.append(Sample.of(LLM_COMPLETION_WEIGHT_FALLBACK, 1.0, model=w.model, reason=reason))
+    return out
+
+
+def _hosted(models: Iterable[ModelDecl]) -> list[ModelDecl]:
+    return [m for m in models if m.self_hosted is not None]

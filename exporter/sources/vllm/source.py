@@ -1,0 +1,84 @@
+"""vLLM source: per served model, the time its finished requests spent in prefill and in decode.
+
+Upstream: the Prometheus that scrapes vLLM's `/metrics` (`sources.vllm.url`), through its
+HTTP query API (see query.py). The span is the month read, up to the reading's instant, or
+the last `window` when set. A model whose totals are incomplete or corrupt is dropped and
+counted; the ledger then falls back to the configured weight for it and says so
+(exporter/ledger/weights.py). No model at all is a valid answer: nothing was served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import httpx
+
+from exporter.config.schema import Config, VllmConfig
+from exporter.sources.checks import Tally
+from exporter.sources.http import make_client
+from exporter.sources.kind import SourceKind, section
+from exporter.sources.reading import Reading
+from exporter.sources.vllm.query import read_totals, totals_by_model
+
+__all__ = ["KIND", "ModelTiming", "VllmSnapshot", "build_client", "fetch"]
+
+SOURCE = "vllm"
+
+
+@dataclass(frozen=True)
+class ModelTiming:
+    """What one served model's requests finished in the span cost in engine time, and held."""
+
+    model: str  # as vLLM names it (model_name)
+    prefill_seconds: float
+    decode_seconds: float
+    prompt_tokens: float
+    generation_tokens: float
+    requests: float
+
+
+@dataclass(frozen=True)
+class VllmSnapshot:
+    """Every served model's timing over one span."""
+
+    models: tuple[ModelTiming, ...]
+    span_seconds: float
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def check_after(self, previous: object | None) -> None:
+        """Each read totals its own span from Prometheus: nothing to compare with the last."""
+        del previous
+
+    def timing(self, model: str) -> ModelTiming | None:
+        """The timing of the model vLLM serves as `model`, if it was read."""
+        return next((t for t in self.models if t.model == model), None)
+
+
+def build_client(cfg: VllmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """A client for the Prometheus that scrapes vLLM."""
+    return make_client(cfg.url.rstrip("/"), cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+
+
+def span(cfg: VllmConfig, reading: Reading) -> timedelta:
+    """The span read: the last `window`, else the month up to the reading's instant (a second
+    at least, as PromQL needs a positive range)."""
+    if cfg.window is not None:
+        return cfg.window
+    seconds = reading.at.timestamp() - reading.month.start.timestamp()
+    return timedelta(seconds=max(1, int(seconds)))
+
+
+def fetch(client: httpx.Client, config: Config, reading: Reading) -> VllmSnapshot:
+    """Every served model's prefill and decode time and tokens over the span."""
+    cfg = section(config.sources.vllm, SOURCE)
+    over = span(cfg, reading)
+    vectors = read_totals(client, over, reading.at, cfg.model_label)
+    tally = Tally()
+    totals = totals_by_model(vectors, cfg.model_label, tally)
+    models = tuple(ModelTiming(model, **measures) for model, measures in totals.items())
+    return VllmSnapshot(models, over.total_seconds(), tally.frozen())
+
+
+KIND = SourceKind(SOURCE, VllmSnapshot, lambda config: config.sources.vllm, build_client, fetch)
