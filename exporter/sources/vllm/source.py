@@ -9,6 +9,7 @@ counted; the ledger then falls back to the configured weight for it and says so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -63,11 +64,12 @@ def build_client(cfg: VllmConfig, transport: httpx.BaseTransport | None = None) 
 
 def span(cfg: VllmConfig, reading: Reading) -> timedelta:
     """The span read: the last `window`, else the month up to the reading's instant (a second
-    at least, as PromQL needs a positive range)."""
+    at least, as PromQL needs a positive range; a closed month is read at its last microsecond,
+    so the span rounds up to its whole seconds)."""
     if cfg.window is not None:
         return cfg.window
     seconds = reading.at.timestamp() - reading.month.start.timestamp()
-    return timedelta(seconds=max(1, int(seconds)))
+    return timedelta(seconds=max(1, math.ceil(seconds)))
 
 
 def fetch(client: httpx.Client, config: Config, reading: Reading) -> VllmSnapshot:

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.sources.vllm over httpx.MockTransport."""
