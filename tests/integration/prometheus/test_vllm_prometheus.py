@@ -1,0 +1,152 @@
+"""Completion weights measured through a real Prometheus holding backfilled vLLM histograms."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
+from exporter.calendar import Month
+from exporter.config.schema import Config
+from exporter.ledger.weights import TOO_FEW_REQUESTS, completion_weights
+from exporter.sources.reading import Reading
+from exporter.sources.vllm.source import build_client, fetch
+
+pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")
+
+LLAMA, TINY = "meta-llama/Llama-3.1-70B-Instruct", "tiny-1b"
+START, END = datetime(2026, 10, 1, tzinfo=UTC), datetime(2026, 11, 1, tzinfo=UTC)
+RESTART = datetime(2026, 10, 15, 12, tzinfo=UTC)  # replica b restarts: its counters reset
+STEP = timedelta(minutes=30)
+Step = tuple[float, float, int, int, int]
+# What each replica's finished requests add every step: (prefill s, decode s, prompt tokens,
+# completion tokens, requests). October: a prefills 6,000 tokens in 0.6 s and decodes 2,400 in
+# 12 s; b prefills 3,000 in 0.9 s and decodes 1,200 in 6 s. Over both, a prompt token took
+# 1.5 / 9,000 s and a completion token 18 / 3,600 s: w = 0.005 / 0.000166... = 30 (not the
+# mean of the replicas' own 50 and 16.7: the weight is of the model's time, not its pods').
+OCTOBER: dict[str, Step] = {"a": (0.6, 12.0, 6000, 2400, 10), "b": (0.9, 6.0, 3000, 1200, 5)}
+# November, on both replicas: 0.1 ms a prompt token, 1 ms a completion token: w = 10.
+NOVEMBER: Step = (0.6, 2.4, 6000, 2400, 10)
+HISTOGRAMS = (
+    "vllm:request_prefill_time_seconds",
+    "vllm:request_decode_time_seconds",
+    "vllm:request_prompt_tokens",
+    "vllm:request_generation_tokens",
+)
+
+
+NOTHING: Step = (0.0, 0.0, 0, 0, 0)
+
+
+def _replica(october: Step) -> Callable[[datetime], Step]:
+    return lambda t: october if t <= END else NOVEMBER
+
+
+def _tiny(t: datetime) -> Step:
+    # A small model with one request every 12 hours: 62 in October, under min_requests.
+    return (0.01, 0.1, 100, 10, 1) if t.hour % 12 == 0 and t.minute == 0 else NOTHING
+
+
+def _series(index: int, pod: str, model: str, per_step: Callable[[datetime], Step]) -> list[str]:
+    """One replica's histogram HISTOGRAMS[index] every STEP up to 2 November, as vLLM exposes
+    it: buckets, count and sum; the count is its requests (each histogram observes each once)."""
+    family, labels = HISTOGRAMS[index], f'engine="0",model_name="{model}",pod="{pod}"'
+    out: list[str] = []
+    total, count, t = 0.0, 0, START
+    while t <= END + timedelta(days=1):
+        if t > START:
+            if pod == "b" and t - STEP < RESTART <= t:
+                total, count = 0.0, 0  # a restart: the step's requests land in a new process
+            step = per_step(t)
+            total, count = total + step[index], count + step[4]
+        stamp = int(t.timestamp())
+        out += [
+            f'{family}_bucket{{{labels},le="+Inf"}} {count} {stamp}',
+            f"{family}_count{{{labels}}} {count} {stamp}",
+            f"{family}_sum{{{labels}}} {total:.6f} {stamp}",
+        ]
+        t += STEP
+    return out
+
+
+def _openmetrics() -> str:
+    lines: list[str] = []
+    for index, family in enumerate(HISTOGRAMS):
+        lines.append(f"# TYPE {family} histogram")
+        for pod, october in OCTOBER.items():
+            lines += _series(index, pod, LLAMA, _replica(october))
+        lines += _series(index, "c", TINY, _tiny)
+    return "\n".join([*lines, "# EOF", ""])
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Prometheus whose only data is a backfilled October and 1 November of vLLM series."""
+    work = tmp_path_factory.mktemp("vllm")
+    source = work / "vllm.om"
+    source.write_text(_openmetrics(), encoding="utf-8")
+    # One block for the whole span: promtool's default of 2 h blocks takes a minute here.
+    backfill = [
+        "promtool",
+        "tsdb",
+        "create-blocks-from",
+        "openmetrics",
+        "--max-block-duration=1000h",
+    ]
+    subprocess.run(
+        [*backfill, str(source), str(work / "data")],
+        check=True,
+        capture_output=True,
+    )
+    # Retention is long so the backfilled blocks stay, whatever the machine's date.
+    proc, url = start_prometheus(
+        work, targets=[], extra_args=["--storage.tsdb.retention.time=100y"]
+    )
+    try:
+        wait_ready(proc, f"{url}/-/ready")
+        yield url
+    finally:
+        stop(proc)
+
+
+def _config(url: str, **vllm: Any) -> Config:
+    hosted = {"namespace": "ns-serve", "weight": "measured"}
+    return Config.model_validate(
+        {
+            "llm_completion_weight": 3,
+            "llm_models": [
+                {"model": "llama-70b", "self_hosted": {**hosted, "served_model": LLAMA}},
+                {"model": TINY, "self_hosted": hosted},
+            ],
+            "sources": {"vllm": {"url": url, **vllm}},
+        }
+    )
+
+
+def _weights(config: Config, reading: Reading) -> dict[str, tuple[float, str | None]]:
+    assert config.sources.vllm is not None
+    with build_client(config.sources.vllm) as client:
+        snapshot = fetch(client, config, reading)
+    assert snapshot.dropped == {}
+    return {w.model: (w.applied, w.fallback) for w in completion_weights(config, snapshot)}
+
+
+def test_the_closed_month_gives_the_hand_worked_weight(prometheus: str) -> None:
+    config = _config(prometheus)
+    october = Month.of(START, config.zone)
+    got = _weights(config, Reading.closed_month(october))
+    assert got["llama-70b"][0] == pytest.approx(30.0, rel=1e-9)
+    assert got["llama-70b"][1] is None
+    # Too few requests to measure anything: the configured weight, and why.
+    assert got[TINY] == (3.0, TOO_FEW_REQUESTS)
+
+
+def test_a_window_reads_its_own_span(prometheus: str) -> None:
+    config = _config(prometheus, window="1d")
+    reading = Reading.open(END + timedelta(days=1), config.zone)
+    assert _weights(config, reading)["llama-70b"][0] == pytest.approx(10.0, rel=1e-9)
