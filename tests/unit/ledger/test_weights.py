@@ -177,3 +177,18 @@ def test_money_is_conserved_whichever_weight_is_used(
     )
     moved = sum(v for (_, c), v in measured.costs.items() if c == "llm_serving")
     assert abs(moved) <= 1e-9 * scale
+
+
+def test_the_worked_example_of_docs_llm() -> None:
+    # docs/llm.md, "Worked example": w = 50 measured, against the configured 3.
+    records = [
+        ModelUsage("a", None, "llama-70b", None, 500_000, 40_000, 1),
+        ModelUsage("b", None, "llama-70b", None, 100_000, 200_000, 1),
+    ]
+    cost = {"ns-serve": {"serving": 1260.0}}
+    models = CONFIG.llm_models
+    for own, (a, b) in (({"llama-70b": 50.0}, (250.0, 1010.0)), ({}, (591.82, 668.18))):
+        after, _ = apply_llm(Ledger({}), records, models, ATTRIBUTOR, cost, 3.0, 1.0, own)
+        got = {t: after.costs[(t, "llm_serving")] for t in ("a", "b")}
+        assert got == {"a": pytest.approx(a, abs=0.005), "b": pytest.approx(b, abs=0.005)}
+        assert after.costs[("serving", "llm_serving")] == -1260.0
