@@ -179,6 +179,55 @@ def _pricing(c: MixinConfig, u: Units) -> Section:
     )
 
 
+def _weights(c: MixinConfig, u: Units) -> Section:
+    return (
+        "Completion weight",
+        [
+            timeseries_panel(
+                "Completion weight: configured, measured, applied",
+                "w in prompt + w x completion per self-hosted model: the configured one, the "
+                "one measured from vLLM's decode and prefill time, and the one applied "
+                "(docs/llm.md).",
+                u.count,
+                [
+                    query(
+                        f"max by (model, basis) (chargeback_llm_completion_weight{c.sel()})",
+                        "{{model}} {{basis}}",
+                    )
+                ],
+                width=8,
+            ),
+            timeseries_panel(
+                "vLLM time per token",
+                "Prefill seconds per prompt token and decode seconds per completion token of "
+                "each self-hosted model's finished requests; their ratio is the measured weight.",
+                u.seconds,
+                [
+                    query(
+                        f"max by (model, phase) (chargeback_llm_seconds_per_token{c.sel()})",
+                        "{{model}} {{phase}}",
+                    )
+                ],
+                width=8,
+            ),
+            timeseries_panel(
+                "Measured weight not applied",
+                "1 while a model that asks for its measured weight takes the configured one, "
+                "by reason: source_down, no_data, too_few_requests, invalid.",
+                u.count,
+                [
+                    query(
+                        "max by (model, reason) "
+                        f"(chargeback_llm_completion_weight_fallback{c.sel()})",
+                        "{{model}} {{reason}}",
+                    )
+                ],
+                width=8,
+            ),
+        ],
+    )
+
+
 def build(c: MixinConfig) -> Dashboard:
     """The LLM spend-and-budgets dashboard."""
     u = Units(c)
@@ -187,6 +236,6 @@ def build(c: MixinConfig) -> Dashboard:
         "llm",
         "Chargeback / LLM spend and budgets",
         "LLM spend and tokens per team and model, LiteLLM budget windows and forecasts, and "
-        "how far self-hosted models' prices are from their serving cost.",
-        [_spend(c, u), _budgets(c, u), _pricing(c, u)],
+        "how far self-hosted models' prices are from their serving cost, and their weights.",
+        [_spend(c, u), _budgets(c, u), _pricing(c, u), _weights(c, u)],
     )
