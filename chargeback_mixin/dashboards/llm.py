@@ -187,7 +187,8 @@ def _weights(c: MixinConfig, u: Units) -> Section:
                 "Completion weight: configured, measured, applied",
                 "w in prompt + w x completion per self-hosted model: the configured one, the "
                 "one measured from vLLM's decode and prefill time, and the one applied "
-                "(docs/llm.md).",
+                "(docs/llm.md); chargeback_llm_completion_weight_fallback says why a measured "
+                "one is not applied.",
                 u.count,
                 [
                     query(
@@ -195,34 +196,7 @@ def _weights(c: MixinConfig, u: Units) -> Section:
                         "{{model}} {{basis}}",
                     )
                 ],
-                width=8,
-            ),
-            timeseries_panel(
-                "vLLM time per token",
-                "Prefill seconds per prompt token and decode seconds per completion token of "
-                "each self-hosted model's finished requests; their ratio is the measured weight.",
-                u.seconds,
-                [
-                    query(
-                        f"max by (model, phase) (chargeback_llm_seconds_per_token{c.sel()})",
-                        "{{model}} {{phase}}",
-                    )
-                ],
-                width=8,
-            ),
-            timeseries_panel(
-                "Measured weight not applied",
-                "1 while a model that asks for its measured weight takes the configured one, "
-                "by reason: source_down, no_data, too_few_requests, invalid.",
-                u.count,
-                [
-                    query(
-                        "max by (model, reason) "
-                        f"(chargeback_llm_completion_weight_fallback{c.sel()})",
-                        "{{model}} {{reason}}",
-                    )
-                ],
-                width=8,
+                width=24,
             ),
         ],
     )

@@ -297,6 +297,8 @@ DIAGNOSTICS = {
     "chargeback_attribution_fallback_cost_per_hour": "docs/runbook.md",
     "chargeback_llm_unknown_models": "docs/sources/litellm.md",
     "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
+    "chargeback_llm_seconds_per_token": "docs/llm.md",
+    "chargeback_llm_completion_weight_fallback": "docs/llm.md",
     "chargeback_source_duration_seconds": "docs/runbook.md",
     "chargeback_build_info": "docs/metrics.md",
     "chargeback_config_info": "docs/metrics.md",
