@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
+from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.calendar import Month
+from exporter.cli import main
 from exporter.config.schema import Config
 from exporter.ledger.weights import TOO_FEW_REQUESTS, completion_weights
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.source import build_client, fetch
+from tests.conftest import CLOCK
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")
 
@@ -150,3 +156,31 @@ def test_a_window_reads_its_own_span(prometheus: str) -> None:
     config = _config(prometheus, window="1d")
     reading = Reading.open(END + timedelta(days=1), config.zone)
     assert _weights(config, reading)["llama-70b"][0] == pytest.approx(10.0, rel=1e-9)
+
+
+def _report(stack: DemoStack, tmp_path: Path, vllm: str | None, capsys: Any) -> Any:
+    data = demo_config_dict(stack.urls, str(stack.secrets))
+    if vllm is not None:
+        data["sources"]["vllm"] = {"url": vllm}
+        hosted = data["llm_models"][0]["self_hosted"]
+        hosted.update({"weight": "measured", "served_model": LLAMA})
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    argv = ["report", "--config.file", str(path), "--format", "json", "--month", "2026-10"]
+    assert main(argv, CLOCK) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_report_moves_the_same_money_by_the_measured_weight(
+    prometheus: str, stack: DemoStack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured = _report(stack, tmp_path, None, capsys)
+    measured = _report(stack, tmp_path, prometheus, capsys)
+
+    def serving(report: Any) -> dict[str, float]:
+        return {t["team"]: float(t["components"].get("llm_serving", 0.0)) for t in report["teams"]}
+
+    assert measured["total"] == configured["total"]
+    assert sum(serving(measured).values()) == pytest.approx(0.0, abs=0.02)
+    # w = 30 rather than 3: completion-heavy teams take more of the serving cost.
+    assert serving(measured) != serving(configured)
