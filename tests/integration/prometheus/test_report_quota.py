@@ -90,8 +90,16 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     work = tmp_path_factory.mktemp("quota-history")
     source = work / "quota.om"
     source.write_text(_openmetrics(), encoding="utf-8")
+    # One block for the month: promtool's default of 2 h blocks takes minutes on a busy machine.
+    backfill = [
+        "promtool",
+        "tsdb",
+        "create-blocks-from",
+        "openmetrics",
+        "--max-block-duration=1000h",
+    ]
     subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(work / "data")],
+        [*backfill, str(source), str(work / "data")],
         check=True,
         capture_output=True,
     )
