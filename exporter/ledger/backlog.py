@@ -119,9 +119,7 @@ def _cost(line: CostLine) -> float:
     return sum(line.costs.values())
 
 
-def team_backlog(
-    config: Config, lines: Sequence[CostLine], allocations: AllocationSet
-) -> Backlog:
+def team_backlog(config: Config, lines: Sequence[CostLine], allocations: AllocationSet) -> Backlog:
     """The team attribution's backlog over one window's allocations."""
     return backlog(team_entries(lines, allocations), team_keys(config))
 

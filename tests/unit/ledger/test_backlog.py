@@ -90,11 +90,13 @@ def test_unallocated_is_ranked_by_money_with_the_keys_that_would_place_it() -> N
 
 
 def test_past_the_limit_the_rest_is_one_other_row_and_the_list_adds_up() -> None:
-    entries = [
-        Entry("ns", f"w{i}", Placement(UNALLOCATED, "none"), float(i)) for i in range(1, 6)
-    ]
+    entries = [Entry("ns", f"w{i}", Placement(UNALLOCATED, "none"), float(i)) for i in range(1, 6)]
     found = backlog(entries, ("label:team",), limit=2)
-    assert [(r.workload, r.cost) for r in found.unallocated] == [("w5", 5.0), ("w4", 4.0), (OTHER, 6.0)]
+    assert [(r.workload, r.cost) for r in found.unallocated] == [
+        ("w5", 5.0),
+        ("w4", 4.0),
+        (OTHER, 6.0),
+    ]
     assert found.unallocated_total == 15.0
 
 
