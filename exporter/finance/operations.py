@@ -4,6 +4,7 @@ and one team's own report (`report --team NAME`)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal
 
 from exporter.config.schema import Config
 from exporter.finance.backlog_table import backlog_of_team, printed_backlog
@@ -41,6 +42,9 @@ def team_report(report: Report, chargeback: Chargeback, config: Config, team: st
         rows=rows,
         columns=dict(row.costs),
         total=row.total,
+        # The team's own share of idle, not the cluster's.
+        idle=row.costs.get("idle_share", Decimal(0)),
+        idle_shared=row.costs.get("idle_share", Decimal(0)),
         models=model_rows(usage, chargeback.llm_pricing, model_kinds(config)),
         usage={team: report.usage[team]} if team in report.usage else {},
         backlog=backlog_of_team(report.backlog, team) if report.backlog is not None else None,
