@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
+
+from babel.numbers import format_decimal
 
 from exporter.finance.backlog_table import BacklogLine, BacklogTable
 from exporter.finance.statement import labels
@@ -11,7 +14,7 @@ from exporter.finance.team_table import TeamUsage
 
 __all__ = ["USAGE_HEAD", "backlog_lines", "usage_cells", "usage_totals"]
 
-USAGE_HEAD = ["GPU-hours", "Idle GPU-hours", "Occupancy", "Guaranteed GPUs", "Tokens"]
+USAGE_HEAD = ["GPU-hours", "Idle GPU-hours", "Occupancy (%)", "Guaranteed GPUs", "Tokens"]
 
 
 def usage_cells(usage: TeamUsage | None, numbers: Numbers) -> list[str]:
@@ -26,10 +29,15 @@ def usage_cells(usage: TeamUsage | None, numbers: Numbers) -> list[str]:
     return [
         opt(usage.gpu_hours),
         opt(usage.idle_gpu_hours),
-        "" if occupancy is None else numbers.percent(occupancy),
+        "" if occupancy is None else _one_decimal(occupancy, numbers),
         opt(usage.guaranteed_gpus),
         "" if usage.tokens is None else numbers.count(usage.tokens),
     ]
+
+
+def _one_decimal(value: float, numbers: Numbers) -> str:
+    # Rounded as the report rounds it (format's .1f), then written in the page's locale.
+    return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=numbers.locale))
 
 
 def usage_totals(usage: Iterable[TeamUsage | None], numbers: Numbers) -> list[str]:
