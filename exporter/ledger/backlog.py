@@ -110,9 +110,16 @@ def team_keys(config: Config) -> tuple[str, ...]:
 
 
 def team_entries(lines: Sequence[CostLine], allocations: AllocationSet) -> Iterator[Entry]:
-    """Each allocation of a window with its team placement and total cost."""
+    """The allocations of a window that belong in a backlog, with their placement and cost.
+
+    Most of a cluster's allocations are placed by a label and are skipped before any work: a
+    join runs this over every allocation of the month at every refresh.
+    """
     for line, a in zip(lines, allocations.allocations, strict=True):
-        yield Entry(a.namespace, workload_of(a.name, a.namespace), line.placement, _cost(line))
+        placement = line.placement
+        if placement.team == UNALLOCATED or placement.via == "fallback":
+            workload = workload_of(a.name, a.namespace)
+            yield Entry(a.namespace, workload, placement, _cost(line))
 
 
 def _cost(line: CostLine) -> float:
