@@ -115,11 +115,17 @@ def team_entries(lines: Sequence[CostLine], allocations: AllocationSet) -> Itera
     Most of a cluster's allocations are placed by a label and are skipped before any work: a
     join runs this over every allocation of the month at every refresh.
     """
-    for line, a in zip(lines, allocations.allocations, strict=True):
-        placement = line.placement
-        if placement.team == UNALLOCATED or placement.via == "fallback":
-            workload = workload_of(a.name, a.namespace)
-            yield Entry(a.namespace, workload, placement, _cost(line))
+    allocs = allocations.allocations
+    if len(allocs) != len(lines):
+        raise ValueError("a window's cost lines and allocations differ in number")
+    wanted = [
+        i
+        for i, line in enumerate(lines)
+        if line.placement.team == UNALLOCATED or line.placement.via == "fallback"
+    ]
+    for i in wanted:
+        a, line = allocs[i], lines[i]
+        yield Entry(a.namespace, workload_of(a.name, a.namespace), line.placement, _cost(line))
 
 
 def _cost(line: CostLine) -> float:
