@@ -158,3 +158,41 @@ def test_each_list_adds_up_to_the_cost_it_ranks(
     assert [r.cost for r in found.unallocated[:limit]] == sorted(
         (r.cost for r in found.unallocated[:limit]), reverse=True
     )
+
+
+@settings(max_examples=100)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["batch", "search", "tools"]),
+            st.integers(0, 30),
+            st.dictionaries(
+                st.sampled_from(["team", "equipo", "app.kubernetes.io/part-of", "app"]),
+                st.sampled_from(["vision", "ml-platform", "__x__"]),
+            ),
+            st.floats(0, 1e4),
+            st.floats(0, 1e3),
+        ),
+        max_size=30,
+        unique_by=lambda drawn: (drawn[0], drawn[1]),
+    ),
+    st.sampled_from(list(IdlePolicy)),
+    st.booleans(),
+)
+def test_the_lists_are_what_the_ledger_placed_under_every_policy(
+    drawn: list[tuple[str, int, dict[str, str], float, float]],
+    policy: IdlePolicy,
+    by_node: bool,
+) -> None:
+    window = _window(*(_alloc(ns, f"w{i}", labels, gpu, cpu) for ns, i, labels, gpu, cpu in drawn))
+    rule = idle_rule(policy)
+    made = costs.window(window, Attributor(CONFIG), rule, by_node, live=False, llm_scale=1.0)
+    found = team_backlog(CONFIG, made.lines, made.allocations)
+    # The unallocated list is the __unallocated__ row less what an idle policy put on it.
+    placed = sum(
+        v for (team, c), v in made.ledger.costs.items() if team == UNALLOCATED and c != "idle_share"
+    )
+    assert abs(found.unallocated_total - placed) <= 1e-9 * max(1.0, placed)
+    # The fallback list is the ledger's fallback-placed cost.
+    fallback = sum(made.ledger.fallback.values())
+    assert abs(found.fallback_total - fallback) <= 1e-9 * max(1.0, fallback)
