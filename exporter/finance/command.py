@@ -42,7 +42,7 @@ class ReportRequest:
     max_unallocated: float | None = None
     output: Path | None = None
     created: datetime | None = None
-    team: str | None = None  # the statement of one team
+    team: str | None = None  # one team's own report or statement
 
 
 def run_report(

@@ -18,7 +18,7 @@ A team folded into `__other__` counts there, as its cost does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,8 +151,3 @@ def usage_json(usage: TeamUsage | None) -> dict[str, Any]:
         "guaranteed_gpus": usage.guaranteed_gpus,
         "tokens": usage.tokens,
     }
-
-
-def usage_of(usage: Mapping[str, TeamUsage], team: str) -> TeamUsage | None:
-    """One team's figures, if any source had some."""
-    return usage.get(team)
