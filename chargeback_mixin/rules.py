@@ -64,6 +64,8 @@ MEASURED = 'basis="measured"'
 COST = "chargeback_team_cost_per_hour"
 # A team's recent cost per hour against its own baseline, minus one (the anomaly alert's value).
 COST_DEPARTURE = f"team:{COST}:baseline_departure"
+# The resolution of the anomaly baseline's subquery.
+BASELINE_STEP = "1h"
 # Teams only: the reserved rows (__idle__, __unallocated__, __other__) are not anyone's spend.
 TEAMS_ONLY = 'team!~"__.*"'
 MTD = "chargeback_team_cost_month_to_date"
@@ -114,7 +116,9 @@ def _anomaly_rules(c: MixinConfig) -> list[Rule]:
     """
     team = f"team:{COST}:sum{{{TEAMS_ONLY}}}"
     recent = f"avg_over_time({team}[{c.cost_anomaly_recent_window}])"
-    baseline = f"avg_over_time({team}[{c.cost_anomaly_baseline_window}])"
+    # The baseline samples the series hourly (a subquery): a mean over days loses nothing by
+    # it, and each evaluation reads 168 points for 7 days rather than 10,080 raw samples.
+    baseline = f"avg_over_time({team}[{c.cost_anomaly_baseline_window}:{BASELINE_STEP}])"
     return [
         _record(
             COST_DEPARTURE,
