@@ -26,6 +26,7 @@ from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.operations import (
     USAGE_HEAD,
     backlog_lines,
+    usage_cards,
     usage_cells,
     usage_totals,
 )
@@ -324,6 +325,7 @@ def _headline(statement: Statement, numbers: Numbers) -> str:
         for kind, budget in (("GPU", row.budget_gpu), ("LLM", row.budget_llm)):
             if budget is not None:
                 cards.append(card(f"{kind} budget", numbers.money(budget), "for the month"))
+        cards += usage_cards(report.usage.get(row.team), numbers, card)
         return "".join(cards)
     cards = [
         card("Total", numbers.money(report.total), "every team, every component"),

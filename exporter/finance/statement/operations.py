@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 
 from babel.numbers import format_decimal
@@ -12,7 +12,7 @@ from exporter.finance.statement import labels
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.team_table import TeamUsage
 
-__all__ = ["USAGE_HEAD", "backlog_lines", "usage_cells", "usage_totals"]
+__all__ = ["USAGE_HEAD", "backlog_lines", "usage_cards", "usage_cells", "usage_totals"]
 
 USAGE_HEAD = ["GPU-hours", "Idle GPU-hours", "Occupancy (%)", "Guaranteed GPUs", "Tokens"]
 
@@ -70,3 +70,23 @@ def backlog_lines(
     total = table.fallback_total if fallback else table.unallocated_total
     lines.append(["Total", "", "", numbers.amount(total)])
     return lines
+
+
+def usage_cards(
+    usage: TeamUsage | None, numbers: Numbers, card: Callable[[str, str, str], str]
+) -> list[str]:
+    """A team page's headline cards for its GPU-hours, occupancy and tokens, where known."""
+    if usage is None:
+        return []
+    cards = []
+    if usage.gpu_hours is not None:
+        idle = usage.idle_gpu_hours
+        detail = "used this month" if idle is None else f"{numbers.amount(idle)} of them idle"
+        cards.append(card("GPU-hours", numbers.amount(usage.gpu_hours), detail))
+    occupancy = usage.occupancy_percent
+    if occupancy is not None and usage.guaranteed_gpus is not None:
+        detail = f"of {numbers.amount(usage.guaranteed_gpus)} guaranteed GPUs"
+        cards.append(card("Occupancy", f"{_one_decimal(occupancy, numbers)}\u00a0%", detail))
+    if usage.tokens is not None:
+        cards.append(card("Tokens", numbers.count(usage.tokens), "LLM prompt and completion"))
+    return cards

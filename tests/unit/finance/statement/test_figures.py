@@ -11,7 +11,7 @@ from babel import Locale
 from exporter.config.schema import Config
 from exporter.finance.operations import with_operations
 from exporter.finance.report import build_report, model_rows
-from exporter.finance.statement.figures import build_statement, for_team
+from exporter.finance.statement.figures import Statement, build_statement, for_team
 from exporter.finance.statement.html import statement_html
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
@@ -206,9 +206,14 @@ def test_the_team_table_has_the_operating_columns_and_the_backlog_its_tables() -
     assert fallback[1] == ["default", "cronjob:etl", "research (part_of)", "2.50"]
     # A team's page has its row and its part of the backlog: the fallback row placed on it.
     statement = for_team(build_statement(report, chargeback, _config()), "research")
-    teams, fallback = read_page(statement_html(statement, NUMBERS))["tables"]
+    teams, fallback = read_page(page_of(statement))["tables"]
     assert [row[0] for row in teams[1:]] == ["research"]
+    assert '<p class="label">GPU-hours</p><p class="value">1,002.75</p>' in page_of(statement)
     assert fallback[1:] == [
         ["default", "cronjob:etl", "research (part_of)", "2.50"],
         ["Total", "", "", "2.50"],
     ]
+
+
+def page_of(statement: Statement) -> str:
+    return statement_html(statement, NUMBERS)
