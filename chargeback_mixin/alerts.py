@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.rules import IDLE_GPU_RATIO, Rule
+from chargeback_mixin.rules import COST_DEPARTURE, IDLE_GPU_RATIO, Rule
 
 __all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
 
@@ -87,6 +87,19 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
             "{{ $value | humanizePercentage }} of the cost per hour<in-cluster> is on "
             "__unallocated__, "
             f"above {_pct(c.unallocated_share)} for {c.unallocated_for}.",
+        ),
+        Alert(
+            "ChargebackTeamCostAnomaly",
+            f"{COST_DEPARTURE} > {c.cost_anomaly_share:g}"
+            f" or {COST_DEPARTURE} < -{c.cost_anomaly_share:g}",
+            c.cost_anomaly_for,
+            "warning",
+            "A team's cost per hour has departed from its own baseline.",
+            "Team {{ $labels.team }}<in-cluster> has cost "
+            "{{ $value | humanizePercentage }} more per hour "
+            f"over the last {c.cost_anomaly_recent_window} than its "
+            f"{c.cost_anomaly_baseline_window} average (negative when it costs less), beyond "
+            f"{_pct(c.cost_anomaly_share)} either way for {c.cost_anomaly_for}.",
         ),
         Alert(
             "ChargebackBorrowingSustained",

@@ -88,6 +88,16 @@ class MixinConfig:
     # read as one lasting alert.
     reconcile_repairs_window: str = "1h"
 
+    # ChargebackTeamCostAnomaly: a team's mean cost per hour over cost_anomaly_recent_window
+    # against its own mean over cost_anomaly_baseline_window, as a share either way (0.5: the
+    # recent mean is above 1.5x or below 0.5x the baseline). Teams whose baseline is under
+    # cost_anomaly_min_cost_per_hour (in the currency per hour) are left out, so a team of
+    # pennies doubling stays quiet. Raise the share for bursty training teams.
+    cost_anomaly_share: float = 0.5
+    cost_anomaly_min_cost_per_hour: float = 1.0
+    cost_anomaly_recent_window: str = "3h"
+    cost_anomaly_baseline_window: str = "7d"
+
     # --- `for` durations -------------------------------------------------------------------
     # How long a condition must hold before the alert fires. Shorten for a noisy-free lab,
     # lengthen when alerts flap on refresh gaps.
@@ -100,6 +110,7 @@ class MixinConfig:
     borrowing_for: str = "6h"
     unallocated_for: str = "1h"
     pricing_drift_for: str = "6h"
+    cost_anomaly_for: str = "1h"
     source_down_for: str = "15m"
     source_stale_for: str = "5m"
     exporter_absent_for: str = "15m"

@@ -62,6 +62,12 @@ DECLARED = 'basis="declared"'
 MEASURED = 'basis="measured"'
 
 COST = "chargeback_team_cost_per_hour"
+# A team's recent cost per hour against its own baseline, minus one (the anomaly alert's value).
+COST_DEPARTURE = f"team:{COST}:baseline_departure"
+# The resolution of the anomaly baseline's subquery.
+BASELINE_STEP = "1h"
+# Teams only: the reserved rows (__idle__, __unallocated__, __other__) are not anyone's spend.
+TEAMS_ONLY = 'team!~"__.*"'
 MTD = "chargeback_team_cost_month_to_date"
 
 
@@ -99,6 +105,25 @@ def _cost_rules(c: MixinConfig) -> list[Rule]:
             f"(sum {c.by()} ({c.dedup(COST, UNALLOCATED_TEAM)}) or 0 * cluster:{COST}:sum)"
             f" / (cluster:{COST}:sum > 0)",
         ),
+    ]
+
+
+def _anomaly_rules(c: MixinConfig) -> list[Rule]:
+    """Each team's recent mean cost per hour over its baseline mean, minus one.
+
+    Read from the per-cluster team sum, so replicas are folded and clusters kept apart; a
+    baseline under the minimum gives no series, so no alert.
+    """
+    team = f"team:{COST}:sum{{{TEAMS_ONLY}}}"
+    recent = f"avg_over_time({team}[{c.cost_anomaly_recent_window}])"
+    # The baseline samples the series hourly (a subquery): a mean over days loses nothing by
+    # it, and each evaluation reads 168 points for 7 days rather than 10,080 raw samples.
+    baseline = f"avg_over_time({team}[{c.cost_anomaly_baseline_window}:{BASELINE_STEP}])"
+    return [
+        _record(
+            COST_DEPARTURE,
+            f"{recent} / ({baseline} > {c.cost_anomaly_min_cost_per_hour:g}) - 1",
+        )
     ]
 
 
@@ -266,6 +291,7 @@ def recording_rules(c: MixinConfig) -> list[Rule]:
     """Every recording rule, in evaluation order (later rules read earlier ones)."""
     return (
         _cost_rules(c)
+        + _anomaly_rules(c)
         + _idle_rules(c)
         + _month_rules(c)
         + _budget_rules(c)

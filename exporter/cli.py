@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         "--table",
         choices=TABLES,
         default="teams",
-        help="the one table --format csv writes (default teams)",
+        help="the one table --format csv writes: teams (default), models or backlog",
     )
     report.add_argument(
         "--month",
@@ -129,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--team",
         metavar="NAME",
-        help="--format html: the statement of one team",
+        help="one team's own report (every format but focus)",
     )
     report.add_argument(
         "--max-unallocated",
@@ -286,8 +286,8 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     if args.output is not None and not Path(args.output).is_dir():
         print(f"error: --output: {args.output} is not a folder", file=sys.stderr)
         return 2
-    if args.team is not None and args.format != "html":
-        print("error: --team is for --format html", file=sys.stderr)
+    if args.team is not None and args.format == "focus":
+        print("error: --team is not for --format focus", file=sys.stderr)
         return 2
     history = None
     now = clock()

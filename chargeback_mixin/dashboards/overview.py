@@ -130,6 +130,27 @@ def _report(u: Units) -> Section:
     )
 
 
+def _backlog(c: MixinConfig, u: Units) -> Section:
+    labels = ", ".join((c.cluster_label, "kind", "namespace", "workload", "team", "key"))
+    backlog = "chargeback_labelling_backlog_cost_month_to_date"
+    return (
+        "Labelling backlog",
+        [
+            table_panel(
+                "What to label first",
+                "Month-to-date cost of the workloads no key placed (kind unallocated; label "
+                "them with one of the team keys) and of those only a fallback key placed (kind "
+                "fallback), largest first; 20 per kind, the rest as __other__. The cost is the "
+                "workload's own, before any idle policy.",
+                u.money,
+                [query(f"sort_desc(sum by ({labels}) ({backlog}{c.sel()}))", instant=True)],
+                rename={"Value": "Month to date"},
+                height=10,
+            ),
+        ],
+    )
+
+
 def _health(c: MixinConfig, u: Units) -> Section:
     return (
         "Sources",
@@ -196,5 +217,5 @@ def build(c: MixinConfig) -> Dashboard:
         "Chargeback / Overview",
         "What the cluster costs per team now and this month, what sits idle, what nobody owns, "
         "and each team's month against its budgets.",
-        [_headline(u), _by_team(c, u), _report(u), _health(c, u)],
+        [_headline(u), _by_team(c, u), _report(u), _backlog(c, u), _health(c, u)],
     )

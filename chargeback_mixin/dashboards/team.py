@@ -74,6 +74,18 @@ def _money(u: Units) -> Section:
                 stacked=True,
             ),
             timeseries_panel(
+                "Cost against its own baseline",
+                "The team's mean cost per hour over the recent window against its mean over "
+                "the baseline window, minus one: what ChargebackTeamCostAnomaly reads.",
+                u.ratio,
+                [
+                    query(
+                        f"team:chargeback_team_cost_per_hour:baseline_departure{{{TEAM}}}",
+                        "{{team}}",
+                    )
+                ],
+            ),
+            timeseries_panel(
                 "Month to date, budget and forecast",
                 "Month to date, monthly budget and end-of-month forecast per budget kind.",
                 u.money,

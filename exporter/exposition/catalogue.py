@@ -17,6 +17,7 @@ __all__ = [
     "COMPONENTS",
     "CONFIG",
     "GPUS",
+    "LABELLING_BACKLOG_COST_MONTH_TO_DATE",
     "LLM_BUDGET_MAX",
     "LLM_BUDGET_RESET_TIMESTAMP_SECONDS",
     "LLM_BUDGET_SOFT",
@@ -156,6 +157,15 @@ ATTRIBUTION_FALLBACK_COST_PER_HOUR = _f(
     "Cost rate placed on a team only through a fallback label key, per team and key.",
     ("team", "key"),
     "currency/h",
+    "opencost",
+)
+LABELLING_BACKLOG_COST_MONTH_TO_DATE = _f(
+    "labelling_backlog_cost_month_to_date",
+    G,
+    "Month-to-date cost of the largest unallocated (kind unallocated) and fallback-placed (kind "
+    "fallback) workloads, before any idle policy; 20 per kind, the rest in one __other__ row.",
+    ("kind", "namespace", "workload", "team", "key"),
+    "currency",
     "opencost",
 )
 CLUSTER_COST_PER_HOUR = _f(
@@ -554,6 +564,7 @@ CATALOGUE: tuple[Family, ...] = (
     TEAM_COST_MONTH_TO_DATE,
     TEAM_BUDGET,
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
+    LABELLING_BACKLOG_COST_MONTH_TO_DATE,
     CLUSTER_COST_PER_HOUR,
     CLUSTER_RESOURCE_COST_PER_HOUR,
     CLUSTER_IDLE_COST_PER_HOUR,

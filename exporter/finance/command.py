@@ -14,6 +14,7 @@ from exporter.config.schema import Config
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
+from exporter.finance.operations import model_kinds, team_report, with_operations
 from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
 from exporter.finance.statement.figures import build_statement, for_team
 from exporter.finance.statement.html import statement_html
@@ -41,7 +42,7 @@ class ReportRequest:
     max_unallocated: float | None = None
     output: Path | None = None
     created: datetime | None = None
-    team: str | None = None  # the statement of one team
+    team: str | None = None  # one team's own report or statement
 
 
 def run_report(
@@ -65,17 +66,17 @@ def run_report(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
         )
         return 1
-    kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
     report = build_report(
         chargeback.month,
         config.currency,
         reading.month.label,
         chargeback.budgets,
-        model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, model_kinds(config)),
         idle=sum(records.opencost.month.idle.values()),
         closed=reading.closed,
         quota_basis=_quota_basis(reading.closed, history is not None, records),
     )
+    report = with_operations(report, chargeback)
     if request.format == "focus":
         _write_focus(focus_export(config, read.snapshots, report, reading), request)
     elif request.format == "html":
@@ -89,7 +90,14 @@ def run_report(
         numbers = Numbers(statement_locale(config), config.currency)
         sys.stdout.write(statement_html(statement, numbers))
     else:
-        sys.stdout.write(format_report(report, request.format, request.table))
+        shown = report
+        if request.team is not None:
+            try:
+                shown = team_report(report, chargeback, config, request.team)
+            except ValueError as exc:
+                print(f"error: --team: {exc}", file=sys.stderr)
+                return 2
+        sys.stdout.write(format_report(shown, request.format, request.table))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
     share, limit = report.unallocated_share, request.max_unallocated

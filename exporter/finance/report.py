@@ -7,12 +7,20 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from exporter.exposition.catalogue import COMPONENTS
+from exporter.finance.backlog_table import BacklogTable, backlog_json, backlog_lines
 from exporter.finance.footing import cents, foot, largest_remainder, round_cents
+from exporter.finance.team_table import (
+    USAGE_COLUMNS,
+    TeamUsage,
+    usage_cells,
+    usage_json,
+    usage_total_cells,
+)
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
@@ -44,7 +52,7 @@ QUOTA_BASIS = {
     "and lending limits the exporter published, read back from Prometheus; borrowing is "
     "measured from the month's GPU-hours",
 }
-TABLES = ("teams", "models")
+TABLES = ("teams", "models", "backlog")
 _CENT = Decimal("0.01")
 
 
@@ -90,11 +98,14 @@ class Report:
     models: tuple[ModelRow, ...] = ()
     closed: bool = False  # a closed past month rather than the month to date
     quota_basis: str | None = None  # what a closed month's quota figures rest on (KUEUE_NOW)
+    usage: Mapping[str, TeamUsage] = field(default_factory=dict)  # operating figures per team
+    backlog: BacklogTable | None = None  # the labelling backlog (finance.operations)
+    team: str | None = None  # the one team a team's report is about
 
     @property
     def unallocated(self) -> Decimal:
         """The printed total of `__unallocated__`."""
-        return next(r.total for r in self.rows if r.team == UNALLOCATED)
+        return next((r.total for r in self.rows if r.team == UNALLOCATED), Decimal(0))
 
     @property
     def unallocated_share(self) -> float:
@@ -260,6 +271,7 @@ def _json(report: Report) -> str:
         "currency": report.currency,
         "month": report.month,
         "closed": report.closed,
+        **({"team": report.team} if report.team is not None else {}),
         "unallocated_share_percent": round(report.unallocated_share, 4),
         "total": float(report.total),
         "idle": {"total": float(report.idle), "shared_onto_teams": float(report.idle_shared)},
@@ -271,6 +283,7 @@ def _json(report: Report) -> str:
                 "total": float(row.total),
                 "budget_gpu": _opt(row.budget_gpu),
                 "budget_llm": _opt(row.budget_llm),
+                **usage_json(report.usage.get(row.team)),
             }
             for row in report.rows
         ],
@@ -293,10 +306,12 @@ def _json(report: Report) -> str:
     }
     if report.quota_basis is not None:
         payload["quota_basis"] = report.quota_basis
+    if report.backlog is not None:
+        payload["backlog"] = backlog_json(report.backlog)
     return json.dumps(payload, indent=2) + "\n"
 
 
-TEAM_COLUMNS_AFTER = [TOTAL, "budget_gpu", "budget_llm"]
+TEAM_COLUMNS_AFTER = [TOTAL, "budget_gpu", "budget_llm", *USAGE_COLUMNS]
 MODEL_COLUMNS = [
     "model",
     "kind",
@@ -324,13 +339,14 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
     lines = [["team", *report.components, *TEAM_COLUMNS_AFTER]]
     for row in report.rows:
         cells = [format(row.costs[c], money) for c in report.components]
-        lines.append(
-            [row.team, *cells, format(row.total, money), opt(row.budget_gpu), opt(row.budget_llm)]
-        )
+        budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
+        usage = usage_cells(report.usage.get(row.team), money)
+        lines.append([row.team, *cells, format(row.total, money), *budgets, *usage])
     sums = [format(report.columns[c], money) for c in report.components]
     gpu = budget_total([r.budget_gpu for r in report.rows])
     llm = budget_total([r.budget_llm for r in report.rows])
-    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm])
+    usage = usage_total_cells((report.usage.get(r.team) for r in report.rows), money)
+    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm, *usage])
     return lines
 
 
@@ -364,6 +380,9 @@ def _csv(report: Report, table: str) -> str:
     if table == "models":
         writer.writerow([*MODEL_COLUMNS, "currency"])
         rows = _model_lines(report, ".2f", ".3e")
+    elif table == "backlog":
+        head, *rows = backlog_lines(report.backlog or BacklogTable(()), ".2f")
+        writer.writerow([*head, "currency"])
     else:
         head, *rows = _team_lines(report, ".2f")
         writer.writerow([*head, "currency"])
@@ -394,6 +413,8 @@ def _table(report: Report) -> str:
         f"({report.unallocated:,.2f} of {report.total:,.2f}); "
         f"idle: {report.idle:,.2f} ({report.idle_shared:,.2f} shared onto teams)",
     ]
+    if report.team is not None:
+        lines = [f"Chargeback {report.month}, {span}, team {report.team}, in {report.currency}"]
     if report.quota_basis is not None:
         lines.append(QUOTA_BASIS[report.quota_basis])
     lines += ["", *_aligned(teams, {0, len(teams) - 2})]
@@ -402,7 +423,20 @@ def _table(report: Report) -> str:
         models = [head, *_model_lines(report, ",.2f", ".3e")]
         lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
         lines += _aligned(models, {0, len(models) - 2})
+    if report.backlog is not None:
+        lines += ["", *backlog_text(report.backlog, span)]
     return "\n".join(lines) + "\n"
+
+
+def backlog_text(backlog: BacklogTable, span: str) -> list[str]:
+    """The text table's backlog: each list largest first, each with its total."""
+    keys = ", ".join(backlog.keys) or "none configured"
+    lines = [f"Labelling backlog, {span}: unallocated and fallback-placed cost by workload", ""]
+    lines += [f"Keys that would place an unallocated workload: {keys}", ""]
+    rows = backlog_lines(backlog, ",.2f")
+    totals = {i for i, row in enumerate(rows) if row[1] == TOTAL}
+    lines += _aligned(rows, {0} | {i - 1 for i in totals})
+    return lines
 
 
 def table_lines(report: Report) -> tuple[list[list[str]], list[list[str]]]:

@@ -26,9 +26,10 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.backlog import Backlog, backlog_samples, team_backlog
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
-from exporter.ledger.costs import Window, serving_costs, window
+from exporter.ledger.costs import Window, gpu_hours_by_team, serving_costs, window
 from exporter.ledger.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
 from exporter.ledger.llm import (
     LlmReport,
@@ -90,6 +91,9 @@ class Chargeback:
     # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
     # header idle); None without OpenCost.
     month_idle: float | None = None
+    # The month's labelling backlog and GPU-hours per team (placed as the cost, before any fold).
+    backlog: Backlog | None = None
+    gpu_hours: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def at(self) -> datetime:
@@ -205,6 +209,8 @@ def join(
     if opencost is None:
         return Chargeback(reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
     hourly, month = _windows(config, attributor, opencost, reading)
+    backlog = team_backlog(config, month.lines, month.allocations)
+    samples.extend(backlog_samples(backlog))
     if quota is not None and flavor_prices:
         flavor_of = _flavor_of(prices, quota)
         rule = idle_rule(config.idle_policy)
@@ -233,6 +239,8 @@ def join(
         usage,
         pricing,
         sum(opencost.month.idle.values()),
+        backlog,
+        gpu_hours_by_team(month.lines, month.allocations),
     )
 
 

@@ -156,3 +156,28 @@ def test_month_reads_a_closed_month_from_its_start_to_the_next(
     assert round(short.total(), 2) != closed["total"]
     assert main(["report", "--config.file", path, "--month", "2026-11"], CLOCK) == 2
     assert "not over yet" in capsys.readouterr().err
+
+
+def test_demo_backlog_and_one_teams_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo_main(["report", "--format", "csv", "--table", "backlog"], CLOCK) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["kind"], r["namespace"], r["workload"]) for r in rows] == [
+        ("unallocated", "sandbox", "deployment:notebook"),
+        ("unallocated", "total", ""),
+        ("fallback", "default", "cronjob:batch-etl"),
+        ("fallback", "total", ""),
+    ]
+    assert demo_main(["report", "--format", "json"], CLOCK) == 0
+    data = json.loads(capsys.readouterr().out)
+    # The unallocated list is the __unallocated__ row's own usage, before its idle share and
+    # LLM spend.
+    row = next(t for t in data["teams"] if t["team"] == "__unallocated__")
+    usage = ("gpu", "cpu", "ram", "storage", "network", "other")
+    own = sum(row["components"].get(c, 0.0) for c in usage)
+    assert data["backlog"]["unallocated_total"] == pytest.approx(own)
+    assert demo_main(["report", "--format", "json", "--team", "research"], CLOCK) == 0
+    mine = json.loads(capsys.readouterr().out)
+    assert [t["team"] for t in mine["teams"]] == ["research"]
+    assert [r["workload"] for r in mine["backlog"]["fallback"]] == ["cronjob:batch-etl"]
+    assert mine["teams"][0]["gpu_hours"] > 0
+    assert demo_main(["report", "--format", "focus", "--team", "research"], CLOCK) == 2

@@ -132,6 +132,7 @@ def test_alerts_asked_for_are_all_there() -> None:
     assert set(alerts.alert_names(DEFAULT)) == {
         "ChargebackIdleGpuCostHigh",
         "ChargebackTeamGpusIdle",
+        "ChargebackTeamCostAnomaly",
         "ChargebackTeamGpuBudgetExceeded",
         "ChargebackTeamGpuBudgetForecastExceeded",
         "ChargebackLlmBudgetAt80Percent",

@@ -13,7 +13,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from exporter.config.schema import Config
+from exporter.finance.backlog_table import backlog_of_team
 from exporter.finance.footing import cents, foot, round_cents
+from exporter.finance.operations import with_operations
 from exporter.finance.report import Report, build_report, model_rows
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
@@ -78,7 +80,7 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
     if chargeback.month is None:
         return None
     kinds = {m.model: "external" if m.external else "self_hosted" for m in config.llm_models}
-    return build_report(
+    report = build_report(
         chargeback.month,
         config.currency,
         chargeback.period.label,
@@ -86,6 +88,7 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
         idle=chargeback.month_idle,
     )
+    return with_operations(report, chargeback)
 
 
 def build_statement(report: Report, chargeback: Chargeback, config: Config) -> Statement:
@@ -115,7 +118,8 @@ def for_team(statement: Statement, team: str) -> Statement:
         known = ", ".join(r.team for r in report.rows)
         raise ValueError(f"no team {team!r} in {report.month}: the teams are {known}")
     (row,) = rows
-    mine = replace(report, rows=rows, columns=dict(row.costs), total=row.total)
+    backlog = backlog_of_team(report.backlog, team) if report.backlog is not None else None
+    mine = replace(report, rows=rows, columns=dict(row.costs), total=row.total, backlog=backlog)
     spend = {}
     if team in statement.llm_teams:
         at = statement.llm_teams.index(team)

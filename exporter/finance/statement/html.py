@@ -23,6 +23,13 @@ from exporter.finance.report import QUOTA_BASIS
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import ABSORBED, Statement
 from exporter.finance.statement.numbers import Numbers
+from exporter.finance.statement.operations import (
+    USAGE_HEAD,
+    backlog_lines,
+    usage_cards,
+    usage_cells,
+    usage_totals,
+)
 from exporter.finance.statement.page import CSP, PAGE
 from exporter.ledger.attribution import IDLE
 
@@ -241,7 +248,7 @@ def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
     """The teams table: a row per team, then the totals; labels for people."""
     report = statement.report
     components = [labels.component(c) for c in report.components]
-    lines = [["Team", *components, "Total", "GPU budget", "LLM budget"]]
+    lines = [["Team", *components, "Total", "GPU budget", "LLM budget", *USAGE_HEAD]]
 
     def opt(value: Decimal | None) -> str:
         return "" if value is None else numbers.amount(value)
@@ -249,13 +256,15 @@ def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
     for row in report.rows:
         cells = [numbers.amount(row.costs[c]) for c in report.components]
         budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
-        lines.append([labels.team(row.team), *cells, numbers.amount(row.total), *budgets])
+        usage = usage_cells(report.usage.get(row.team), numbers)
+        lines.append([labels.team(row.team), *cells, numbers.amount(row.total), *budgets, *usage])
     if statement.team is None:
         sums = [numbers.amount(report.columns[c]) for c in report.components]
         gpu = [r.budget_gpu for r in report.rows if r.budget_gpu is not None]
         llm = [r.budget_llm for r in report.rows if r.budget_llm is not None]
         budgets = [numbers.amount(sum(b, Decimal(0))) if b else "" for b in (gpu, llm)]
-        lines.append(["Total", *sums, numbers.amount(report.total), *budgets])
+        usage = usage_totals((report.usage.get(r.team) for r in report.rows), numbers)
+        lines.append(["Total", *sums, numbers.amount(report.total), *budgets, *usage])
     return lines
 
 
@@ -281,6 +290,25 @@ def model_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
     return lines
 
 
+def _backlog(statement: Statement, numbers: Numbers) -> list[str]:
+    """The labelling backlog's two lists, each a table with its total, when it has rows."""
+    backlog, span = statement.report.backlog, _span(statement)
+    if backlog is None:
+        return []
+    out = []
+    if backlog.unallocated:
+        caption = f"Labelling backlog: unallocated cost by workload, {span}"
+        out.append(_table(backlog_lines(backlog, backlog.unallocated, numbers, False), 3, caption))
+    if backlog.fallback:
+        caption = f"Placed only by a fallback key, {span}"
+        out.append(_table(backlog_lines(backlog, backlog.fallback, numbers, True), 3, caption))
+    return out
+
+
+def _span(statement: Statement) -> str:
+    return "closed month" if statement.report.closed else "month to date"
+
+
 def _headline(statement: Statement, numbers: Numbers) -> str:
     report = statement.report
 
@@ -297,6 +325,7 @@ def _headline(statement: Statement, numbers: Numbers) -> str:
         for kind, budget in (("GPU", row.budget_gpu), ("LLM", row.budget_llm)):
             if budget is not None:
                 cards.append(card(f"{kind} budget", numbers.money(budget), "for the month"))
+        cards += usage_cards(report.usage.get(row.team), numbers, card)
         return "".join(cards)
     cards = [
         card("Total", numbers.money(report.total), "every team, every component"),
@@ -353,6 +382,7 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
+    tables += _backlog(statement, numbers)
     return Template(PAGE).substitute(
         csp=CSP,
         title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),

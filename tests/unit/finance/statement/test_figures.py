@@ -9,12 +9,14 @@ from zoneinfo import ZoneInfo
 from babel import Locale
 
 from exporter.config.schema import Config
+from exporter.finance.operations import with_operations
 from exporter.finance.report import build_report, model_rows
-from exporter.finance.statement.figures import build_statement
+from exporter.finance.statement.figures import Statement, build_statement, for_team
 from exporter.finance.statement.html import statement_html
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
-from exporter.ledger.attribution import IDLE, UNALLOCATED
+from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
+from exporter.ledger.backlog import Entry, backlog
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
@@ -172,3 +174,46 @@ def test_the_workers_artefact_is_the_page_or_empty_before_cost_data() -> None:
     page = statement_artefact(config, _chargeback())
     assert page.startswith(b"<!DOCTYPE html>")
     assert page == render_statement(_chargeback(), config)
+
+
+def test_the_team_table_has_the_operating_columns_and_the_backlog_its_tables() -> None:
+    found = backlog(
+        [
+            Entry("sandbox", "deployment:notebook", Placement(UNALLOCATED, "none"), 4.0),
+            Entry("default", "cronjob:etl", Placement("research", "fallback", "part_of"), 2.5),
+        ],
+        ("label:team",),
+    )
+    chargeback = _chargeback(backlog=found, gpu_hours={"research": 1002.75})
+    assert chargeback.month is not None
+    report = with_operations(
+        build_report(chargeback.month, "EUR", "2026-11", chargeback.budgets), chargeback
+    )
+    page = statement_html(build_statement(report, chargeback, _config()), NUMBERS)
+    teams, unallocated, fallback = read_page(page)["tables"]
+    assert teams[0][-5:] == [
+        "GPU-hours",
+        "Idle GPU-hours",
+        "Occupancy (%)",
+        "Guaranteed GPUs",
+        "Tokens",
+    ]
+    research = next(row for row in teams if row[0] == "research")
+    assert research[-5:] == ["1,002.75", "", "", "", ""]
+    assert teams[-1][-5] == "1,002.75"
+    assert unallocated[1] == ["sandbox", "deployment:notebook", "label:team", "4.00"]
+    assert unallocated[-1] == ["Total", "", "", "4.00"]
+    assert fallback[1] == ["default", "cronjob:etl", "research (part_of)", "2.50"]
+    # A team's page has its row and its part of the backlog: the fallback row placed on it.
+    statement = for_team(build_statement(report, chargeback, _config()), "research")
+    teams, fallback = read_page(page_of(statement))["tables"]
+    assert [row[0] for row in teams[1:]] == ["research"]
+    assert '<p class="label">GPU-hours</p><p class="value">1,002.75</p>' in page_of(statement)
+    assert fallback[1:] == [
+        ["default", "cronjob:etl", "research (part_of)", "2.50"],
+        ["Total", "", "", "2.50"],
+    ]
+
+
+def page_of(statement: Statement) -> str:
+    return statement_html(statement, NUMBERS)

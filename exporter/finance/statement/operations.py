@@ -1,0 +1,92 @@
+"""The statement's operating columns and labelling backlog, in the page's number formats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+
+from babel.numbers import format_decimal
+
+from exporter.finance.backlog_table import BacklogLine, BacklogTable
+from exporter.finance.statement import labels
+from exporter.finance.statement.numbers import Numbers
+from exporter.finance.team_table import TeamUsage
+
+__all__ = ["USAGE_HEAD", "backlog_lines", "usage_cards", "usage_cells", "usage_totals"]
+
+USAGE_HEAD = ["GPU-hours", "Idle GPU-hours", "Occupancy (%)", "Guaranteed GPUs", "Tokens"]
+
+
+def usage_cells(usage: TeamUsage | None, numbers: Numbers) -> list[str]:
+    """One team's five operating figures; empty where no source says."""
+    if usage is None:
+        return [""] * len(USAGE_HEAD)
+
+    def opt(value: float | None) -> str:
+        return "" if value is None else numbers.amount(value)
+
+    occupancy = usage.occupancy_percent
+    return [
+        opt(usage.gpu_hours),
+        opt(usage.idle_gpu_hours),
+        "" if occupancy is None else _one_decimal(occupancy, numbers),
+        opt(usage.guaranteed_gpus),
+        "" if usage.tokens is None else numbers.count(usage.tokens),
+    ]
+
+
+def _one_decimal(value: float, numbers: Numbers) -> str:
+    # Rounded as the report rounds it (format's .1f), then written in the page's locale.
+    return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=numbers.locale))
+
+
+def usage_totals(usage: Iterable[TeamUsage | None], numbers: Numbers) -> list[str]:
+    """The total row's operating figures: the additive ones summed, occupancy left empty."""
+    present = [u for u in usage if u is not None]
+
+    def total(values: list[float | None]) -> str:
+        known = [v for v in values if v is not None]
+        return numbers.amount(sum(known)) if known else ""
+
+    tokens = [u.tokens for u in present if u.tokens is not None]
+    return [
+        total([u.gpu_hours for u in present]),
+        total([u.idle_gpu_hours for u in present]),
+        "",
+        total([u.guaranteed_gpus for u in present]),
+        numbers.count(sum(tokens)) if tokens else "",
+    ]
+
+
+def backlog_lines(
+    table: BacklogTable, rows: tuple[BacklogLine, ...], numbers: Numbers, fallback: bool
+) -> list[list[str]]:
+    """One list of the backlog as a table: a row per workload, then its total."""
+    head = ["Namespace", "Workload", "Team" if fallback else "Keys that would place it", "Cost"]
+    lines = [head]
+    for r in rows:
+        third = f"{labels.team(r.owner)} ({' '.join(r.keys)})" if fallback else " ".join(r.keys)
+        lines.append([r.namespace, r.workload, third, numbers.amount(r.cost)])
+    total = table.fallback_total if fallback else table.unallocated_total
+    lines.append(["Total", "", "", numbers.amount(total)])
+    return lines
+
+
+def usage_cards(
+    usage: TeamUsage | None, numbers: Numbers, card: Callable[[str, str, str], str]
+) -> list[str]:
+    """A team page's headline cards for its GPU-hours, occupancy and tokens, where known."""
+    if usage is None:
+        return []
+    cards = []
+    if usage.gpu_hours is not None:
+        idle = usage.idle_gpu_hours
+        detail = "used this month" if idle is None else f"{numbers.amount(idle)} of them idle"
+        cards.append(card("GPU-hours", numbers.amount(usage.gpu_hours), detail))
+    occupancy = usage.occupancy_percent
+    if occupancy is not None and usage.guaranteed_gpus is not None:
+        detail = f"of {numbers.amount(usage.guaranteed_gpus)} guaranteed GPUs"
+        cards.append(card("Occupancy", f"{_one_decimal(occupancy, numbers)}\u00a0%", detail))
+    if usage.tokens is not None:
+        cards.append(card("Tokens", numbers.count(usage.tokens), "LLM prompt and completion"))
+    return cards
