@@ -9,12 +9,18 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import trustme
+from hypothesis import settings
 
 from chargeback_demo.stack import DemoStack
 from exporter.clock import Clock, fixed_clock
 from exporter.config.schema import Config
 from exporter.serve.wiring import build_sources
 from exporter.sources.table import Records
+
+# Property tests judge results, never speed: a loaded machine must not fail them on hypothesis'
+# per-example deadline.
+settings.register_profile("project", deadline=None)
+settings.load_profile("project")
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
 # The config's default time zone, for a reading of a config that sets none.
