@@ -66,11 +66,15 @@ def demo_config_dict(
             "opencost": {"url": urls["opencost"], "interval": "15s", "max_staleness": "2m"},
         },
         "llm_completion_weight": 3.0,
+        # Emissions of the GPUs' measured power (grams of CO2e per kWh of the grid).
+        "grid_co2e_grams_per_kwh": 250,
         "llm_models": [
             {
                 "model": "llama-3-70b",
                 "self_hosted": {"namespace": "ns-search"},
                 "publisher": "Meta",
+                # Build or buy: what its tokens would cost at an API's list prices.
+                "alternative": {"input_per_million": 0.90, "output_per_million": 0.90},
             },
             {"model": "gpt-4o", "external": True, "publisher": "OpenAI"},
         ],
