@@ -1,5 +1,4 @@
-"""Unit-economics sections: GPU prices and energy (idle-waste board), tokens and build or buy (LLM).
-"""
+"""Unit-economics sections: GPU prices and energy, cost per million tokens, build or buy."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ def gpu_prices_section(c: MixinConfig, u: Units) -> Section:
                 u.money_per_hour,
                 [
                     query(
-                        "max by (kind, name, source) "
-                        f"(chargeback_gpu_price_per_hour{c.sel()})",
+                        f"max by (kind, name, source) (chargeback_gpu_price_per_hour{c.sel()})",
                         instant=True,
                     )
                 ],
@@ -36,8 +34,7 @@ def gpu_prices_section(c: MixinConfig, u: Units) -> Section:
                 u.money_per_hour,
                 [
                     query(
-                        "max by (kind, name, part) "
-                        f"(chargeback_gpu_price_build_per_hour{c.sel()})",
+                        f"max by (kind, name, part) (chargeback_gpu_price_build_per_hour{c.sel()})",
                         instant=True,
                         ref="A",
                     ),
