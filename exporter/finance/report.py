@@ -13,9 +13,11 @@ from typing import Any
 
 from exporter.exposition.catalogue import COMPONENTS
 from exporter.finance.footing import cents, foot, largest_remainder, round_cents
+from exporter.finance.unit_tables import text_lines, unit_json, unit_tables
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
+from exporter.ledger.unit_join import UnitEconomics
 
 __all__ = [
     "KUEUE_NOW",
@@ -90,6 +92,7 @@ class Report:
     models: tuple[ModelRow, ...] = ()
     closed: bool = False  # a closed past month rather than the month to date
     quota_basis: str | None = None  # what a closed month's quota figures rest on (KUEUE_NOW)
+    units: UnitEconomics | None = None  # unit economics (exporter.finance.unit_tables)
 
     @property
     def unallocated(self) -> Decimal:
@@ -132,6 +135,7 @@ def build_report(
     idle: float | None = None,
     closed: bool = False,
     quota_basis: str | None = None,
+    units: UnitEconomics | None = None,
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
 
@@ -172,6 +176,7 @@ def build_report(
         models,
         closed,
         quota_basis,
+        units,
     )
 
 
@@ -293,6 +298,8 @@ def _json(report: Report) -> str:
     }
     if report.quota_basis is not None:
         payload["quota_basis"] = report.quota_basis
+    if report.units is not None:
+        payload["unit_economics"] = unit_json(report.units, report.closed)
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -402,6 +409,8 @@ def _table(report: Report) -> str:
         models = [head, *_model_lines(report, ",.2f", ".3e")]
         lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
         lines += _aligned(models, {0, len(models) - 2})
+    if report.units is not None:
+        lines += text_lines(unit_tables(report.units, report.currency, report.closed))
     return "\n".join(lines) + "\n"
 
 

@@ -85,6 +85,7 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
         chargeback.budgets,
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
         idle=chargeback.month_idle,
+        units=chargeback.units,
     )
 
 

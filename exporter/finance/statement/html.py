@@ -24,6 +24,7 @@ from exporter.finance.statement import labels
 from exporter.finance.statement.figures import ABSORBED, Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.page import CSP, PAGE
+from exporter.finance.statement.units import unit_tables_html
 from exporter.ledger.attribution import IDLE
 
 __all__ = [
@@ -353,6 +354,7 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
+    tables += unit_tables_html(statement, numbers)
     return Template(PAGE).substitute(
         csp=CSP,
         title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),
