@@ -151,6 +151,8 @@ class Formats:
     count: Callable[[int], str]
     ratio: Format  # a percentage
     plain: Format  # watts, kWh, grams: two decimals
+    team: Callable[[str], str] = str  # a team's name (the statement names reserved rows)
+    word: Callable[[str], str] = str  # an identifier: a kind, a source, a power basis
 
 
 def _text(pattern: str) -> Format:
@@ -175,7 +177,9 @@ def unit_tables(
             "gpu_prices",
             f"GPU-hour prices applied ({currency} per GPU-hour)",
             ("kind", "name", "price", "source"),
-            tuple((p.kind, p.name, f.money(p.price), p.source) for p in units.prices),
+            tuple(
+                (f.word(p.kind), p.name, f.money(p.price), f.word(p.source)) for p in units.prices
+            ),
             2,
         ),
         UnitTable(
@@ -184,11 +188,11 @@ def unit_tables(
             _BUILD_HEAD,
             tuple(
                 (
-                    b.kind,
+                    f.word(b.kind),
                     b.name,
                     f.count(b.gpus),
                     f.plain(b.watts),
-                    b.power,
+                    f.word(b.power),
                     f.money(b.capex_per_hour),
                     f.money(b.energy_per_hour),
                     f.money(b.operations_per_hour),
@@ -207,7 +211,7 @@ def unit_tables(
             if closed
             else tuple(
                 (
-                    e.team,
+                    f.team(e.team),
                     f.plain(e.watts),
                     f.plain(e.kwh_per_hour),
                     f.money(e.cost_per_hour),
@@ -224,7 +228,7 @@ def unit_tables(
             tuple(
                 (
                     m.model,
-                    m.kind,
+                    f.word(m.kind),
                     f.count(m.tokens),
                     f.count(m.requests),
                     f.money(m.declared_per_million),
@@ -241,9 +245,9 @@ def unit_tables(
             ("team", "model", "kind", "tokens", "requests", "paid", "per million", "per request"),
             tuple(
                 (
-                    t.team,
+                    f.team(t.team),
                     t.model,
-                    t.kind,
+                    f.word(t.kind),
                     f.count(t.tokens),
                     f.count(t.requests),
                     f.money(t.cost),
@@ -259,7 +263,7 @@ def unit_tables(
             f"Build or buy: each team's self-hosted tokens bought instead ({currency})",
             ("team", "model", "self-hosted", "bought"),
             tuple(
-                (a.team, a.model, f.money(a.self_hosted), f.money(a.alternative))
+                (f.team(a.team), a.model, f.money(a.self_hosted), f.money(a.alternative))
                 for a in units.alternatives
             ),
             2,
@@ -271,7 +275,7 @@ def unit_tables(
             tuple(
                 (
                     b.model,
-                    b.alternative_name,
+                    f.word(b.alternative_name),
                     f.money(b.self_hosted),
                     f.money(b.alternative),
                     f.ratio(b.ratio),

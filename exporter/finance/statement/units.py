@@ -8,11 +8,27 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
+from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.unit_tables import Formats, UnitTable, for_team, unit_tables
 
-__all__ = ["statement_formats", "unit_tables_html"]
+__all__ = ["WORDS", "statement_formats", "unit_tables_html"]
+
+# The unit tables' identifiers in people's words (kinds of model come from labels.KINDS).
+WORDS = {
+    "model": "GPU model",
+    "flavor": "Kueue flavor",
+    "config": "Configured price",
+    "price_build": "Built from its parts",
+    "opencost_charge": "OpenCost's charge",
+    "opencost_assets": "OpenCost's node assets",
+    "config_models": "Its models' configured prices",
+    "cluster_average": "Cluster average",
+    "nameplate": "Nameplate",
+    "measured": "Measured",
+    "list price": "List price",
+}
 
 
 def statement_formats(numbers: Numbers) -> Formats:
@@ -32,6 +48,8 @@ def statement_formats(numbers: Numbers) -> Formats:
         count=numbers.count,
         ratio=lambda v: "" if v is None else numbers.percent(100 * v),
         plain=pattern("#,##0.00"),
+        team=labels.team,
+        word=lambda w: WORDS.get(w, labels.kind(w)),
     )
 
 

@@ -22,6 +22,9 @@ def test_the_statement_prints_them_in_its_locale() -> None:
     assert "5,61" in cells and "1,40" in cells and "0,78" in cells and "0,0016" in cells
     assert "7.200.000" in cells and "17,8\u00a0%" in cells
     assert not any(re.search(r"\de[-+]?\d", c) for c in cells)
+    # Identifiers in people's words.
+    assert "Built from its parts" in cells and "GPU model" in cells and "Self-hosted" in cells
+    assert "price_build" not in page and "self_hosted" not in page
     assert '<th scope="col">kWh</th>' in page and '<th scope="col">Per million</th>' in page
 
 
