@@ -4,7 +4,7 @@ tokens per team and model, build or buy; as JSON and as text cells.
 Figures are the join's own (exporter.ledger.unit_join), never re-derived. JSON carries them to
 six decimals; text prints money per hour and per million tokens to the cent, a request's cost to
 a hundredth of a cent, never in scientific notation. Energy is the draw when the report ran, so
-a closed month leaves it out.
+a closed month leaves it out, and the serving GPUs' utilisation (build or buy) with it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from exporter.ledger.unit_join import UnitEconomics
 
 __all__ = [
     "UnitTable",
+    "as_of_report",
     "for_team",
     "text_lines",
     "unit_json",
@@ -49,8 +50,18 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, _DECIMALS)
 
 
+def as_of_report(units: UnitEconomics, closed: bool) -> UnitEconomics:
+    """The figures a report prints: a closed month's without what is measured when it runs
+    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later."""
+    if not closed:
+        return units
+    even = tuple(replace(b, utilisation=None) for b in units.break_even)
+    return replace(units, energy=(), break_even=even)
+
+
 def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
     """Every unit-economics figure, for the report's JSON."""
+    units = as_of_report(units, closed)
     return {
         "gpu_prices": [
             {
@@ -76,9 +87,7 @@ def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
             }
             for b in units.builds
         ],
-        "gpu_energy_now": []
-        if closed
-        else [
+        "gpu_energy_now": [
             {
                 "team": e.team,
                 "watts": _r(e.watts),
@@ -172,6 +181,7 @@ def unit_tables(
     units: UnitEconomics, currency: str, closed: bool = False, f: Formats = TEXT
 ) -> list[UnitTable]:
     """The tables with rows, in print order (an empty one is left out)."""
+    units = as_of_report(units, closed)
     tables = [
         UnitTable(
             "gpu_prices",
@@ -207,9 +217,7 @@ def unit_tables(
             "gpu_energy_now",
             f"GPU power and energy when the report ran (per hour; cost in {currency})",
             ("team", "watts", "kWh", "cost", "g CO2e"),
-            ()
-            if closed
-            else tuple(
+            tuple(
                 (
                     f.team(e.team),
                     f.plain(e.watts),

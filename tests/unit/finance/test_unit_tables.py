@@ -102,7 +102,12 @@ def test_the_text_prints_them_for_people() -> None:
 
 def test_a_closed_month_leaves_out_the_draw_of_today() -> None:
     closed = _report(closed=True)
-    assert json.loads(format_report(closed, "json"))["unit_economics"]["gpu_energy_now"] == []
+    data = json.loads(format_report(closed, "json"))["unit_economics"]
+    assert data["gpu_energy_now"] == []
+    # Today's utilisation is no figure of a closed month; the cost ratio is.
+    (even,) = data["build_or_buy"]["models"]
+    assert even["utilisation"] is None and even["break_even_utilisation"] is None
+    assert even["break_even_ratio"] == 0.177778
     assert "GPU power and energy" not in format_report(closed, "table")
     assert [t.key for t in unit_tables(UNITS, "EUR", closed=True)][:2] == [
         "gpu_prices",
