@@ -61,10 +61,10 @@ def applied_prices(
     prices: GpuPrices | None,
     builds: Iterable[BuiltPrice],
     models: Iterable[str],
-    flavors: Iterable[str],
+    flavors: Mapping[str, float],
 ) -> tuple[AppliedPrice, ...]:
-    """Every GPU model (seen by DCGM, or configured) and flavor (Kueue's GPU flavors, or
-    configured) with the price it is charged at; one nothing prices is left out."""
+    """Every GPU model (seen by DCGM, or configured) and flavor (Kueue's GPU flavors, at the
+    price the join charges them, or configured) with its price; one nothing prices is left out."""
     built = {(b.kind, canonical_model(b.name) if b.kind == MODEL else b.name) for b in builds}
     by_model, by_flavor = effective_prices(config, builds)
     names: dict[str, str] = {}
@@ -88,20 +88,15 @@ def applied_prices(
             out.append(AppliedPrice(FLAVOR, flavor, config.gpu_flavor_prices[flavor], CONFIG))
         elif flavor in by_flavor:
             out.append(AppliedPrice(FLAVOR, flavor, by_flavor[flavor], BUILD))
-        else:
-            price = prices.flavor(flavor) if prices else None
-            found = _answer(prices, price, _flavor_source, flavor)
-            if found is not None:
-                out.append(AppliedPrice(FLAVOR, flavor, *found))
+        elif prices is not None and flavor in flavors:
+            # The join's own price (blended when nothing else prices it): only its source is new.
+            source = _SOURCES.get(prices.flavor_source(flavor) or "", AVERAGE)
+            out.append(AppliedPrice(FLAVOR, flavor, flavors[flavor], source))
     return tuple(out)
 
 
 def _model_source(prices: GpuPrices, name: str) -> str | None:
     return prices.model_source(name)
-
-
-def _flavor_source(prices: GpuPrices, name: str) -> str | None:
-    return prices.flavor_source(name)
 
 
 _SOURCES: Mapping[str, str] = {

@@ -203,10 +203,11 @@ def join(
         samples.extend(_llm_read_samples(reading.month))
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(reading.month))
-    flavors = tuple(quota.flavors) if quota is not None else ()
     routed = part.routed if part is not None else None
     if opencost is None:
-        units = unit_economics(config, attributor, records, prices, builds, flavors, routed, None)
+        units = unit_economics(
+            config, attributor, records, prices, builds, flavor_prices, routed, None
+        )
         samples.extend(units.samples())
         return Chargeback(
             reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage, units=units
@@ -230,7 +231,9 @@ def join(
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
-    units = unit_economics(config, attributor, records, prices, builds, flavors, routed, month)
+    units = unit_economics(
+        config, attributor, records, prices, builds, flavor_prices, routed, month
+    )
     samples.extend(units.samples())
     return Chargeback(
         reading,

@@ -8,7 +8,7 @@ maths lives in its own module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
@@ -105,7 +105,7 @@ def unit_economics(
     records: Records,
     prices: GpuPrices | None,
     builds: tuple[BuiltPrice, ...],
-    flavors: Iterable[str],
+    flavors: Mapping[str, float],
     routed: Routed | None,
     month: Window | None,
 ) -> UnitEconomics:
