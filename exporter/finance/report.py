@@ -48,6 +48,7 @@ QUOTA_BASIS = {
 }
 TABLES = ("teams", "models")
 _CENT = Decimal("0.01")
+_PER = "declared and measured per weighted token"
 
 
 @dataclass(frozen=True)
@@ -341,9 +342,9 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
     return lines
 
 
-def _model_lines(report: Report, money: str, price: str) -> list[list[str]]:
+def _model_lines(report: Report, money: str, price: str, scale: float = 1.0) -> list[list[str]]:
     def opt(value: float | None) -> str:
-        return "" if value is None else format(value, price)
+        return "" if value is None else format(value * scale, price)
 
     lines = [
         [
@@ -406,8 +407,9 @@ def _table(report: Report) -> str:
     lines += ["", *_aligned(teams, {0, len(teams) - 2})]
     if report.models:
         head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
-        models = [head, *_model_lines(report, ",.2f", ".3e")]
-        lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
+        # People read prices per million tokens (CSV keeps the per-token figures for tools).
+        models = [head, *_model_lines(report, ",.2f", ",.4f", 1_000_000)]
+        lines += ["", f"LLM models, {span} (prices per million tokens; {_PER})", ""]
         lines += _aligned(models, {0, len(models) - 2})
     if report.units is not None:
         lines += text_lines(unit_tables(report.units, report.currency, report.closed))
@@ -417,4 +419,4 @@ def _table(report: Report) -> str:
 def table_lines(report: Report) -> tuple[list[list[str]], list[list[str]]]:
     """The text table's cells, header first and total row last: teams, then models."""
     head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
-    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ".3e")]
+    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ",.4f", 1_000_000)]
