@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exporter.config.schema import IdlePolicy
 from exporter.ledger.applied_prices import effective_prices
@@ -85,3 +87,34 @@ def test_without_opencost_only_configured_prices_show() -> None:
     assert [(p.name, p.source) for p in result.units.prices] == [(L40S, "price_build")]
     # Measured power still reaches the teams.
     assert {e.team for e in result.units.energy} == {"a", "b"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.floats(1_000, 1_000_000),
+    st.integers(1, 8),
+    st.floats(0.5, 8),
+    st.floats(0.1, 1.0),
+    st.floats(50, 1_500),
+    st.sampled_from(list(IdlePolicy)),
+)
+def test_a_built_price_moves_money_between_teams_never_creates_it(
+    capex: float, gpus: int, years: float, availability: float, watts: float, policy: IdlePolicy
+) -> None:
+    build = {
+        "node_capex": capex,
+        "gpus_per_node": gpus,
+        "amortisation_years": years,
+        "availability": availability,
+        "gpu_watts": watts,
+        "pue": 1.3,
+        "energy_price_per_kwh": 0.15,
+        "node_operations_per_hour": 0.5,
+    }
+    config = _config(policy, gpu_price_build={H100: build}, gpu_flavor_price_build={"l40s": build})
+    result = join(config, Attributor(config), _with_dcgm(), Reading.open(FIXED_NOW, config.zone))
+    assert result.month is not None and result.hourly is not None
+    records = _records().opencost
+    assert records is not None
+    assert result.month.total() == pytest.approx(records.month.total(), rel=1e-9)
+    assert result.hourly.total() == pytest.approx(records.rate.total(), rel=1e-9)
