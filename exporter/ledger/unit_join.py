@@ -31,7 +31,7 @@ from exporter.ledger.price_build import (
     measured_watts,
     price_build_samples,
 )
-from exporter.ledger.prices import GpuPrices
+from exporter.ledger.prices import GpuPrices, node_models
 from exporter.ledger.unit_costs import (
     ModelTokenCost,
     TeamTokenCost,
@@ -86,7 +86,7 @@ def _flavor_watts(config: Config, records: Records) -> dict[str, float]:
         (),
         assets=opencost.gpu_nodes if opencost is not None else None,
         flavors=records.kueue.flavors if records.kueue is not None else (),
-        dcgm_models={r.node: r.model for r in records.dcgm.gpus if r.node and r.model},
+        dcgm_models=node_models(records.dcgm.gpus),
     )
     out: dict[str, float] = {}
     for flavor in sorted(config.gpu_flavor_price_build):
