@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from exporter.config.schema import Config
+from exporter.config.schema import Config, ModelDecl
 from exporter.exposition.catalogue import (
     LLM_COST_PER_MILLION_TOKENS,
     TEAM_LLM_COST_PER_MILLION_TOKENS,
@@ -157,13 +157,10 @@ def token_costs(
     """
     accs: dict[tuple[str, str], _Acc] = {}
     for record, team, decl in routed.rows:
-        if decl is None:
-            kind, namespace = UNDECLARED, ""
-        elif decl.self_hosted is not None:
-            kind, namespace = SELF_HOSTED, decl.self_hosted.namespace
-        else:
-            kind, namespace = EXTERNAL, ""
-        acc = accs.setdefault((team, record.model), _Acc(kind, namespace))
+        key = (team, record.model)
+        acc = accs.get(key)
+        if acc is None:
+            acc = accs[key] = _Acc(*_kind(decl))
         acc.prompt += record.prompt_tokens
         acc.completion += record.completion_tokens
         acc.requests += record.requests
@@ -174,22 +171,37 @@ def token_costs(
     for key in sorted(accs):
         if accs[key].kind == SELF_HOSTED:
             ns_weight[accs[key].namespace] += accs[key].weighted
+    # Each namespace's cost summed once, in a fixed order (floats never depend on input order).
+    ns_cost = (
+        None
+        if serving is None
+        else {ns: sum(placed[t] for t in sorted(placed)) for ns, placed in serving.items()}
+    )
     teams = []
     for (team, model), acc in sorted(accs.items()):
         cost = acc.spend
         if acc.kind == SELF_HOSTED:
-            costs = None if serving is None else serving.get(acc.namespace, {})
-            cost = None if costs is None else _share(costs, acc.weighted, ns_weight[acc.namespace])
+            total = None if ns_cost is None else ns_cost.get(acc.namespace, 0.0)
+            cost = None if total is None else _share(total, acc.weighted, ns_weight[acc.namespace])
         teams.append(
             TeamTokenCost(team, model, acc.kind, acc.prompt, acc.completion, acc.requests, cost)
         )
     return _models(accs, teams), tuple(teams)
 
 
-def _share(costs: Mapping[str, float], weighted: float, total: float) -> float | None:
+def _kind(decl: ModelDecl | None) -> tuple[str, str]:
+    """A declaration's kind and, self-hosted, its serving namespace."""
+    if decl is None:
+        return UNDECLARED, ""
+    if decl.self_hosted is not None:
+        return SELF_HOSTED, decl.self_hosted.namespace
+    return EXTERNAL, ""
+
+
+def _share(cost: float, weighted: float, total: float) -> float | None:
     if total <= 0:
         return None  # nobody sent weighted tokens: nothing was moved
-    return sum(costs[t] for t in sorted(costs)) * weighted / total
+    return cost * weighted / total
 
 
 def _models(
@@ -236,11 +248,12 @@ def token_cost_samples(
                     Sample.of(LLM_COST_PER_MILLION_TOKENS, value, model=m.model, basis=basis)
                 )
     for t in teams:
-        if t.per_million is not None:
+        if t.cost is None:
+            continue
+        million, request = t.per_million, t.per_request
+        if million is not None:
             family = TEAM_LLM_COST_PER_MILLION_TOKENS
-            out.append(Sample.of(family, t.per_million, team=t.team, model=t.model))
-        if t.per_request is not None:
-            out.append(
-                Sample.of(TEAM_LLM_COST_PER_REQUEST, t.per_request, team=t.team, model=t.model)
-            )
+            out.append(Sample.of(family, million, team=t.team, model=t.model))
+        if request is not None:
+            out.append(Sample.of(TEAM_LLM_COST_PER_REQUEST, request, team=t.team, model=t.model))
     return out
