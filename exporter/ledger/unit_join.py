@@ -8,6 +8,7 @@ maths lives in its own module.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from exporter.ledger.prices import GpuPrices, node_models
 from exporter.ledger.unit_costs import (
     ModelTokenCost,
     TeamTokenCost,
+    WeightOf,
     completion_weights,
     token_cost_samples,
     token_costs,
@@ -117,6 +119,44 @@ def unit_economics(
     if routed is None:
         return UnitEconomics(applied, builds, energy)
     serving = serving_costs(month.lines, serving_namespaces(config)) if month is not None else None
-    model_costs, team_costs = token_costs(routed, serving, completion_weights(config))
+    model_costs, team_costs = _TOKENS.costs(routed, serving, completion_weights(config))
     alternatives, even = build_or_buy(config, model_costs, team_costs, namespace_utilisation(gpus))
     return UnitEconomics(applied, builds, energy, model_costs, team_costs, alternatives, even)
+
+
+_Costs = tuple[tuple[ModelTokenCost, ...], tuple[TeamTokenCost, ...]]
+
+
+class _TokenMemo:
+    """The last token costs, reused while the LiteLLM snapshot, the serving cost per namespace
+    and the weights are the same: LiteLLM and OpenCost's month change every few minutes, the
+    join runs at every source's refresh, and at a thousand teams by fifty models the token
+    costs take a good part of a second."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[Routed, object, _Costs] | None = None
+
+    def costs(
+        self,
+        routed: Routed,
+        serving: Mapping[str, Mapping[str, float]] | None,
+        weight_of: WeightOf,
+    ) -> _Costs:
+        """token_costs(routed, serving, weight_of), or the last answer when nothing changed."""
+        models = sorted({record.model for record, _, _ in routed.rows})
+        placed = None
+        if serving is not None:
+            placed = sorted((ns, sorted(teams.items())) for ns, teams in serving.items())
+        key = (placed, [weight_of(m) for m in models])
+        with self._lock:
+            last = self._last
+            if last is not None and last[0] is routed and last[1] == key:
+                return last[2]
+        found = token_costs(routed, serving, weight_of)
+        with self._lock:
+            self._last = (routed, key, found)
+        return found
+
+
+_TOKENS = _TokenMemo()

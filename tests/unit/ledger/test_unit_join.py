@@ -1,13 +1,15 @@
-"""Price builds with measured power: a flavor's watts are its nodes' GPUs' mean draw."""
+"""Price builds with measured power (a flavor's watts: its nodes' GPUs' mean draw); token memo."""
 
 from __future__ import annotations
 
 import pytest
 
 from exporter.config.schema import IdlePolicy
-from exporter.ledger.unit_join import price_builds
+from exporter.ledger.llm import route
+from exporter.ledger.unit_join import _TokenMemo, price_builds
 from tests.unit.ledger.test_applied_prices import _with_dcgm
 from tests.unit.ledger.test_prices import H100, _config
+from tests.unit.ledger.test_unit_costs import ATTRIBUTOR, MODELS, _usage
 
 MEASURED = {
     "node_capex": 87_600,
@@ -37,3 +39,18 @@ def test_measured_watts_by_model_and_by_flavor() -> None:
 
 def test_no_builds_no_work() -> None:
     assert price_builds(_config(IdlePolicy.SEPARATE), _with_dcgm()) == ()
+
+
+def test_token_costs_are_reused_while_nothing_changed() -> None:
+    memo = _TokenMemo()
+    routed = route(_usage(), MODELS, ATTRIBUTOR)
+    first = memo.costs(routed, {"ns-serving": {"search": 120.0}}, lambda _m: 3.0)
+    assert memo.costs(routed, {"ns-serving": {"search": 120.0}}, lambda _m: 3.0) is first
+    # A new serving cost, a new weight or a new snapshot is worked out again.
+    assert memo.costs(routed, {"ns-serving": {"search": 130.0}}, lambda _m: 3.0) is not first
+    again = memo.costs(routed, {"ns-serving": {"search": 130.0}}, lambda _m: 2.0)
+    research = {t.team: t.cost for t in again[1] if t.model == "llama-3-70b"}["research"]
+    # w = 2: research 600k + 400k = 1.0M of 1.2M weighted: 130 x 1.0 / 1.2 = 108.33.
+    assert research == pytest.approx(108.333, abs=1e-3)
+    _, teams = memo.costs(route(_usage(), MODELS, ATTRIBUTOR), None, lambda _m: 2.0)
+    assert [t.cost for t in teams if t.kind == "self_hosted"] == [None, None]
