@@ -66,11 +66,30 @@ def demo_config_dict(
             "opencost": {"url": urls["opencost"], "interval": "15s", "max_staleness": "2m"},
         },
         "llm_completion_weight": 3.0,
+        # The demo node's price built from its parts: 131,400 over 3 years = 5.00 an hour,
+        # 4 x 700 W x PUE 1.25 x 0.10 a kWh = 0.35, operations 0.25: 5.60 a node, 1.40 a
+        # GPU-hour (what the fake OpenCost charges, so the demo's figures stay as they were).
+        "gpu_price_build": {
+            "NVIDIA H100 80GB HBM3": {
+                "node_capex": 131_400,
+                "gpus_per_node": 4,
+                "amortisation_years": 3,
+                "availability": 1.0,
+                "gpu_watts": 700,
+                "pue": 1.25,
+                "energy_price_per_kwh": 0.10,
+                "node_operations_per_hour": 0.25,
+            }
+        },
+        # Emissions of the GPUs' measured power (grams of CO2e per kWh of the grid).
+        "grid_co2e_grams_per_kwh": 250,
         "llm_models": [
             {
                 "model": "llama-3-70b",
                 "self_hosted": {"namespace": "ns-search"},
                 "publisher": "Meta",
+                # Build or buy: what its tokens would cost at an API's list prices.
+                "alternative": {"input_per_million": 0.90, "output_per_million": 0.90},
             },
             {"model": "gpt-4o", "external": True, "publisher": "OpenAI"},
         ],

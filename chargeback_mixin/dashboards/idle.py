@@ -13,6 +13,7 @@ from chargeback_mixin.dashboards.lib import (
     stat_panel,
     timeseries_panel,
 )
+from chargeback_mixin.dashboards.unit_panels import gpu_prices_section
 from chargeback_mixin.rules import IDLE_GPU_RATIO
 
 __all__ = ["build"]
@@ -170,5 +171,5 @@ def build(c: MixinConfig) -> Dashboard:
         "Chargeback / Idle and waste",
         "How much of the cluster sits idle, what that costs and who pays for it, and which "
         "teams hold GPUs they do not use.",
-        [_idle(c, u), _waste(u)],
+        [_idle(c, u), _waste(u), gpu_prices_section(c, u)],
     )

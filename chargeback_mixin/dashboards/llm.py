@@ -14,6 +14,7 @@ from chargeback_mixin.dashboards.lib import (
     table_panel,
     timeseries_panel,
 )
+from chargeback_mixin.dashboards.unit_panels import token_costs_section
 
 __all__ = ["build"]
 
@@ -211,5 +212,5 @@ def build(c: MixinConfig) -> Dashboard:
         "Chargeback / LLM spend and budgets",
         "LLM spend and tokens per team and model, LiteLLM budget windows and forecasts, and "
         "how far self-hosted models' prices are from their serving cost, and their weights.",
-        [_spend(c, u), _budgets(c, u), _pricing(c, u), _weights(c, u)],
+        [_spend(c, u), _budgets(c, u), _pricing(c, u), _weights(c, u), token_costs_section(c, u)],
     )

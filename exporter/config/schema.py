@@ -45,6 +45,7 @@ from exporter.config.types import (
     format_duration,
     parse_duration,
 )
+from exporter.config.unit_economics import Alternative, PriceBuild, build_key_issues
 from exporter.errors import ConfigError, ConfigIssue
 from exporter.gpu_names import price_key_issues
 
@@ -135,11 +136,14 @@ class ModelDecl(StrictModel):
     external: bool = False
     self_hosted: SelfHosted | None = None
     publisher: FocusName | None = None
+    alternative: Alternative | None = None  # build or buy: what its tokens would cost bought
 
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> ModelDecl:
         if self.external == (self.self_hosted is not None):
             raise ValueError("declare the model either external: true or self_hosted: {namespace}")
+        if self.alternative is not None and self.self_hosted is None:
+            raise ValueError("an alternative compares a self-hosted model: set self_hosted")
         return self
 
 
@@ -209,6 +213,10 @@ class Config(StrictModel):
     gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
     gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
+    # Unit economics (exporter.config.unit_economics): prices built from their parts.
+    gpu_price_build: dict[str, PriceBuild] = Field(default_factory=dict)  # by GPU model
+    gpu_flavor_price_build: dict[str, PriceBuild] = Field(default_factory=dict)  # by flavor
+    grid_co2e_grams_per_kwh: Annotated[float, Field(ge=0, le=5_000)] | None = None
     teams: tuple[TeamConfig, ...] = ()
     attribution: AttributionConfig = AttributionConfig()
     sources: SourcesConfig = SourcesConfig()
@@ -290,6 +298,7 @@ class Config(StrictModel):
     @model_validator(mode="after")
     def _price_keys(self) -> Config:
         entries = price_key_issues(self.gpu_prices, self.gpu_flavor_prices)
+        entries += build_key_issues(self.gpu_price_build, self.gpu_flavor_price_build)
         if entries:
             raise KeyedErrors(entries)
         return self

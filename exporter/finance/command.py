@@ -75,6 +75,7 @@ def run_report(
         idle=sum(records.opencost.month.idle.values()),
         closed=reading.closed,
         quota_basis=_quota_basis(reading.closed, history is not None, records),
+        units=chargeback.units,
     )
     report = with_operations(report, chargeback)
     if request.format == "focus":

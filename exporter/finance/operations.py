@@ -10,6 +10,7 @@ from exporter.config.schema import Config
 from exporter.finance.backlog_table import backlog_of_team, printed_backlog
 from exporter.finance.report import Report, model_rows
 from exporter.finance.team_table import team_usage
+from exporter.finance.unit_tables import for_team as units_for_team
 from exporter.ledger.join import Chargeback
 
 __all__ = ["model_kinds", "team_report", "with_operations"]
@@ -49,4 +50,5 @@ def team_report(report: Report, chargeback: Chargeback, config: Config, team: st
         usage={team: report.usage[team]} if team in report.usage else {},
         backlog=backlog_of_team(report.backlog, team) if report.backlog is not None else None,
         team=team,
+        units=None if report.units is None else units_for_team(report.units, team),
     )

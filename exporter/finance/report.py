@@ -21,9 +21,11 @@ from exporter.finance.team_table import (
     usage_json,
     usage_total_cells,
 )
+from exporter.finance.unit_tables import text_lines, unit_json, unit_tables
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
+from exporter.ledger.unit_join import UnitEconomics
 
 __all__ = [
     "KUEUE_NOW",
@@ -54,6 +56,7 @@ QUOTA_BASIS = {
 }
 TABLES = ("teams", "models", "backlog")
 _CENT = Decimal("0.01")
+_PER = "declared and measured per weighted token"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Report:
     usage: Mapping[str, TeamUsage] = field(default_factory=dict)  # operating figures per team
     backlog: BacklogTable | None = None  # the labelling backlog (finance.operations)
     team: str | None = None  # the one team a team's report is about
+    units: UnitEconomics | None = None  # unit economics (exporter.finance.unit_tables)
 
     @property
     def unallocated(self) -> Decimal:
@@ -143,6 +147,7 @@ def build_report(
     idle: float | None = None,
     closed: bool = False,
     quota_basis: str | None = None,
+    units: UnitEconomics | None = None,
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
 
@@ -183,6 +188,7 @@ def build_report(
         models,
         closed,
         quota_basis,
+        units=units,
     )
 
 
@@ -308,6 +314,8 @@ def _json(report: Report) -> str:
         payload["quota_basis"] = report.quota_basis
     if report.backlog is not None:
         payload["backlog"] = backlog_json(report.backlog)
+    if report.units is not None:
+        payload["unit_economics"] = unit_json(report.units, report.closed)
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -350,9 +358,9 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
     return lines
 
 
-def _model_lines(report: Report, money: str, price: str) -> list[list[str]]:
+def _model_lines(report: Report, money: str, price: str, scale: float = 1.0) -> list[list[str]]:
     def opt(value: float | None) -> str:
-        return "" if value is None else format(value, price)
+        return "" if value is None else format(value * scale, price)
 
     lines = [
         [
@@ -420,11 +428,14 @@ def _table(report: Report) -> str:
     lines += ["", *_aligned(teams, {0, len(teams) - 2})]
     if report.models:
         head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
-        models = [head, *_model_lines(report, ",.2f", ".3e")]
-        lines += ["", f"LLM models, {span} (cost per token in the currency above)", ""]
+        # People read prices per million tokens (CSV keeps the per-token figures for tools).
+        models = [head, *_model_lines(report, ",.2f", ",.4f", 1_000_000)]
+        lines += ["", f"LLM models, {span} (prices per million tokens; {_PER})", ""]
         lines += _aligned(models, {0, len(models) - 2})
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span)]
+    if report.units is not None:
+        lines += text_lines(unit_tables(report.units, report.currency, report.closed))
     return "\n".join(lines) + "\n"
 
 
@@ -442,4 +453,4 @@ def backlog_text(backlog: BacklogTable, span: str) -> list[str]:
 def table_lines(report: Report) -> tuple[list[list[str]], list[list[str]]]:
     """The text table's cells, header first and total row last: teams, then models."""
     head = [*MODEL_COLUMNS[:6], "declared", "measured", "rec. input", "rec. output"]
-    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ".3e")]
+    return _team_lines(report, ",.2f"), [head, *_model_lines(report, ",.2f", ",.4f", 1_000_000)]

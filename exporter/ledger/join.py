@@ -25,6 +25,7 @@ from exporter.exposition.catalogue import (
     TEAMS_OVER_CAP,
 )
 from exporter.exposition.samples import Sample
+from exporter.ledger.applied_prices import effective_prices
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.backlog import Backlog, backlog_samples, team_backlog
 from exporter.ledger.chargeback import Ledger, cap_teams
@@ -47,6 +48,7 @@ from exporter.ledger.llm import (
     team_model_usage,
 )
 from exporter.ledger.policies import idle_rule
+from exporter.ledger.price_build import BuiltPrice
 from exporter.ledger.prices import GpuPrices, node_models
 from exporter.ledger.quota import (
     FlavorOf,
@@ -57,6 +59,7 @@ from exporter.ledger.quota import (
     quota_budgets,
     quota_samples,
 )
+from exporter.ledger.unit_join import UnitEconomics, price_builds, unit_economics
 from exporter.ledger.weights import applied_weights, completion_weights, weight_samples
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm.source import LiteLLMSnapshot
@@ -94,6 +97,7 @@ class Chargeback:
     # The month's labelling backlog and GPU-hours per team (placed as the cost, before any fold).
     backlog: Backlog | None = None
     gpu_hours: Mapping[str, float] = field(default_factory=dict)
+    units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
 
     @property
     def at(self) -> datetime:
@@ -176,11 +180,12 @@ def join(
     budgets = config_budgets(config)
     opencost = records.opencost
     quota = _quota(records.kueue, attributor)
-    prices = gpu_prices(config, records)
+    builds = price_builds(config, records)
+    prices = gpu_prices(config, records, builds)
     flavor_prices = _flavor_prices(prices, quota)
     if records.dcgm is not None and config.sources.dcgm is not None:
         threshold = config.sources.dcgm.idle_threshold
-        lookup = _model_price(config, prices)
+        lookup = _model_price(config, prices, builds)
         samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
         samples.extend(idle_month_samples(records.dcgm, attributor, lookup))
         endpoints = sorted(records.dcgm.endpoints.items())
@@ -206,8 +211,15 @@ def join(
     weights = applied_weights(llm_weights)
     samples.extend(budget_samples(budgets))
     samples.extend(month_samples(reading.month))
+    routed = part.routed if part is not None else None
     if opencost is None:
-        return Chargeback(reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage)
+        units = unit_economics(
+            config, attributor, records, prices, builds, flavor_prices, routed, None, weights
+        )
+        samples.extend(units.samples())
+        return Chargeback(
+            reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage, units=units
+        )
     hourly, month = _windows(config, attributor, opencost, reading)
     backlog = team_backlog(config, month.lines, month.allocations)
     samples.extend(backlog_samples(backlog))
@@ -229,6 +241,10 @@ def join(
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
+    units = unit_economics(
+        config, attributor, records, prices, builds, flavor_prices, routed, month, weights
+    )
+    samples.extend(units.samples())
     return Chargeback(
         reading,
         hourly_ledger,
@@ -241,27 +257,34 @@ def join(
         sum(opencost.month.idle.values()),
         backlog,
         gpu_hours_by_team(month.lines, month.allocations),
+        units,
     )
 
 
-def gpu_prices(config: Config, records: Records) -> GpuPrices | None:
+def gpu_prices(
+    config: Config, records: Records, builds: tuple[BuiltPrice, ...] = ()
+) -> GpuPrices | None:
     """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
     opencost = records.opencost
     if opencost is None:
         return None
+    by_model, by_flavor = effective_prices(config, builds)
     return GpuPrices(
         (opencost.rate, opencost.month),
         assets=opencost.gpu_nodes,
         flavors=records.kueue.flavors if records.kueue is not None else (),
         dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
-        by_model=config.gpu_prices,
-        by_flavor=config.gpu_flavor_prices,
+        by_model=by_model,
+        by_flavor=by_flavor,
     )
 
 
-def _model_price(config: Config, prices: GpuPrices | None) -> PriceLookup:
-    """Waste's price of a GPU model: `gpu_prices`, else its nodes' OpenCost price, else blended."""
-    configured = model_price(config.gpu_prices)
+def _model_price(
+    config: Config, prices: GpuPrices | None, builds: tuple[BuiltPrice, ...]
+) -> PriceLookup:
+    """Waste's price of a GPU model: `gpu_prices` (or its build), else its nodes' OpenCost price,
+    else blended."""
+    configured = model_price(effective_prices(config, builds)[0])
     if prices is None:
         return configured
     blended = prices.blended

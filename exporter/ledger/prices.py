@@ -34,9 +34,20 @@ from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.opencost.assets import GpuNode
 from exporter.sources.opencost.source import AllocationSet
 
-__all__ = ["PRODUCT_LABEL", "GpuPrices", "canonical_model", "node_models"]
+__all__ = [
+    "ASSETS",
+    "CHARGED",
+    "CONFIGURED",
+    "PRODUCT_LABEL",
+    "GpuPrices",
+    "canonical_model",
+    "node_models",
+]
 
 PRODUCT_LABEL = canonical_key("nvidia.com/gpu.product")
+# Where a price came from (GpuPrices.model_source, flavor_source): the `by_model`/`by_flavor`
+# prices given, what OpenCost charged on the allocations, OpenCost's node assets.
+CONFIGURED, CHARGED, ASSETS = "configured", "opencost_charge", "opencost_assets"
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
@@ -113,6 +124,29 @@ class GpuPrices:
             nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
             self._models[key] = self._charged(nodes) if nodes else None
         return self._models[key]
+
+    def model_source(self, model: str) -> str | None:
+        """Which rule priced a GPU model (CONFIGURED, CHARGED, ASSETS), None when none did."""
+        key = canonical_model(model)
+        if key in self._by_model:
+            return CONFIGURED
+        nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
+        return self._source(nodes) if nodes else None
+
+    def flavor_source(self, name: str) -> str | None:
+        """Which rule priced a flavor (CONFIGURED, CHARGED, ASSETS), None when none did."""
+        if name in self._by_flavor:
+            return CONFIGURED
+        return self._source(self.flavor_nodes(name))
+
+    def _source(self, nodes: frozenset[str] | None) -> str | None:
+        # The same walk as _charged, asking only which step answered.
+        for window in self._windows:
+            if any(a.gpu_hours > 0 for a in window.allocations if nodes is None or a.node in nodes):
+                return CHARGED
+        if any(a.gpu_hours > 0 for a in self._assets if nodes is None or a.name in nodes):
+            return ASSETS
+        return CONFIGURED if self._configured_only(nodes) is not None else None
 
     def flavor_nodes(self, name: str) -> frozenset[str] | None:
         """Nodes a flavor stands for; None means every node (no `nodeLabels`, or not listed)."""

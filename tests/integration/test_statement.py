@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 
 import pytest
 from babel import Locale
+from babel.numbers import format_decimal
 
 from chargeback_demo.exporter import main as demo_main
 from exporter.finance.statement.html import CHARTS, SPENT
@@ -51,8 +53,27 @@ def test_a_closed_month_reads_as_one(capsys: pytest.CaptureFixture[str]) -> None
 def test_one_teams_statement(capsys: pytest.CaptureFixture[str]) -> None:
     page = _demo("html", "--team", "search", capsys=capsys)
     figures = read_page(page)
-    (team_table,) = figures["tables"]
+    team_table, *units = figures["tables"]
     assert [row[0] for row in team_table[1:]] == ["search"]
+    # Its unit-economics rows are its own: what it paid per million tokens, as the JSON says.
+    report = json.loads(_demo("json", capsys=capsys))["unit_economics"]
+    (mine,) = [t for t in report["llm_teams"] if t["team"] == "search"]
+    paid = next(
+        table for table in units if table[0][:2] == ["Team", "Model"] and len(table[0]) == 8
+    )
+    assert paid[1:] == [
+        [
+            "search",
+            mine["model"],
+            "Self-hosted",
+            DEMO_NUMBERS.count(mine["tokens"]),
+            DEMO_NUMBERS.count(mine["requests"]),
+            DEMO_NUMBERS.amount(round(mine["cost"], 2)),
+            DEMO_NUMBERS.amount(round(mine["per_million_tokens"], 2)),
+            format_decimal(Decimal(str(mine["per_request"])), "#,##0.0000", locale="es_ES"),
+        ]
+    ]
+    assert all(row[0] == "search" for table in units for row in table[1:] if table[0][0] == "Team")
     assert figures["charts"]["teams"]["Credits"] == {"search": "-699,11"}
     assert demo_main(["report", "--format", "html", "--team", "nobody"], CLOCK) == 2
     assert "the teams are research, search, vision" in capsys.readouterr().err

@@ -87,6 +87,7 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
         chargeback.budgets,
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, kinds),
         idle=chargeback.month_idle,
+        units=chargeback.units,
     )
     return with_operations(report, chargeback)
 

@@ -31,6 +31,7 @@ from exporter.finance.statement.operations import (
     usage_totals,
 )
 from exporter.finance.statement.page import CSP, PAGE
+from exporter.finance.statement.units import unit_tables_html
 from exporter.ledger.attribution import IDLE
 
 __all__ = [
@@ -383,6 +384,7 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
     tables += _backlog(statement, numbers)
+    tables += unit_tables_html(statement, numbers)
     return Template(PAGE).substitute(
         csp=CSP,
         title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),

@@ -53,6 +53,9 @@ __all__ = [
 SOURCE = "dcgm"
 GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+# Power draw in watts (a gauge, per physical GPU: MIG instances do not report it).
+POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"
+_MAX_WATTS = 5_000.0  # no accelerator draws more; above it is a corrupt sample
 
 # DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
 # integers; very old exporters printed them instead of skipping the series.
@@ -112,6 +115,8 @@ class GpuRecord:
     share: float = 1.0  # fraction of one physical GPU
     # The drop reason of a corrupt utilisation sample ("" when none): utilisation is unknown.
     corrupt: str = ""
+    power_watts: float | None = None  # the whole GPU's draw; None when not reported or corrupt
+    power_corrupt: str = ""  # the drop reason of a corrupt power sample ("" when none)
 
     @property
     def allocated(self) -> bool:
@@ -167,13 +172,19 @@ def snapshot(records: list[GpuRecord], tally: Tally) -> DcgmSnapshot:
 
 
 def sample_drops(records: Iterable[GpuRecord]) -> Counter[str]:
-    """The corrupt utilisation samples of `records`, by reason."""
-    return Counter(r.corrupt for r in records if r.corrupt)
+    """The corrupt utilisation and power samples of `records`, by reason."""
+    records = list(records)
+    found = Counter(r.corrupt for r in records if r.corrupt)
+    return found + Counter(r.power_corrupt for r in records if r.power_corrupt)
 
 
 def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
     # Two scrapes of one exporter are moments apart, so utilisation may differ; the first wins.
-    return replace(a, utilisation=None, corrupt="") == replace(b, utilisation=None, corrupt="")
+    return _without_samples(a) == _without_samples(b)
+
+
+def _without_samples(record: GpuRecord) -> GpuRecord:
+    return replace(record, utilisation=None, corrupt="", power_watts=None, power_corrupt="")
 
 
 def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
@@ -257,7 +268,7 @@ def parse_series(
     records = _with_unsliced(_drop_mig_parents(records), local)
     # A GPU left out would be missing from every count: the read fails, its drops counted.
     refuse_dropped(f"{SOURCE}: {where}", local, "GPUs")
-    corrupt = sample_drops(records)
+    corrupt = Counter(r.corrupt for r in records if r.corrupt)
     if corrupt and all(r.utilisation is None for r in records):
         # Not one usable sample: an exporter this broken says nothing about any GPU's use.
         message = f"{SOURCE}: {where}: every utilisation sample was corrupt ({dict(corrupt)})"
@@ -350,12 +361,19 @@ def _record(entity: _Entity) -> GpuRecord:
         utilisation, corrupt = _utilisation(entity.values, what), ""
     except BadRecord as exc:
         utilisation, corrupt = None, exc.reason
+    try:
+        watts = _checked(entity.values.get(POWER_USAGE), 0.0, _MAX_WATTS, f"{what}: {POWER_USAGE}")
+        power_corrupt = ""
+    except BadRecord as exc:
+        watts, power_corrupt = None, exc.reason
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),
         utilisation=utilisation,
         share=share,
         corrupt=corrupt,
+        power_watts=watts,
+        power_corrupt=power_corrupt,
     )
 
 

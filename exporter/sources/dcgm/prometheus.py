@@ -1,11 +1,12 @@
 """DCGM through Prometheus: dcgm-exporter's series as the Prometheus that scrapes it stores them.
 
 Upstream: `GET <url>/api/v1/query?query=...&time=<now>` (Prometheus HTTP API), one instant
-query per utilisation metric:
+query per utilisation metric and one for power draw:
 
     avg by (<device and workload labels>) (avg_over_time(<metric>[<window>]))
 
-so utilisation is the mean over the same window as OpenCost's cost rate, not one 30 s sample.
+so utilisation (and power) is the mean over the same window as OpenCost's cost rate, not one
+30 s sample.
 Grouping by the device and workload labels folds the same GPU scraped by two jobs or replicas
 (their `instance`/`job` differ) into one series. The envelope is checked: `status` must be
 `success` and `resultType` a `vector`; an error envelope (`status: error`, `errorType`,
@@ -28,7 +29,8 @@ from exporter.sources.prometheus_api import instant_vector
 __all__ = ["METRICS", "Series", "group_labels", "instant", "query_expr", "read_series"]
 
 SOURCE = "dcgm"
-METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL")
+# Utilisation, and power draw (a price build with `power: measured` reads its mean).
+METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE")
 # The labels the DCGM parser reads, in every spelling dcgm-exporter has used.
 _DEVICE = ("gpu", "UUID", "uuid", "modelName", "Hostname", "hostname", "GPU_I_PROFILE", "GPU_I_ID")
 _WORKLOAD = {
@@ -72,7 +74,8 @@ def read_series(
     labels: tuple[str, ...],
     now: datetime,
 ) -> list[Series]:
-    """Both utilisation metrics, averaged over `window` ending at `now`, as (name, labels, value).
+    """Both utilisation metrics and power draw, averaged over `window` ending at `now`, as
+    (name, labels, value).
 
     `labels` come from group_labels: with `workload_labels: exported` the plain `pod` and
     `namespace` (the exporter's own pod, set by the scrape) are not kept, so they never pass

@@ -57,10 +57,12 @@ def test_the_query_averages_over_the_cost_window_at_now() -> None:
     )
     _serve(answer, config)()
     assert {u.path for u in seen} == {"/api/v1/query"}
-    # The two utilisation queries come first; the month's idle queries follow (test_dcgm_idle).
+    # The two utilisation queries and power come first; the month's idle queries follow
+    # (test_dcgm_idle).
     seen = [u for u in seen if "avg_over_time" in u.params["query"]]
     exprs = [u.params["query"] for u in seen]
-    assert len(exprs) == 2
+    assert len(exprs) == 3
+    assert "avg_over_time(DCGM_FI_DEV_POWER_USAGE[2h])" in exprs[2]
     assert exprs[0].startswith("avg by (gpu, UUID, uuid, modelName, Hostname, hostname,")
     assert "avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[2h])" in exprs[0]
     assert "avg_over_time(DCGM_FI_DEV_GPU_UTIL[2h])" in exprs[1]

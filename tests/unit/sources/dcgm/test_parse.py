@@ -1,0 +1,39 @@
+"""dcgm-exporter's power draw: read where parsed, a corrupt sample dropped and counted."""
+
+from __future__ import annotations
+
+import pytest
+
+from exporter.sources.checks import Tally
+from exporter.sources.dcgm.parse import parse_metrics, snapshot
+from tests.unit.sources.dcgm.test_source import series
+
+
+def test_power_usage_is_read_in_watts() -> None:
+    text = series("DCGM_FI_DEV_GPU_UTIL", "40") + series("DCGM_FI_DEV_POWER_USAGE", "312.25")
+    (record,) = parse_metrics(text)
+    assert (record.power_watts, record.power_corrupt, record.utilisation) == (312.25, "", 0.4)
+
+
+def test_no_power_series_is_none() -> None:
+    (record,) = parse_metrics(series("DCGM_FI_DEV_GPU_UTIL", "40"))
+    assert record.power_watts is None and record.power_corrupt == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"), [("-5", "out_of_range"), ("90000", "out_of_range"), ("NaN", "non_finite")]
+)
+def test_a_corrupt_power_sample_is_dropped_and_counted_and_the_gpu_kept(
+    value: str, reason: str
+) -> None:
+    text = series("DCGM_FI_DEV_GPU_UTIL", "40") + series("DCGM_FI_DEV_POWER_USAGE", value)
+    records = parse_metrics(text)
+    (record,) = records
+    assert (record.power_watts, record.power_corrupt, record.utilisation) == (None, reason, 0.4)
+    assert snapshot(records, Tally()).dropped == {reason: 1}
+
+
+def test_a_gpu_with_only_corrupt_power_still_has_its_utilisation_unknown_not_failed() -> None:
+    # Power is no utilisation sample: a read whose power alone is corrupt does not fail.
+    (record,) = parse_metrics(series("DCGM_FI_DEV_POWER_USAGE", "NaN"))
+    assert record.utilisation is None and record.power_corrupt == "non_finite"
