@@ -26,6 +26,7 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.by_dimension import DimensionSplit, beyond_team, dimension_samples
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
 from exporter.ledger.costs import Window, serving_costs, window
@@ -89,6 +90,7 @@ class Chargeback:
     # The month's idle cost as OpenCost reported it, before any policy moved it (the report's
     # header idle); None without OpenCost.
     month_idle: float | None = None
+    dimensions: tuple[DimensionSplit, ...] = ()  # config order
 
     @property
     def at(self) -> datetime:
@@ -212,10 +214,13 @@ def join(
         pricing = _pricing(config, part.routed, month)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
+    llm = part.llm if part is not None else None
+    hourly, month, splits = beyond_team(config, hourly, month, *_llm_tags(llm))
     declared = [t.name for t in config.teams]
     month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
     samples.extend(ledger_samples(hourly_ledger, month_ledger))
+    samples.extend(dimension_samples(splits))
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
@@ -229,7 +234,15 @@ def join(
         usage,
         pricing,
         sum(opencost.month.idle.values()),
+        splits,
     )
+
+
+def _llm_tags(llm: LiteLLMSnapshot | None) -> tuple[dict[str, float], float]:
+    """The month's LiteLLM spend per request tag, and all its spend (converted already)."""
+    if llm is None:
+        return {}, 0.0
+    return dict(llm.tags), sum(u.spend or 0.0 for u in llm.usage)
 
 
 def gpu_prices(config: Config, records: Records) -> GpuPrices | None:
