@@ -9,7 +9,8 @@ The split starts from the team ledger the join produced, after every step (idle 
 LLM, shared costs), and divides each (team, component) amount over the values the team's own
 workloads carry: by that component's cost per value when the team's workloads have some, else
 by the team's whole cost per value. LLM components follow LiteLLM request tags where the
-dimension reads them. `__idle__` stays `__idle__`; a row no workload explains (a team known
+dimension reads them (LiteLLM reports tag spend for the whole proxy, so a team's tagged share
+follows the proxy-wide split of tagged spend). `__idle__` stays `__idle__`; a row no workload explains (a team known
 only from LiteLLM or Kueue) is `__unallocated__`. Every (team, component) amount is divided
 whole, so each dimension adds up to the same total as the team ledger.
 """
@@ -144,7 +145,9 @@ def split_ledger(
             out[(IDLE, component)] += amount
             continue
         own = by_component.get((team, component)) or by_team.get(team) or {UNALLOCATED: 1.0}
-        if component.startswith(_LLM_PREFIX) and tag_share > 0:
+        # Tags say who asked for LLM spend: they place what a team pays for LLM use, never
+        # the credit of a serving team whose cost moved to the teams that sent tokens.
+        if component.startswith(_LLM_PREFIX) and tag_share > 0 and amount > 0:
             _spread(out, component, amount * tag_share, tagged)
             amount *= 1.0 - tag_share
         _spread(out, component, amount, own)
