@@ -10,8 +10,8 @@ LLM, shared costs), and divides each (team, component) amount over the values th
 workloads carry: by that component's cost per value when the team's workloads have some, else
 by the team's whole cost per value. LLM components follow LiteLLM request tags where the
 dimension reads them (LiteLLM reports tag spend for the whole proxy, so a team's tagged share
-follows the proxy-wide split of tagged spend). `__idle__` stays `__idle__`; a row no workload explains (a team known
-only from LiteLLM or Kueue) is `__unallocated__`. Every (team, component) amount is divided
+follows the proxy-wide split of tagged spend). `__idle__` stays `__idle__`; a row no workload
+explains (a team known only from LiteLLM or Kueue) is `__unallocated__`. Every (team, component) amount is divided
 whole, so each dimension adds up to the same total as the team ledger.
 """
 

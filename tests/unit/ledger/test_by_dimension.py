@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import pytest
 
@@ -16,6 +17,8 @@ from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCost
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
+
+K = TypeVar("K")
 
 # The config of the worked example, as docs/dimensions.md shows it.
 EXAMPLE: dict[str, Any] = {
@@ -89,7 +92,7 @@ def _example_records() -> Records:
     return Records(opencost=OpenCostSnapshot(rate, month), litellm=llm)
 
 
-def _rounded(costs: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+def _rounded(costs: Mapping[K, float]) -> dict[K, float]:
     return {k: round(v, 9) for k, v in costs.items() if round(v, 9)}
 
 
