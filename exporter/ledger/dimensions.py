@@ -11,8 +11,9 @@ workloads carry: by that component's cost per value when the team's workloads ha
 by the team's whole cost per value. LLM components follow LiteLLM request tags where the
 dimension reads them (LiteLLM reports tag spend for the whole proxy, so a team's tagged share
 follows the proxy-wide split of tagged spend). `__idle__` stays `__idle__`; a row no workload
-explains (a team known only from LiteLLM or Kueue) is `__unallocated__`. Every (team, component) amount is divided
-whole, so each dimension adds up to the same total as the team ledger.
+explains (a team known only from LiteLLM or Kueue) is `__unallocated__`. Every (team,
+component) amount is divided whole, so each dimension adds up to the same total as the team
+ledger.
 """
 
 from __future__ import annotations

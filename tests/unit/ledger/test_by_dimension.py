@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import pytest
