@@ -11,15 +11,23 @@ from datetime import datetime
 from pathlib import Path
 
 from exporter.config.schema import Config
+from exporter.finance.dimensions import dimension_report, focus_shares
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
-from exporter.finance.report import KUEUE_NOW, PROMETHEUS, build_report, format_report, model_rows
-from exporter.finance.statement.figures import build_statement, for_team
+from exporter.finance.report import (
+    KUEUE_NOW,
+    PROMETHEUS,
+    Report,
+    build_report,
+    format_report,
+    model_rows,
+)
+from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
 from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.join import join
+from exporter.ledger.join import Chargeback, join
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.readers import SourceReader
 from exporter.sources.reading import Reading
@@ -42,6 +50,7 @@ class ReportRequest:
     output: Path | None = None
     created: datetime | None = None
     team: str | None = None  # the statement of one team
+    by: str | None = None  # rows by this dimension's values rather than by team
 
 
 def run_report(
@@ -77,9 +86,10 @@ def run_report(
         quota_basis=_quota_basis(reading.closed, history is not None, records),
     )
     if request.format == "focus":
-        _write_focus(focus_export(config, read.snapshots, report, reading), request)
+        shares = focus_shares(chargeback, request.by)
+        _write_focus(focus_export(config, read.snapshots, report, reading, shares), request)
     elif request.format == "html":
-        statement = build_statement(report, chargeback, config)
+        statement = only_dimension(build_statement(report, chargeback, config), request.by)
         if request.team is not None:
             try:
                 statement = for_team(statement, request.team)
@@ -89,6 +99,7 @@ def run_report(
         numbers = Numbers(statement_locale(config), config.currency)
         sys.stdout.write(statement_html(statement, numbers))
     else:
+        report = _by(chargeback, report, request.by)
         sys.stdout.write(format_report(report, request.format, request.table))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
@@ -97,6 +108,11 @@ def run_report(
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
+
+
+def _by(chargeback: Chargeback, report: Report, by: str | None) -> Report:
+    # The CLI checked the name against the config; the join made a split for each.
+    return report if by is None else dimension_report(chargeback, by, report)
 
 
 def _write_focus(export: FocusExport, request: ReportRequest) -> None:

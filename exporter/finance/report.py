@@ -90,6 +90,7 @@ class Report:
     models: tuple[ModelRow, ...] = ()
     closed: bool = False  # a closed past month rather than the month to date
     quota_basis: str | None = None  # what a closed month's quota figures rest on (KUEUE_NOW)
+    by: str = "team"  # what a row is: a team, or a value of the dimension of this name
 
     @property
     def unallocated(self) -> Decimal:
@@ -132,6 +133,7 @@ def build_report(
     idle: float | None = None,
     closed: bool = False,
     quota_basis: str | None = None,
+    by: str = "team",
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
 
@@ -172,6 +174,7 @@ def build_report(
         models,
         closed,
         quota_basis,
+        by,
     )
 
 
@@ -293,6 +296,13 @@ def _json(report: Report) -> str:
     }
     if report.quota_basis is not None:
         payload["quota_basis"] = report.quota_basis
+    if report.by != "team":
+        # Rows are a dimension's values: named so, with no budgets (budgets are per team).
+        payload["by"] = report.by
+        payload["values"] = [
+            {"value": t.pop("team"), "components": t["components"], "total": t["total"]}
+            for t in payload.pop("teams")
+        ]
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -321,7 +331,7 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
         present = [v for v in values if v is not None]
         return format(sum(present, Decimal(0)), money) if present else ""
 
-    lines = [["team", *report.components, *TEAM_COLUMNS_AFTER]]
+    lines = [[report.by, *report.components, *TEAM_COLUMNS_AFTER]]
     for row in report.rows:
         cells = [format(row.costs[c], money) for c in report.components]
         lines.append(

@@ -109,6 +109,8 @@ class DimensionCosts:
 
     name: str
     costs: dict[tuple[str, str], float] = field(default_factory=dict)
+    # The same money per (team, value, component): each team row's own split (FOCUS Tags).
+    by_team: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
     def total(self) -> float:
         """The sum of every value's cost."""
@@ -140,19 +142,28 @@ def split_ledger(
     tagged = _positive(llm_tags or {})
     tagged_total = sum(tagged.values())
     tag_share = min(1.0, tagged_total / llm_spend) if llm_spend > 0 else (1.0 if tagged else 0.0)
-    out: dict[tuple[str, str], float] = defaultdict(float)
+    out: dict[tuple[str, str, str], float] = defaultdict(float)
     for (team, component), amount in sorted(ledger.costs.items()):
         if team == IDLE:
-            out[(IDLE, component)] += amount
+            out[(IDLE, IDLE, component)] += amount
             continue
         own = by_component.get((team, component)) or by_team.get(team) or {UNALLOCATED: 1.0}
         # Tags say who asked for LLM spend: they place what a team pays for LLM use, never
         # the credit of a serving team whose cost moved to the teams that sent tokens.
         if component.startswith(_LLM_PREFIX) and tag_share > 0 and amount > 0:
-            _spread(out, component, amount * tag_share, tagged)
+            _spread(out, team, component, amount * tag_share, tagged)
             amount *= 1.0 - tag_share
-        _spread(out, component, amount, own)
-    return DimensionCosts(name, {k: v for k, v in out.items() if v})
+        _spread(out, team, component, amount, own)
+    return _costs(name, out)
+
+
+def _costs(name: str, by_team: Mapping[tuple[str, str, str], float]) -> DimensionCosts:
+    """Sum the per-team split into the per-value one, in sorted order (the same floats)."""
+    costs: dict[tuple[str, str], float] = defaultdict(float)
+    for (_, value, component), amount in sorted(by_team.items()):
+        costs[(value, component)] += amount
+    kept = {k: v for k, v in sorted(by_team.items()) if v}
+    return DimensionCosts(name, {k: v for k, v in costs.items() if v}, kept)
 
 
 def _direct(
@@ -175,17 +186,21 @@ def _positive(weights: Mapping[str, float]) -> _Weights:
 
 
 def _spread(
-    out: dict[tuple[str, str], float], component: str, amount: float, weights: Mapping[str, float]
+    out: dict[tuple[str, str, str], float],
+    team: str,
+    component: str,
+    amount: float,
+    weights: Mapping[str, float],
 ) -> None:
     if not amount:
         return
     total = sum(weights.values())
     if total <= 0:
-        out[(UNALLOCATED, component)] += amount
+        out[(team, UNALLOCATED, component)] += amount
         return
     # Sorted: the float sums never depend on the order allocations came in.
     for value in sorted(weights):
-        out[(value, component)] += amount * weights[value] / total
+        out[(team, value, component)] += amount * weights[value] / total
 
 
 def cap_values(
@@ -206,7 +221,7 @@ def cap_values(
     gone = set(fold)
     if not gone:
         return costs, []
-    out: dict[tuple[str, str], float] = defaultdict(float)
-    for (value, component), amount in sorted(costs.costs.items()):
-        out[(OTHER if value in gone else value, component)] += amount
-    return DimensionCosts(costs.name, dict(out)), sorted(gone)
+    out: dict[tuple[str, str, str], float] = defaultdict(float)
+    for (team, value, component), amount in sorted(costs.by_team.items()):
+        out[(team, OTHER if value in gone else value, component)] += amount
+    return _costs(costs.name, out), sorted(gone)

@@ -158,9 +158,14 @@ def test_tag_values_take_the_prefix_and_normalise() -> None:
     assert tag_values(spend, None) == {}
 
 
+def _one_team(costs: dict[tuple[str, str], float]) -> DimensionCosts:
+    by_team = {("t", value, component): v for (value, component), v in costs.items()}
+    return DimensionCosts("p", costs, by_team)
+
+
 def test_cap_folds_the_cheapest_values_and_the_rate_follows() -> None:
-    month = DimensionCosts(
-        "p", {("a", "gpu"): 5.0, ("b", "gpu"): 3.0, ("c", "cpu"): 1.0, (UNALLOCATED, "gpu"): 0.5}
+    month = _one_team(
+        {("a", "gpu"): 5.0, ("b", "gpu"): 3.0, ("c", "cpu"): 1.0, (UNALLOCATED, "gpu"): 0.5}
     )
     capped, folded = cap_values(month, 1)
     assert folded == ["b", "c"]
@@ -170,7 +175,8 @@ def test_cap_folds_the_cheapest_values_and_the_rate_follows() -> None:
         (OTHER, "cpu"): 1.0,
         (UNALLOCATED, "gpu"): 0.5,
     }
-    rate, _ = cap_values(DimensionCosts("p", {("b", "gpu"): 1.0, ("d", "gpu"): 1.0}), 1, folded)
+    assert capped.by_team[("t", OTHER, "gpu")] == 3.0
+    rate, _ = cap_values(_one_team({("b", "gpu"): 1.0, ("d", "gpu"): 1.0}), 1, folded)
     assert rate.costs == {(OTHER, "gpu"): 1.0, ("d", "gpu"): 1.0}
 
 
