@@ -331,16 +331,17 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
         present = [v for v in values if v is not None]
         return format(sum(present, Decimal(0)), money) if present else ""
 
-    lines = [[report.by, *report.components, *TEAM_COLUMNS_AFTER]]
+    # Budgets are per team: a dimension's rows have none, so its table has no budget columns.
+    after = TEAM_COLUMNS_AFTER if report.by == "team" else TEAM_COLUMNS_AFTER[:1]
+    lines = [[report.by, *report.components, *after]]
     for row in report.rows:
         cells = [format(row.costs[c], money) for c in report.components]
-        lines.append(
-            [row.team, *cells, format(row.total, money), opt(row.budget_gpu), opt(row.budget_llm)]
-        )
+        budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
+        lines.append([row.team, *cells, format(row.total, money), *budgets][: len(lines[0])])
     sums = [format(report.columns[c], money) for c in report.components]
     gpu = budget_total([r.budget_gpu for r in report.rows])
     llm = budget_total([r.budget_llm for r in report.rows])
-    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm])
+    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm][: len(lines[0])])
     return lines
 
 
