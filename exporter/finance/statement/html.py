@@ -363,12 +363,13 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
             team_lines(statement, numbers), 1, f"Cost per team and component ({report.currency})"
         )
     ]
-    for dimension in statement.dimensions:
-        caption = f"Cost per {dimension.by} and component ({report.currency})"
-        tables.append(_table(dimension_lines(dimension, numbers), 1, caption))
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
+    # After the team and model tables: each dimension's month, to the same total.
+    for dimension in statement.dimensions:
+        caption = f"Cost per {dimension.by} and component ({report.currency})"
+        tables.append(_table(dimension_lines(dimension, numbers), 1, caption))
     return Template(PAGE).substitute(
         csp=CSP,
         title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),
