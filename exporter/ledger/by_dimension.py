@@ -64,7 +64,8 @@ def beyond_team(
         month_costs = _split(resolver, month, tags, llm_spend)
         hourly_costs = _split(resolver, hourly, tags, llm_spend)
         month_costs, folded = cap_values(month_costs, dimension.max_values)
-        hourly_costs, _ = cap_values(hourly_costs, dimension.max_values, fold=folded)
+        kept = {value for value, _ in month_costs.costs}
+        hourly_costs, _ = cap_values(hourly_costs, dimension.max_values, keep=kept)
         splits.append(DimensionSplit(dimension.name, hourly_costs, month_costs, tuple(folded)))
     return hourly, month, tuple(splits)
 

@@ -19,7 +19,7 @@ ledger.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from exporter.config.dimensions import DimensionConfig
@@ -204,20 +204,23 @@ def _spread(
 
 
 def cap_values(
-    costs: DimensionCosts, max_values: int, fold: Sequence[str] | None = None
+    costs: DimensionCosts, max_values: int, keep: Collection[str] | None = None
 ) -> tuple[DimensionCosts, list[str]]:
     """Fold the cheapest values beyond `max_values` into `__other__`; returns the folded ones.
 
-    Reserved values are always kept and not counted. Pass `fold` to fold what another window
-    folded (the hourly rate follows the month's cut).
+    Reserved values are always kept and not counted. Pass `keep` to keep only the values
+    another window kept (the hourly rate follows the month's cut, and a value the month does
+    not have yet folds too, so the rate never has more series than the month).
     """
-    if fold is None:
-        spend: dict[str, float] = defaultdict(float)
-        for (value, _), amount in costs.costs.items():
-            if not value.startswith("__"):
-                spend[value] += abs(amount)
+    spend: dict[str, float] = defaultdict(float)
+    for (value, _), amount in costs.costs.items():
+        if not value.startswith("__"):
+            spend[value] += abs(amount)
+    if keep is None:
         ranked = sorted(spend, key=lambda v: (-spend[v], v))
         fold = sorted(ranked[max_values:])
+    else:
+        fold = sorted(v for v in spend if v not in keep)
     gone = set(fold)
     if not gone:
         return costs, []

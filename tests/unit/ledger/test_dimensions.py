@@ -176,8 +176,11 @@ def test_cap_folds_the_cheapest_values_and_the_rate_follows() -> None:
         (UNALLOCATED, "gpu"): 0.5,
     }
     assert capped.by_team[("t", OTHER, "gpu")] == 3.0
-    rate, _ = cap_values(_one_team({("b", "gpu"): 1.0, ("d", "gpu"): 1.0}), 1, folded)
-    assert rate.costs == {(OTHER, "gpu"): 1.0, ("d", "gpu"): 1.0}
+    # The rate keeps what the month kept: b folded there, d is not in the month at all.
+    rate, _ = cap_values(
+        _one_team({("a", "gpu"): 1.0, ("b", "gpu"): 1.0, ("d", "gpu"): 1.0}), 1, {"a"}
+    )
+    assert rate.costs == {("a", "gpu"): 1.0, (OTHER, "gpu"): 2.0}
 
 
 def test_resolution_follows_the_team_precedence() -> None:
