@@ -55,9 +55,11 @@ def tag_spend(body: dict[str, Any], tally: Tally) -> dict[str, float]:
             continue
         for tag, entity in entities.items():
             try:
-                out[tag] += _spend(tag, entity)
+                spend = _spend(tag, entity)
             except BadRecord as exc:
                 tally.drop(exc)
+                continue
+            out[tag] += spend
     return dict(out)
 
 
