@@ -32,7 +32,7 @@ def read_tag_spend(
     params = {
         "start_date": dates.start.isoformat(),
         "end_date": dates.end.isoformat(),
-        "page_size": str(cfg.page_size),
+        "page_size": str(cfg.daily_page_size),
     }
     out: dict[str, float] = defaultdict(float)
     for body in read_pages(client, TAG_DAILY, params, top=False):
