@@ -36,6 +36,7 @@ __all__ = [
     "Placement",
     "canonical_key",
     "canonical_labels",
+    "normalise_team",
 ]
 
 IDLE = "__idle__"

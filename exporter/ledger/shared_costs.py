@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from exporter.config.dimensions import SharedCostsConfig, ShareRule
-from exporter.ledger.attribution import IDLE, OTHER, SHARED, UNALLOCATED
+from exporter.ledger.attribution import IDLE, OTHER, SHARED, UNALLOCATED, normalise_team
 from exporter.ledger.chargeback import Ledger
 
 __all__ = ["SHARED_COMPONENT", "share_weights", "spread_shared"]
@@ -30,7 +30,8 @@ _NEVER_RECEIVE = frozenset({IDLE, UNALLOCATED, OTHER, SHARED})
 
 def spread_shared(ledger: Ledger, config: SharedCostsConfig, declared: Iterable[str]) -> Ledger:
     """A new ledger with the shared rows' money moved onto the teams as `shared`."""
-    sources = {SHARED, *config.teams}
+    # A shared team is written as a team name or as the label value that names it.
+    sources = {SHARED, *config.teams, *(normalise_team(t) for t in config.teams)}
     taken = sum(v for (team, _), v in sorted(ledger.costs.items()) if team in sources)
     out = Ledger(fallback=dict(ledger.fallback))
     for (team, component), amount in sorted(ledger.costs.items()):
