@@ -1,7 +1,5 @@
 """How many series the exporter serves for a synthetic cluster, with two dimensions configured.
 
-    python -m bench.series [S|M|L]
-
 Both dimensions hit their cap on purpose: `product` reads the workloads' `app` label (97 values)
 and `environment` the namespace name label (one value per team), each capped at the default
 `max_values` of 50, so the count is the bound a real cluster stays under. Upstream bodies are
@@ -10,9 +8,9 @@ cached under BENCH_CACHE, as `bench.run` caches them.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import tempfile
 from collections import Counter
 from datetime import timedelta
@@ -65,9 +63,15 @@ def _patient(config: Config) -> Config:
     return config.model_copy(update={"sources": config.sources.model_copy(update=sources)})
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the series count, in total and for the dimension families."""
-    size = sys.argv[1] if len(sys.argv) > 1 else "S"
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.series",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("size", nargs="?", default="S", choices=sorted(SIZES), help="default S")
+    size = parser.parse_args(argv).size
     cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
     counts = count(size, cache)
     dimension = {k: v for k, v in counts.items() if "dimension" in k}
