@@ -66,7 +66,7 @@ def test_the_memo_keys_on_the_snapshot_object_not_its_conversion(stack: DemoStac
     part = memo.part(llm, attributor, models)
     assert memo.part(llm, attributor, models) is part
     # An equal snapshot is another refresh: computed again (and equal), never assumed equal.
-    equal = LiteLLMSnapshot(llm.teams, llm.usage, llm.dropped, llm.exchange_rate)
+    equal = LiteLLMSnapshot(llm.teams, llm.usage, llm.dropped, llm.exchange_rate, tags=llm.tags)
     again = memo.part(equal, attributor, models)
     assert again is not part and again == part
     assert memo.part(equal, Attributor(config), models) is not again
