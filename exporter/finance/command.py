@@ -85,6 +85,8 @@ def run_report(
         closed=reading.closed,
         quota_basis=_quota_basis(reading.closed, history is not None, records),
     )
+    # With --by, the text formats and the unallocated gate are the dimension's.
+    shown = _by(chargeback, report, request.by)
     if request.format == "focus":
         shares = focus_shares(chargeback, request.by)
         _write_focus(focus_export(config, read.snapshots, report, reading, shares), request)
@@ -99,11 +101,10 @@ def run_report(
         numbers = Numbers(statement_locale(config), config.currency)
         sys.stdout.write(statement_html(statement, numbers))
     else:
-        report = _by(chargeback, report, request.by)
-        sys.stdout.write(format_report(report, request.format, request.table))
+        sys.stdout.write(format_report(shown, request.format, request.table))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
-    share, limit = report.unallocated_share, request.max_unallocated
+    share, limit = shown.unallocated_share, request.max_unallocated
     if limit is not None and share > limit:
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
