@@ -94,3 +94,12 @@ def test_check_config_exits_2(
     path = write_config("dimensions:\n  - name: p\n")
     assert main(["--config.file", path, "--check-config"]) == 2
     assert f"{path}:2: dimensions[0]:" in capsys.readouterr().err
+
+
+def test_report_by_an_unknown_dimension_exits_2_before_reading(
+    write_config: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No source is configured: the name is refused before anything is read.
+    path = write_config(GOOD)
+    assert main(["--config.file", path, "report", "--by", "team"]) == 2
+    assert "error: --by: no dimension 'team' (product, environment)" in capsys.readouterr().err
