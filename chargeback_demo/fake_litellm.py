@@ -1,7 +1,7 @@
 """A fake LiteLLM proxy: team list, daily team activity (row-paged) and Bearer auth, as 1.108 does.
 
 `/tag/daily/activity` answers the same way with request tags as the entities (a row counts once
-under each tag its traffic carries).
+under each tag its traffic carries), each with its API-key breakdown naming the keys' teams.
 
 The aggregated endpoint takes `timezone` (UTC minus local, in minutes) with
 `include_current_utc_day`, as the proxy's `_adjust_dates_for_timezone` does (live_end).
@@ -323,7 +323,11 @@ class _Proxy:
                 "metrics": _metrics(r for rs in by_tag.values() for r in rs),
                 "breakdown": {
                     "entities": {
-                        tag: {"metrics": _metrics(rs), "metadata": {}, "api_key_breakdown": {}}
+                        tag: {
+                            "metrics": _metrics(rs),
+                            "metadata": {},
+                            "api_key_breakdown": _key_breakdown(rs),
+                        }
                         for tag, rs in sorted(by_tag.items())
                     }
                 },

@@ -7,7 +7,8 @@ each configured dimension divides the resulting team ledger over its values, cap
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
@@ -17,17 +18,19 @@ from exporter.exposition.catalogue import (
     DIMENSION_VALUES_OVER_CAP,
 )
 from exporter.exposition.samples import Sample
+from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs import Window
 from exporter.ledger.dimensions import (
     DimensionCosts,
     DimensionResolver,
+    LlmTags,
     cap_values,
     split_ledger,
-    tag_values,
 )
 from exporter.ledger.shared_costs import spread_shared
+from exporter.sources.litellm.source import LiteLLMSnapshot
 
-__all__ = ["DimensionSplit", "beyond_team", "dimension_samples"]
+__all__ = ["DimensionSplit", "beyond_team", "dimension_samples", "llm_tags"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +44,12 @@ class DimensionSplit:
 
 
 def beyond_team(
-    config: Config,
-    hourly: Window,
-    month: Window,
-    llm_tags: Mapping[str, float] | None = None,
-    llm_spend: float = 0.0,
+    config: Config, hourly: Window, month: Window, llm_tags: LlmTags | None = None
 ) -> tuple[Window, Window, tuple[DimensionSplit, ...]]:
     """Spread shared costs in both windows, then split them by every dimension.
 
-    `llm_tags` is the month's LiteLLM spend per request tag and `llm_spend` all of its spend,
-    both in the exporter's currency (only their ratio matters, so both windows use them).
+    `llm_tags` is the month's LiteLLM spend by request tag (only its ratios matter, so both
+    windows use it).
     """
     shared = config.shared_costs
     if shared is not None:
@@ -60,9 +59,9 @@ def beyond_team(
     splits: list[DimensionSplit] = []
     for dimension in config.dimensions:
         resolver = DimensionResolver(dimension)
-        tags = tag_values(llm_tags or {}, dimension.litellm_tag_prefix)
-        month_costs = _split(resolver, month, tags, llm_spend)
-        hourly_costs = _split(resolver, hourly, tags, llm_spend)
+        prefix = dimension.litellm_tag_prefix
+        month_costs = _split(resolver, month, llm_tags, prefix)
+        hourly_costs = _split(resolver, hourly, llm_tags, prefix)
         month_costs, folded = cap_values(month_costs, dimension.max_values)
         kept = {value for value, _ in month_costs.costs}
         hourly_costs, _ = cap_values(hourly_costs, dimension.max_values, keep=kept)
@@ -71,10 +70,34 @@ def beyond_team(
 
 
 def _split(
-    resolver: DimensionResolver, window: Window, tags: Mapping[str, float], llm_spend: float
+    resolver: DimensionResolver, window: Window, tags: LlmTags | None, prefix: str | None
 ) -> DimensionCosts:
     values = [resolver.value(a) for a in window.allocations.allocations]
-    return split_ledger(resolver.name, window.ledger, window.lines, values, tags, llm_spend)
+    return split_ledger(resolver.name, window.ledger, window.lines, values, tags, prefix)
+
+
+def llm_tags(llm: LiteLLMSnapshot | None, attributor: Attributor) -> LlmTags | None:
+    """The snapshot's tag spend (converted already), its teams placed as the join places
+    LiteLLM teams; None without LiteLLM."""
+    if llm is None:
+        return None
+    aliases = {t.team_id: t.alias for t in llm.teams}
+
+    def team(team_id: str | None, alias: str | None) -> str:
+        return attributor.team_for_litellm(team_id, alias) if team_id else UNALLOCATED
+
+    by_team: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for (team_id, tag), spend in sorted(llm.team_tags.items()):
+        by_team[team(team_id, aliases.get(team_id))][tag] += spend
+    team_total: dict[str, float] = defaultdict(float)
+    for use in llm.usage:
+        team_total[team(use.team_id, use.alias)] += use.spend or 0.0
+    return LlmTags(
+        dict(llm.tags),
+        sum(team_total.values()),
+        {t: dict(v) for t, v in by_team.items()},
+        dict(team_total),
+    )
 
 
 def dimension_samples(splits: Iterable[DimensionSplit]) -> Iterable[Sample]:

@@ -30,6 +30,7 @@ from exporter.sources.opencost.records import Allocation
 __all__ = [
     "DimensionCosts",
     "DimensionResolver",
+    "LlmTags",
     "cap_values",
     "split_ledger",
     "tag_values",
@@ -104,6 +105,25 @@ def tag_values(tag_spend: Mapping[str, float], prefix: str | None) -> dict[str, 
 
 
 @dataclass(frozen=True)
+class LlmTags:
+    """LiteLLM spend by request tag: per team where the proxy names the keys' teams, and for
+    the whole proxy; with all LLM spend, per team and in all (the same currency)."""
+
+    spend: Mapping[str, float] = field(default_factory=dict)  # tag -> spend
+    total: float = 0.0
+    by_team: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # team -> tag ->
+    team_total: Mapping[str, float] = field(default_factory=dict)
+
+
+def _share(tagged: Mapping[str, float], spend: float) -> float:
+    """The part of some LLM spend its tags explain, at most all of it (a request may carry
+    several tags of one prefix)."""
+    if spend > 0:
+        return min(1.0, sum(tagged.values()) / spend)
+    return 1.0 if tagged else 0.0
+
+
+@dataclass(frozen=True)
 class DimensionCosts:
     """One dimension's split of a window: money per (value, component)."""
 
@@ -129,19 +149,20 @@ def split_ledger(
     ledger: Ledger,
     lines: Sequence[CostLine],
     values: Sequence[str],
-    llm_tags: Mapping[str, float] | None = None,
-    llm_spend: float = 0.0,
+    llm_tags: LlmTags | None = None,
+    prefix: str | None = None,
 ) -> DimensionCosts:
     """Divide every (team, component) amount of `ledger` over the dimension's values.
 
-    `lines` and `values` are the window's placed allocations and each one's value; `llm_tags`
-    is LiteLLM spend per value (from request tags) and `llm_spend` all LiteLLM spend in the same
-    period: the tagged share of an LLM component follows the tags, the rest the team.
+    `lines` and `values` are the window's placed allocations and each one's value. With a tag
+    `prefix`, the share of a team's LLM spend its tags explain follows the tags' values (the
+    team's own tags when the proxy names teams, else the proxy's), the rest the team.
     """
     by_component, by_team = _direct(lines, values)
-    tagged = _positive(llm_tags or {})
-    tagged_total = sum(tagged.values())
-    tag_share = min(1.0, tagged_total / llm_spend) if llm_spend > 0 else (1.0 if tagged else 0.0)
+    tags = llm_tags or LlmTags()
+    proxy = _positive(tag_values(tags.spend, prefix))
+    proxy_share = _share(proxy, tags.total)
+    teams = {team: _positive(tag_values(t, prefix)) for team, t in tags.by_team.items()}
     out: dict[tuple[str, str, str], float] = defaultdict(float)
     for (team, component), amount in sorted(ledger.costs.items()):
         if team == IDLE:
@@ -150,9 +171,14 @@ def split_ledger(
         own = by_component.get((team, component)) or by_team.get(team) or {UNALLOCATED: 1.0}
         # Tags say who asked for LLM spend: they place what a team pays for LLM use, never
         # the credit of a serving team whose cost moved to the teams that sent tokens.
-        if component.startswith(_LLM_PREFIX) and tag_share > 0 and amount > 0:
-            _spread(out, team, component, amount * tag_share, tagged)
-            amount *= 1.0 - tag_share
+        if component.startswith(_LLM_PREFIX) and amount > 0:
+            tagged, share = proxy, proxy_share
+            if tags.by_team:
+                tagged = teams.get(team, {})
+                share = _share(tagged, tags.team_total.get(team, 0.0))
+            if share > 0:
+                _spread(out, team, component, amount * share, tagged)
+                amount *= 1.0 - share
         _spread(out, team, component, amount, own)
     return _costs(name, out)
 

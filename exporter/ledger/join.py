@@ -26,7 +26,12 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.by_dimension import DimensionSplit, beyond_team, dimension_samples
+from exporter.ledger.by_dimension import (
+    DimensionSplit,
+    beyond_team,
+    dimension_samples,
+    llm_tags,
+)
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
 from exporter.ledger.costs import Window, serving_costs, window
@@ -214,8 +219,8 @@ def join(
         pricing = _pricing(config, part.routed, month)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
-    llm = part.llm if part is not None else None
-    hourly, month, splits = beyond_team(config, hourly, month, *_llm_tags(llm))
+    tags = llm_tags(part.llm if part is not None else None, attributor)
+    hourly, month, splits = beyond_team(config, hourly, month, tags)
     declared = [t.name for t in config.teams]
     month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
@@ -236,13 +241,6 @@ def join(
         sum(opencost.month.idle.values()),
         splits,
     )
-
-
-def _llm_tags(llm: LiteLLMSnapshot | None) -> tuple[dict[str, float], float]:
-    """The month's LiteLLM spend per request tag, and all its spend (converted already)."""
-    if llm is None:
-        return {}, 0.0
-    return dict(llm.tags), sum(u.spend or 0.0 for u in llm.usage)
 
 
 def gpu_prices(config: Config, records: Records) -> GpuPrices | None:

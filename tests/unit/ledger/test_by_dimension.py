@@ -88,7 +88,13 @@ def _example_records() -> Records:
         ModelUsage("vision", None, "gpt-4o", 80.0, 2000, 200, 20),
     )
     tags = {"product:chat": 30.0, "product:inspection": 60.0, "env:prod": 5.0}
-    llm = LiteLLMSnapshot((), usage, tags=tags)
+    # The tags' API-key breakdowns name the teams: search asked for chat, vision inspection.
+    team_tags = {
+        ("search", "product:chat"): 30.0,
+        ("vision", "product:inspection"): 60.0,
+        ("vision", "env:prod"): 5.0,
+    }
+    llm = LiteLLMSnapshot((), usage, tags=tags, team_tags=team_tags)
     return Records(opencost=OpenCostSnapshot(rate, month), litellm=llm)
 
 
@@ -119,9 +125,8 @@ def test_the_worked_example_figure_by_figure() -> None:
         ("__unallocated__", "cpu"): 10.0,
     }
     product, environment = result.dimensions
-    # LLM: tags explain 90 of 120 spent (0.75) as chat 30 : inspection 60. search's 40 is
-    # 30 by tags (chat 10, inspection 20) and 10 by its workload (chat); vision's 80 is 60 by
-    # tags (chat 20, inspection 40) and 20 by its workload (inspection).
+    # LLM: search's tags explain 30 of its 40 (chat), the other 10 follow its workload (chat);
+    # vision's explain 60 of its 80 (inspection), the other 20 its workload (inspection).
     assert _rounded(product.month.costs) == {
         ("chat", "gpu"): 600.0,
         ("chat", "cpu"): 100.0,

@@ -19,6 +19,7 @@ from exporter.ledger.chargeback import CostLine, Ledger
 from exporter.ledger.dimensions import (
     DimensionCosts,
     DimensionResolver,
+    LlmTags,
     cap_values,
     split_ledger,
     tag_values,
@@ -144,9 +145,8 @@ def test_a_team_no_workload_explains_is_unallocated() -> None:
 def test_tags_place_the_tagged_share_of_llm_spend() -> None:
     ledger = Ledger({("a", "llm_external"): 8.0, ("b", "llm_serving"): -2.0})
     lines = [_line("a", {"cpu": 1.0}), _line("b", {"cpu": 1.0})]
-    split = split_ledger(
-        "product", ledger, lines, ["mine", "theirs"], {"rag": 3.0, "chat": 1.0}, 8.0
-    )
+    proxy = LlmTags({"product:rag": 3.0, "product:chat": 1.0, "env:x": 9.0}, 8.0)
+    split = split_ledger("product", ledger, lines, ["mine", "theirs"], proxy, "product:")
     # Half the proxy's spend is tagged: 4 by tags (3 : 1), 4 by the team's workloads.
     assert split.costs == {
         ("rag", "llm_external"): 3.0,
@@ -154,6 +154,24 @@ def test_tags_place_the_tagged_share_of_llm_spend() -> None:
         ("mine", "llm_external"): 4.0,
         # A serving team's credit is not anyone's request: it follows the team.
         ("theirs", "llm_serving"): -2.0,
+    }
+
+
+def test_a_teams_own_tags_place_its_llm_spend_when_the_proxy_names_teams() -> None:
+    ledger = Ledger({("a", "llm_external"): 8.0, ("b", "llm_external"): 2.0})
+    lines = [_line("a", {"cpu": 1.0}), _line("b", {"cpu": 1.0})]
+    tags = LlmTags(
+        {"product:rag": 6.0, "product:chat": 1.0},
+        10.0,
+        {"a": {"product:rag": 6.0}, "b": {"product:chat": 1.0}},
+        {"a": 8.0, "b": 2.0},
+    )
+    split = split_ledger("product", ledger, lines, ["mine", "theirs"], tags, "product:")
+    assert split.costs == {
+        ("rag", "llm_external"): 6.0,
+        ("mine", "llm_external"): 2.0,
+        ("chat", "llm_external"): 1.0,
+        ("theirs", "llm_external"): 1.0,
     }
 
 

@@ -24,6 +24,14 @@ def _key_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_TEST_KEY", "sk-test-viewer-0123456789")
 
 
+def _keys(spend: float) -> dict[str, Any]:
+    # Two thirds from team-a's key, a third from a key with no team.
+    return {
+        "hash-a": {"metrics": {"spend": spend * 2 / 3}, "metadata": {"team_id": "team-a"}},
+        "hash-x": {"metrics": {"spend": spend / 3}, "metadata": {"team_id": None}},
+    }
+
+
 def _page(days: dict[str, dict[str, float]], page: int, pages: int) -> dict[str, Any]:
     results = [
         {
@@ -31,7 +39,11 @@ def _page(days: dict[str, dict[str, float]], page: int, pages: int) -> dict[str,
             "metrics": {"spend": sum(tags.values())},
             "breakdown": {
                 "entities": {
-                    tag: {"metrics": {"spend": spend}, "metadata": {}, "api_key_breakdown": {}}
+                    tag: {
+                        "metrics": {"spend": spend},
+                        "metadata": {},
+                        "api_key_breakdown": _keys(spend),
+                    }
                     for tag, spend in tags.items()
                 }
             },
@@ -57,7 +69,16 @@ def test_pages_are_summed_per_tag_and_a_date_on_two_pages_adds_up() -> None:
     cfg = LiteLLMConfig(url="http://litellm:4000", api_key_env="LITELLM_TEST_KEY")
     client = build_client(cfg, transport=httpx.MockTransport(handler))
     tally = Tally()
-    assert read_tag_spend(client, cfg, DATES, tally) == {"product:rag": 3.0, "env:prod": 2.0}
+    totals, by_team = read_tag_spend(client, cfg, DATES, tally)
+    assert totals == {"product:rag": 3.0, "env:prod": 2.0}
+    assert by_team == pytest.approx(
+        {
+            ("team-a", "product:rag"): 2.0,
+            ("", "product:rag"): 1.0,
+            ("team-a", "env:prod"): 4 / 3,
+            ("", "env:prod"): 2 / 3,
+        }
+    )
     assert not tally
     params = seen[0].url.params
     assert (params["start_date"], params["end_date"]) == ("2026-11-01", "2026-11-19")
@@ -69,8 +90,12 @@ def test_a_bad_tag_is_dropped_and_counted() -> None:
     entities["nan"] = {"metrics": {"spend": float("nan")}}
     entities["negative"] = {"metrics": {"spend": -1.0}}
     entities["no-metrics"] = {"metadata": {}}
+    # A key breakdown that does not parse is metadata: left out, the tag's total kept.
+    entities["ok"]["api_key_breakdown"]["hash-a"]["metadata"]["team_id"] = 7
     tally = Tally()
-    assert tag_spend(json.loads(json.dumps(body)), tally) == {"ok": 1.0}
+    totals, by_team = tag_spend(json.loads(json.dumps(body)), tally)
+    assert totals == {"ok": 1.0}
+    assert by_team == pytest.approx({("", "ok"): 1 / 3})
     assert sum(tally.values()) == 3
 
 
