@@ -47,6 +47,7 @@ class Workload:
     utilisation: float = 0.0  # mean DCGM graphics-engine activity, 0..1
     queue: str | None = None  # Kueue ClusterQueue, when admitted through one
     network_gib_per_hour: float = 0.0
+    annotations: dict[str, str] = field(default_factory=dict)
 
     @property
     def controller(self) -> str:
@@ -111,6 +112,7 @@ class LlmTraffic:
     input_cost_per_token: float
     output_cost_per_token: float
     hours: tuple[tuple[int, int], ...] = ((0, 24),)
+    tags: tuple[str, ...] = ()  # LiteLLM request tags (metadata.tags)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class Cluster:
         default=()
     )  # (team_id, alias, max_budget, soft_budget)
     llm_traffic: tuple[LlmTraffic, ...] = ()
+    # Namespace annotations, as OpenCost reports them with every allocation of the namespace.
+    namespace_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def usage(self, start: datetime, end: datetime) -> list[Usage]:
         """Exact consumption of every workload that ran inside [start, end)."""
@@ -234,6 +238,7 @@ CLUSTER = Cluster(
             utilisation=0.85,
             queue="cq-research",
             network_gib_per_hour=2.0,
+            annotations={"finops.io/product": "assistant"},
         ),
         Workload(
             "ns-research",
@@ -246,12 +251,13 @@ CLUSTER = Cluster(
             hours=((18, 24), (0, 8)),
             utilisation=0.7,
             queue="cq-research",
+            annotations={"finops.io/product": "assistant"},
         ),
         Workload(
             "ns-vision",
             "deployment",
             "detector",
-            {"app": "detector"},
+            {"app": "detector", "producto": "inspection"},
             gpus=(2,),
             cpu=8,
             ram_gib=64,
@@ -264,7 +270,7 @@ CLUSTER = Cluster(
             "ns-vision",
             "job",
             "retrain",
-            {"app": "retrain"},
+            {"app": "retrain", "producto": "inspection", "entorno": "dev"},
             gpus=(1,),
             cpu=8,
             ram_gib=48,
@@ -284,6 +290,7 @@ CLUSTER = Cluster(
             utilisation=0.02,
             queue="cq-search",
             network_gib_per_hour=0.5,
+            annotations={"finops.io/product": "assistant"},
         ),
         Workload("sandbox", "deployment", "notebook", {}, gpus=(), cpu=2, ram_gib=8),
         Workload(
@@ -309,9 +316,27 @@ CLUSTER = Cluster(
     ),
     llm_traffic=(
         LlmTraffic(
-            "9f3c2a10-research", "research", "llama-3-70b", 400_000, 120_000, 300, 2e-7, 6e-7
+            "9f3c2a10-research",
+            "research",
+            "llama-3-70b",
+            400_000,
+            120_000,
+            300,
+            2e-7,
+            6e-7,
+            tags=("product:assistant",),
         ),
-        LlmTraffic("9f3c2a10-research", "research", "gpt-4o", 30_000, 10_000, 40, 2.5e-6, 1e-5),
+        LlmTraffic(
+            "9f3c2a10-research",
+            "research",
+            "gpt-4o",
+            30_000,
+            10_000,
+            40,
+            2.5e-6,
+            1e-5,
+            tags=("product:assistant", "env:prod"),
+        ),
         LlmTraffic(
             "b71e44d2-vision",
             "vision",
@@ -322,9 +347,15 @@ CLUSTER = Cluster(
             2.5e-6,
             1e-5,
             hours=((7, 21),),
+            tags=("product:inspection",),
         ),
         LlmTraffic("b71e44d2-vision", "vision", "llama-3-70b", 80_000, 30_000, 60, 2e-7, 6e-7),
         LlmTraffic("c0a8d9e3-search", None, "llama-3-70b", 20_000, 5_000, 20, 2e-7, 6e-7),
         LlmTraffic(None, None, "gpt-4o", 5_000, 2_000, 6, 2.5e-6, 1e-5, hours=((9, 17),)),
     ),
+    namespace_annotations={
+        "ns-research": {"finops.io/environment": "dev"},
+        "ns-vision": {"finops.io/environment": "prod"},
+        "ns-search": {"finops.io/environment": "prod"},
+    },
 )

@@ -1,5 +1,8 @@
 """A fake LiteLLM proxy: team list, daily team activity (row-paged) and Bearer auth, as 1.108 does.
 
+`/tag/daily/activity` answers the same way with request tags as the entities (a row counts once
+under each tag its traffic carries), each with its API-key breakdown naming the keys' teams.
+
 The aggregated endpoint takes `timezone` (UTC minus local, in minutes) with
 `include_current_utc_day`, as the proxy's `_adjust_dates_for_timezone` does (live_end).
 
@@ -151,6 +154,7 @@ class _Proxy:
         routes: dict[str, Callable[[FakeRequest], FakeResponse]] = {
             "/v2/team/list": self.team_list,
             "/team/daily/activity": self.daily,
+            "/tag/daily/activity": self.tag_daily,
         }
         if self.aggregated:
             routes["/team/daily/activity/aggregated"] = self.daily_aggregated
@@ -293,6 +297,50 @@ class _Proxy:
             "has_more": page * size < len(rows),
         }
         return json_response(200, self.activity(chunk, paging))
+
+    def tag_daily(self, request: FakeRequest) -> FakeResponse:
+        """`/tag/daily/activity`: the same row paging, a row once per request tag it carries."""
+        rows_or_error = self.filtered_rows(request)
+        if isinstance(rows_or_error, FakeResponse):
+            return rows_or_error
+        tags = {(t.team_id, t.model): t.tags for t in self.cluster.llm_traffic}
+        tagged = [
+            (tag, r) for r in rows_or_error for tag in tags.get((r.team_id, r.model_group), ())
+        ]
+        page, problem = _int_query(request, "page", 1)
+        size, problem2 = _int_query(request, "page_size", 10)
+        if problem or problem2:
+            return json_response(422, {"detail": [p for p in (problem, problem2) if p]})
+        if page < 1 or size < 1:
+            return json_response(400, {"detail": {"error": "page and page_size must be >= 1"}})
+        chunk = tagged[(page - 1) * size : page * size]
+        by_date: dict[str, dict[str, list[FakeRow]]] = {}
+        for tag, row in chunk:
+            by_date.setdefault(row.date, {}).setdefault(tag, []).append(row)
+        results = [
+            {
+                "date": d,
+                "metrics": _metrics(r for rs in by_tag.values() for r in rs),
+                "breakdown": {
+                    "entities": {
+                        tag: {
+                            "metrics": _metrics(rs),
+                            "metadata": {},
+                            "api_key_breakdown": _key_breakdown(rs),
+                        }
+                        for tag, rs in sorted(by_tag.items())
+                    }
+                },
+            }
+            for d, by_tag in sorted(by_date.items(), reverse=True)
+        ]
+        metadata = {
+            "total_spend": sum(r.spend for _, r in chunk),
+            "page": page,
+            "total_pages": -(-len(tagged) // size),
+            "has_more": page * size < len(tagged),
+        }
+        return json_response(200, {"results": results, "metadata": metadata})
 
     def daily_aggregated(self, request: FakeRequest) -> FakeResponse:
         offset, problem = _int_query(request, "timezone", 0)

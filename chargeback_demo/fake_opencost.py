@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -206,6 +206,9 @@ class FakeOpenCost:
                 "container": "main",
                 "labels": labels,
                 "namespaceLabels": {"kubernetes_io_metadata_name": w.namespace},
+                # Annotations, sanitised like labels; omitempty, as OpenCost writes them.
+                **_annotations("annotations", w.annotations),
+                **_annotations("namespaceAnnotations", c.namespace_annotations.get(w.namespace)),
             },
             "window": {"start": iso(start), "end": iso(end)},
             "start": iso(u.start),
@@ -285,6 +288,12 @@ class FakeOpenCost:
         return self._envelope(
             {key: {k: round5(v) if isinstance(v, float) else v for k, v in node.items()}}
         )
+
+
+def _annotations(field: str, annotations: Mapping[str, str] | None) -> dict[str, Any]:
+    if not annotations:
+        return {}
+    return {field: {sanitise(k): v for k, v in sorted(annotations.items())}}
 
 
 def _gpu_allocation(model: str, gpus: Sequence[int]) -> dict[str, Any] | None:

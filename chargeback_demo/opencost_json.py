@@ -51,9 +51,14 @@ def merge_rows(key: str, members: list[dict[str, Any]], keep_meta: bool) -> dict
     if keep_meta:
         common = set.intersection(*(set(m["properties"]["labels"].items()) for m in members))
         props["labels"] = dict(sorted(common))
+        notes = [set(m["properties"].get("annotations", {}).items()) for m in members]
+        if set.intersection(*notes):
+            props["annotations"] = dict(sorted(set.intersection(*notes)))
     ns = {m["properties"]["namespace"] for m in members}
     if len(ns) == 1:
         props["namespaceLabels"] = members[0]["properties"]["namespaceLabels"]
+        if "namespaceAnnotations" in members[0]["properties"]:
+            props["namespaceAnnotations"] = members[0]["properties"]["namespaceAnnotations"]
     # OpenCost's Allocation.add keeps the first member's gpuAllocation (null stays null).
     merged.update(
         gpuAllocation=members[0].get("gpuAllocation"),

@@ -93,6 +93,21 @@ def demo_config_dict(
             },
             {"model": "gpt-4o", "external": True, "publisher": "OpenAI"},
         ],
+        # Two dimensions beyond the team: product from a label, an annotation or a LiteLLM
+        # tag; environment from a label or the namespace's annotation.
+        "dimensions": [
+            {
+                "name": "product",
+                "label_keys": ["producto", "product"],
+                "annotation_keys": ["finops.io/product"],
+                "litellm_tag_prefix": "product:",
+            },
+            {
+                "name": "environment",
+                "label_keys": ["entorno", "env"],
+                "namespace_annotation_keys": ["finops.io/environment"],
+            },
+        ],
         # How the statements name the demo: the cluster, and the platform that runs it.
         "report": {"cluster": "demo-madrid", "provider": "Demo ML Platform"},
     }

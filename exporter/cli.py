@@ -132,6 +132,11 @@ def _parser() -> argparse.ArgumentParser:
         help="one team's own report (every format but focus)",
     )
     report.add_argument(
+        "--by",
+        metavar="NAME",
+        help="rows by the values of the configured dimension NAME rather than by team",
+    )
+    report.add_argument(
         "--max-unallocated",
         type=float,
         metavar="PCT",
@@ -289,6 +294,16 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     if args.team is not None and args.format == "focus":
         print("error: --team is not for --format focus", file=sys.stderr)
         return 2
+    if args.team is not None and args.by is not None:
+        # A team's report is its own rows; a dimension's rows cut across the teams.
+        print("error: --team and --by: choose one", file=sys.stderr)
+        return 2
+    known = [d.name for d in config.dimensions]
+    if args.by is not None and args.by not in known:
+        print(
+            f"error: --by: no dimension {args.by!r} ({', '.join(known) or 'none'})", file=sys.stderr
+        )
+        return 2
     history = None
     now = clock()
     if args.month is None:
@@ -311,7 +326,9 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
                 print(f"error: report.prometheus: {exc}", file=sys.stderr)
                 return 1
     output = Path(args.output) if args.output is not None else None
-    request = ReportRequest(args.format, args.table, args.max_unallocated, output, now, args.team)
+    request = ReportRequest(
+        args.format, args.table, args.max_unallocated, output, now, args.team, by=args.by
+    )
     readers = open_readers(config, path, RetryPolicy(clock=clock))
     try:
         return run_report(config, readers, reading, request, history)

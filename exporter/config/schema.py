@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from exporter.config.dimensions import DimensionConfig, SharedCostsConfig, unique_dimensions
 from exporter.config.loader import (
     KeyedErrors,
     issues_from_validation,
@@ -70,7 +71,7 @@ __all__ = [
     "setting_error",
 ]
 
-RESERVED_TEAMS = frozenset({"__idle__", "__unallocated__", "__other__"})
+RESERVED_TEAMS = frozenset({"__idle__", "__unallocated__", "__other__", "__shared__"})
 
 
 class BudgetConfig(StrictModel):
@@ -222,6 +223,13 @@ class Config(StrictModel):
     sources: SourcesConfig = SourcesConfig()
     llm_models: tuple[ModelDecl, ...] = ()
     report: ReportConfig = ReportConfig()
+    dimensions: tuple[DimensionConfig, ...] = ()  # allocation keys beyond the team
+    shared_costs: SharedCostsConfig | None = None
+
+    @field_validator("dimensions")
+    @classmethod
+    def _unique_dimensions(cls, value: tuple[DimensionConfig, ...]) -> tuple[DimensionConfig, ...]:
+        return unique_dimensions(value)
 
     @field_validator("timezone")
     @classmethod

@@ -16,6 +16,9 @@ __all__ = [
     "CLUSTER_RESOURCE_COST_PER_HOUR",
     "COMPONENTS",
     "CONFIG",
+    "DIMENSION_COST_MONTH_TO_DATE",
+    "DIMENSION_COST_PER_HOUR",
+    "DIMENSION_VALUES_OVER_CAP",
     "GPUS",
     "GPU_PRICE_BUILD_PER_HOUR",
     "GPU_PRICE_BUILD_WATTS",
@@ -90,6 +93,7 @@ COMPONENTS: tuple[str, ...] = (
     "idle_share",
     "borrowed",
     "lent",
+    "shared",
     "llm_serving",
     "llm_external",
 )
@@ -223,6 +227,33 @@ TEAMS_OVER_CAP = _f(
     "Distinct teams beyond attribution.max_teams whose cost was folded into __other__.",
     (),
     "teams",
+    "opencost",
+)
+# Dimensions beyond the team (config `dimensions`), each summing to the same cluster total.
+DIMENSION_COST_PER_HOUR = _f(
+    "dimension_cost_per_hour",
+    G,
+    "Current cost rate per configured dimension, value and component, in the configured "
+    "currency per hour; each dimension sums to the team split's total.",
+    ("dimension", "value", "component"),
+    "currency/h",
+    "opencost",
+)
+DIMENSION_COST_MONTH_TO_DATE = _f(
+    "dimension_cost_month_to_date",
+    G,
+    "Cost per configured dimension, value and component since the start of the calendar "
+    "month, in the configured currency.",
+    ("dimension", "value", "component"),
+    "currency",
+    "opencost",
+)
+DIMENSION_VALUES_OVER_CAP = _f(
+    "dimension_values_over_cap",
+    G,
+    "Distinct values of a dimension beyond its max_values whose cost was folded into __other__.",
+    ("dimension",),
+    "values",
     "opencost",
 )
 # The month the month-to-date totals cover, so rules can forecast in the configured zone.
@@ -705,6 +736,9 @@ CATALOGUE: tuple[Family, ...] = (
     CLUSTER_IDLE_COST_PER_HOUR,
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     TEAMS_OVER_CAP,
+    DIMENSION_COST_PER_HOUR,
+    DIMENSION_COST_MONTH_TO_DATE,
+    DIMENSION_VALUES_OVER_CAP,
     MONTH_START_TIMESTAMP_SECONDS,
     MONTH_END_TIMESTAMP_SECONDS,
     GPUS,

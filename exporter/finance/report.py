@@ -105,6 +105,7 @@ class Report:
     backlog: BacklogTable | None = None  # the labelling backlog (finance.operations)
     team: str | None = None  # the one team a team's report is about
     units: UnitEconomics | None = None  # unit economics (exporter.finance.unit_tables)
+    by: str = "team"  # what a row is: a team, or a value of the dimension of this name
 
     @property
     def unallocated(self) -> Decimal:
@@ -148,6 +149,7 @@ def build_report(
     closed: bool = False,
     quota_basis: str | None = None,
     units: UnitEconomics | None = None,
+    by: str = "team",
 ) -> Report:
     """Round a month's ledger so it foots; `__idle__` and `__unallocated__` always show.
 
@@ -189,6 +191,7 @@ def build_report(
         closed,
         quota_basis,
         units=units,
+        by=by,
     )
 
 
@@ -316,6 +319,13 @@ def _json(report: Report) -> str:
         payload["backlog"] = backlog_json(report.backlog)
     if report.units is not None:
         payload["unit_economics"] = unit_json(report.units, report.closed)
+    if report.by != "team":
+        # Rows are a dimension's values: named so, with no budgets (budgets are per team).
+        payload["by"] = report.by
+        payload["values"] = [
+            {"value": t.pop("team"), "components": t["components"], "total": t["total"]}
+            for t in payload.pop("teams")
+        ]
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -344,17 +354,20 @@ def _team_lines(report: Report, money: str) -> list[list[str]]:
         present = [v for v in values if v is not None]
         return format(sum(present, Decimal(0)), money) if present else ""
 
-    lines = [["team", *report.components, *TEAM_COLUMNS_AFTER]]
+    # Budgets are per team: a dimension's rows have none, so its table has no budget columns.
+    after = TEAM_COLUMNS_AFTER if report.by == "team" else TEAM_COLUMNS_AFTER[:1]
+    lines = [[report.by, *report.components, *after]]
     for row in report.rows:
         cells = [format(row.costs[c], money) for c in report.components]
         budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
         usage = usage_cells(report.usage.get(row.team), money)
-        lines.append([row.team, *cells, format(row.total, money), *budgets, *usage])
+        row_cells = [row.team, *cells, format(row.total, money), *budgets, *usage]
+        lines.append(row_cells[: len(lines[0])])
     sums = [format(report.columns[c], money) for c in report.components]
     gpu = budget_total([r.budget_gpu for r in report.rows])
     llm = budget_total([r.budget_llm for r in report.rows])
     usage = usage_total_cells((report.usage.get(r.team) for r in report.rows), money)
-    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm, *usage])
+    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm, *usage][: len(lines[0])])
     return lines
 
 

@@ -9,6 +9,9 @@ Precedence, first match wins:
    (reported as a fallback, so it cannot hide a labelling gap);
 5. `__unallocated__`.
 
+A namespace named in `shared_costs.namespaces` goes before all of these to `__shared__`, whose
+money the shared-costs step spreads onto the teams (ledger.shared_costs).
+
 A label value that names no declared team becomes its own team, normalised, unless
 `strict_teams` is set: then it does not match and the next rule is tried. Undeclared
 ClusterQueues and LiteLLM teams (by alias, else by id) follow the same rule, falling to
@@ -27,16 +30,19 @@ from exporter.config.schema import Config
 __all__ = [
     "IDLE",
     "OTHER",
+    "SHARED",
     "UNALLOCATED",
     "Attributor",
     "Placement",
     "canonical_key",
     "canonical_labels",
+    "normalise_team",
 ]
 
 IDLE = "__idle__"
 UNALLOCATED = "__unallocated__"
 OTHER = "__other__"
+SHARED = "__shared__"
 
 _SEPARATORS = re.compile(r"[./\-]")
 _TEAM_VALUE = re.compile(r"[^a-z0-9_.-]+")
@@ -72,7 +78,7 @@ class Placement:
     """Where a workload's cost goes: the team, the rule that decided, and the key it used."""
 
     team: str
-    via: str  # label | namespace | namespace_label | fallback | none
+    via: str  # label | namespace | namespace_label | fallback | shared | none
     key: str = ""
 
     @property
@@ -90,6 +96,8 @@ class Attributor:
         self._ns_keys = tuple(canonical_key(k) for k in attribution.namespace_label_keys)
         self._fallback_keys = tuple(canonical_key(k) for k in attribution.fallback_label_keys)
         self._strict = attribution.strict_teams
+        shared = config.shared_costs
+        self._shared = frozenset(shared.namespaces) if shared is not None else frozenset()
         self._by_namespace = {ns: t.name for t in config.teams for ns in t.namespaces}
         self._by_value: dict[str, str] = {}
         for team in config.teams:
@@ -111,6 +119,8 @@ class Attributor:
         namespace_labels: Mapping[str, str] | None = None,
     ) -> Placement:
         """Decide the team of a workload from its namespace and its (raw) labels."""
+        if namespace in self._shared:
+            return self._placement(SHARED, "shared", "")
         ns_labels = namespace_labels or {}
         plan = self._plans.get(tuple(labels)) or self._plan(labels)
         for key in self._team_keys:  # rule 1 inlined: nearly every workload stops here

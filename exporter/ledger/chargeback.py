@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED, Placement
+from exporter.ledger.attribution import IDLE, OTHER, SHARED, UNALLOCATED, Placement
 from exporter.ledger.policies import IdleRule
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 IDLE_RESOURCES: tuple[str, ...] = ("gpu", "cpu", "ram")
-RESERVED = frozenset({IDLE, UNALLOCATED, OTHER})
+RESERVED = frozenset({IDLE, UNALLOCATED, OTHER, SHARED})
 
 
 class CostLine(msgspec.Struct, frozen=True, gc=False):

@@ -28,6 +28,12 @@ from exporter.exposition.samples import Sample
 from exporter.ledger.applied_prices import effective_prices
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.backlog import Backlog, backlog_samples, team_backlog
+from exporter.ledger.by_dimension import (
+    DimensionSplit,
+    beyond_team,
+    dimension_samples,
+    llm_tags,
+)
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
 from exporter.ledger.costs import Window, gpu_hours_by_team, serving_costs, window
@@ -98,6 +104,7 @@ class Chargeback:
     backlog: Backlog | None = None
     gpu_hours: Mapping[str, float] = field(default_factory=dict)
     units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
+    dimensions: tuple[DimensionSplit, ...] = ()  # config order
 
     @property
     def at(self) -> datetime:
@@ -234,10 +241,13 @@ def join(
         pricing = _pricing(config, part.routed, month, weights)
         samples.extend(llm_pricing_samples(pricing))
         samples.extend(llm_report_samples(report))
+    tags = llm_tags(part.llm if part is not None else None, attributor)
+    hourly, month, splits = beyond_team(config, hourly, month, tags)
     declared = [t.name for t in config.teams]
     month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
     samples.extend(ledger_samples(hourly_ledger, month_ledger))
+    samples.extend(dimension_samples(splits))
     samples.append(Sample.of(CLUSTER_COST_PER_HOUR, hourly.cluster_cost))
     samples.extend(idle_samples(opencost))
     samples.append(Sample.of(TEAMS_OVER_CAP, float(len(folded))))
@@ -258,6 +268,7 @@ def join(
         backlog,
         gpu_hours_by_team(month.lines, month.allocations),
         units,
+        splits,
     )
 
 

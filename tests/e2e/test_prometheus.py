@@ -291,7 +291,7 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
 
     def substitutions(expr: str) -> list[str]:
         expr = expr.replace("$__rate_interval", "1m").replace("$cohort", ".*")
-        expr = expr.replace("$cluster", ".*")
+        expr = expr.replace("$cluster", ".*").replace("$dimension", "product")
         # A query on the team variable passes when some team of the demo has data for it.
         return [expr.replace("$team", t) for t in teams] if "$team" in expr else [expr]
 

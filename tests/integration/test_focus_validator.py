@@ -81,6 +81,11 @@ def test_the_demos_month_to_date_passes(home: Path, tmp_path: Path) -> None:
     _check(home, _demo([]), tmp_path / "demo-to-date.csv")
 
 
+def test_the_demos_month_by_product_passes(home: Path, tmp_path: Path) -> None:
+    # Rows split by a dimension's values, tagged with it beside the team.
+    _check(home, _demo(["--by", "product"]), tmp_path / "demo-by-product.csv")
+
+
 @contextlib.contextmanager
 def _readme_readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[SourceReader]]:
     """The README example's sources, each reading its upstream's payloads over MockTransport."""

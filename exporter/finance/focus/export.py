@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
+from exporter.finance.focus.by_dimension import DimensionShares, split_rows
 from exporter.finance.focus.days import daily_ledgers
 from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.focus.writer import format_focus
@@ -46,11 +47,18 @@ def focus_context(config: Config, report: Report, reading: Reading) -> FocusCont
 
 
 def focus_export(
-    config: Config, snapshots: Mapping[str, object], report: Report, reading: Reading
+    config: Config,
+    snapshots: Mapping[str, object],
+    report: Report,
+    reading: Reading,
+    by: DimensionShares | None = None,
 ) -> FocusExport:
-    """The month's FOCUS CSV, from the snapshots the report was built on (read by day)."""
+    """The month's FOCUS CSV, from the snapshots the report was built on (read by day);
+    with `by`, every row split by that dimension's values (tagged)."""
     days = daily_ledgers(config, snapshots, reading)
     ctx = focus_context(config, report, reading)
     rows = focus_rows(report, days, ctx)
+    if by is not None:
+        rows = split_rows(rows, by)
     span = "" if reading.closed else "-to-date"
     return FocusExport(format_focus(rows), f"focus-{ctx.cluster}-{report.month}{span}", len(rows))

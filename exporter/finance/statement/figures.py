@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from exporter.config.schema import Config
 from exporter.finance.backlog_table import backlog_of_team
+from exporter.finance.dimensions import dimension_reports
 from exporter.finance.footing import cents, foot, round_cents
 from exporter.finance.operations import with_operations
 from exporter.finance.report import Report, build_report, model_rows
@@ -27,6 +28,7 @@ __all__ = [
     "Statement",
     "build_statement",
     "for_team",
+    "only_dimension",
     "statement_report",
 ]
 
@@ -64,6 +66,7 @@ class Statement:
     llm_spend: Mapping[str, tuple[Decimal, ...]]  # model -> spend per team of `llm_teams`
     cluster: str = ""
     team: str | None = None  # the one team a team's statement is about
+    dimensions: tuple[Report, ...] = ()  # the month by each configured dimension
 
 
 def _money(value: int | Decimal) -> Decimal:
@@ -105,7 +108,15 @@ def build_statement(report: Report, chargeback: Chargeback, config: Config) -> S
         teams,
         spend,
         config.report.cluster,
+        dimensions=dimension_reports(chargeback, report),
     )
+
+
+def only_dimension(statement: Statement, name: str | None) -> Statement:
+    """The statement with one dimension's table (`--by NAME`), or as it is without a name."""
+    if name is None:
+        return statement
+    return replace(statement, dimensions=tuple(d for d in statement.dimensions if d.by == name))
 
 
 def for_team(statement: Statement, team: str) -> Statement:
@@ -131,6 +142,7 @@ def for_team(statement: Statement, team: str) -> Statement:
         budgets=tuple(b for b in statement.budgets if b.team == team),
         idle=tuple(p for p in statement.idle if p[0] == team),
         borrowing=tuple(b for b in statement.borrowing if b[0] == team),
+        dimensions=(),
         llm_teams=(team,) if spend else (),
         llm_spend=spend,
         team=team,

@@ -19,7 +19,7 @@ from typing import Any
 import pygal
 from pygal.style import Style
 
-from exporter.finance.report import QUOTA_BASIS
+from exporter.finance.report import QUOTA_BASIS, Report
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import ABSORBED, Statement
 from exporter.finance.statement.numbers import Numbers
@@ -32,7 +32,7 @@ from exporter.finance.statement.operations import (
 )
 from exporter.finance.statement.page import CSP, PAGE
 from exporter.finance.statement.units import unit_tables_html
-from exporter.ledger.attribution import IDLE
+from exporter.ledger.attribution import IDLE, OTHER
 
 __all__ = [
     "CHARTS",
@@ -269,6 +269,19 @@ def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
     return lines
 
 
+def dimension_lines(report: Report, numbers: Numbers) -> list[list[str]]:
+    """A dimension's table: a row per value, then the totals (the same total as the teams)."""
+    components = [labels.component(c) for c in report.components]
+    lines = [[report.by.capitalize(), *components, "Total"]]
+    for row in report.rows:
+        cells = [numbers.amount(row.costs[c]) for c in report.components]
+        name = "Other values" if row.team == OTHER else labels.team(row.team)
+        lines.append([name, *cells, numbers.amount(row.total)])
+    sums = [numbers.amount(report.columns[c]) for c in report.components]
+    lines.append(["Total", *sums, numbers.amount(report.total)])
+    return lines
+
+
 def model_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
     """The models table: spend, tokens and prices per million tokens, then the totals."""
     per = f"{numbers.symbol} per million tokens"
@@ -385,6 +398,10 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
         tables.append(_table(model_lines(statement, numbers), 2, caption))
     tables += _backlog(statement, numbers)
     tables += unit_tables_html(statement, numbers)
+    # After the team and model tables: each dimension's month, to the same total.
+    for dimension in statement.dimensions:
+        caption = f"Cost per {dimension.by} and component ({report.currency})"
+        tables.append(_table(dimension_lines(dimension, numbers), 1, caption))
     return Template(PAGE).substitute(
         csp=CSP,
         title=html.escape(f"Chargeback {report.month}{where}: {who}{span}"),

@@ -65,6 +65,7 @@ from exporter.sources.litellm.daily import (
 )
 from exporter.sources.litellm.dates import DatesRead, read_date
 from exporter.sources.litellm.per_model import Usage, per_model_usage
+from exporter.sources.litellm.tags import read_tag_spend
 from exporter.sources.litellm.wire import (
     money,
     parse_timestamp,
@@ -133,6 +134,10 @@ class LiteLLMSnapshot:
     exchange_rate: float = 1.0
     repairs: int = 0  # kept days this refresh's full read found changed and replaced
     dated: Dated | None = None  # each UTC date's use, when the month was read by day
+    # Month-to-date spend per request tag (/tag/daily/activity), read when a dimension asks.
+    tags: Mapping[str, float] = field(default_factory=dict)
+    # The same per (team id, tag), from the tags' API-key breakdowns ("": a key with no team).
+    team_tags: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def as_of(self, reading: Reading) -> LiteLLMSnapshot:
         """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
@@ -162,8 +167,18 @@ class LiteLLMSnapshot:
             for t in self.teams
         )
         usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
+        tags = {tag: spend * r for tag, spend in self.tags.items()}
+        team_tags = {key: spend * r for key, spend in self.team_tags.items()}
         # The dates stay in LiteLLM's currency: a converted snapshot is not summed again.
-        return replace(self, teams=teams, usage=usage, exchange_rate=1.0, dated=None)
+        return replace(
+            self,
+            teams=teams,
+            usage=usage,
+            exchange_rate=1.0,
+            dated=None,
+            tags=tags,
+            team_tags=team_tags,
+        )
 
 
 def _times(amount: float | None, exchange_rate: float) -> float | None:
@@ -209,17 +224,38 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
             refuse_dropped(SOURCE, tally, "daily rows")
-            whole = LiteLLMSnapshot(teams, (), tally.frozen(), to_ours, dated=dated)
+            tags, team_tags = _tags(client, config, cfg, dates, tally)
+            whole = LiteLLMSnapshot(
+                teams, (), tally.frozen(), to_ours, dated=dated, tags=tags, team_tags=team_tags
+            )
             return whole.as_of(reading)
         teams_part = {"the team list": bool(teams)}
         usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, teams_part))
         refuse_dropped(SOURCE, tally, "daily rows")
+        tags, team_tags = _tags(client, config, cfg, dates, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
     # The refresher adds each refresh's repairs up, as it does drops.
     repairs = cache.repairs - repaired_before
-    return LiteLLMSnapshot(teams, records, tally.frozen(), to_ours, repairs)
+    return LiteLLMSnapshot(
+        teams, records, tally.frozen(), to_ours, repairs, tags=tags, team_tags=team_tags
+    )
+
+
+def _tags(
+    client: httpx.Client, config: Config, cfg: LiteLLMConfig, dates: MonthDates, tally: Tally
+) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+    """Spend per request tag (and per team and tag), when a dimension reads tags; a proxy
+    without the endpoint has none."""
+    if not any(d.litellm_tag_prefix for d in config.dimensions):
+        return {}, {}
+    try:
+        return read_tag_spend(client, cfg, dates, tally)
+    except UpstreamStatusError as exc:
+        if exc.status == 404:
+            return {}, {}
+        raise
 
 
 def exchange_rate(cfg: LiteLLMConfig) -> float:

@@ -65,6 +65,10 @@ class Allocation(msgspec.Struct, frozen=True, gc=False):
     gpu_model: str = ""
     # What it consumed, by component (USAGE_FIELDS); a component it did not consume is absent.
     usage: Mapping[str, float] = {}
+    # properties.annotations and namespaceAnnotations: kept on an aggregate with
+    # includeAggregatedMetadata=true (the members' common ones); read for dimensions.
+    annotations: Mapping[str, str] = {}
+    namespace_annotations: Mapping[str, str] = {}
 
 
 class _Sum(msgspec.Struct, gc=False):
@@ -184,6 +188,8 @@ def _built(entry: Allocation | _Sum) -> Allocation:
         entry.hours,
         entry.model,
         entry.usage,
+        a.annotations,
+        a.namespace_annotations,
     )
 
 
@@ -207,5 +213,15 @@ def _sum(a: Allocation, b: Allocation) -> Allocation:
     usage = dict(a.usage)
     _add_usage(usage, b.usage)
     return Allocation(
-        a.name, a.namespace, a.node, a.labels, a.namespace_labels, costs, hours, model, usage
+        a.name,
+        a.namespace,
+        a.node,
+        a.labels,
+        a.namespace_labels,
+        costs,
+        hours,
+        model,
+        usage,
+        a.annotations,
+        a.namespace_annotations,
     )

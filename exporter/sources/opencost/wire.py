@@ -79,6 +79,10 @@ class _Properties(msgspec.Struct, gc=False):
     node: _Label = ""
     labels: dict[_Label, _Label] | None = None
     namespaceLabels: dict[_Label, _Label] | None = None
+    # Unbounded while decoding: an annotation too long to be a label value is metadata to drop
+    # (_short_only), never a reason to drop the allocation's cost.
+    annotations: dict[str, str] | None = None
+    namespaceAnnotations: dict[str, str] | None = None
 
 
 class _Window(msgspec.Struct, gc=False):
@@ -293,6 +297,7 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
     props = r.properties or _Properties()
     shared = totals.shared
     ns_labels = props.namespaceLabels or {}
+    ns_annotations = _short_only(props.namespaceAnnotations)
     totals.put(
         Allocation(
             name,
@@ -304,8 +309,16 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
             gpu_hours,
             model,
             usage,
+            _short_only(props.annotations),
+            shared.setdefault(("a", *ns_annotations.items()), ns_annotations),
         )
     )
+
+
+def _short_only(annotations: dict[str, str] | None) -> dict[str, str]:
+    if not annotations:
+        return {}
+    return {k: v for k, v in annotations.items() if len(k) <= MAX_LABEL and len(v) <= MAX_LABEL}
 
 
 def _usage(r: _Record) -> dict[str, float]:

@@ -47,6 +47,8 @@ def _record(name: str, **extra: Any) -> dict[str, Any]:
         "properties": {
             "labels": {"team": "t", "app": "a"},
             "namespaceLabels": {"owner": "o"},
+            "annotations": {"finops_io_product": "rag", "huge": "x" * 100_000},
+            "namespaceAnnotations": {"finops_io_environment": "prod"},
             "controllerKind": "statefulset",
             "node": "node-7",
             "namespace": "ns-x",
@@ -80,6 +82,9 @@ def test_a_compact_record_carries_every_value_the_join_reads() -> None:
         costs=EXPECTED_COSTS,
         gpu_hours=3.0,
         gpu_model="NVIDIA L4",
+        # An annotation too long to be a label value is dropped, not the allocation.
+        annotations={"finops_io_product": "rag"},
+        namespace_annotations={"finops_io_environment": "prod"},
     )
     # A field added to the record must be checked above too, or this fails.
     assert [f.name for f in msgspec.structs.fields(Allocation)] == [
@@ -92,6 +97,8 @@ def test_a_compact_record_carries_every_value_the_join_reads() -> None:
         "gpu_hours",
         "gpu_model",
         "usage",
+        "annotations",
+        "namespace_annotations",
     ]
     assert list(allocation.costs) == list(COMPONENT_FIELDS)
 
