@@ -76,7 +76,8 @@ class Upstreams:
             "litellm": synthetic.litellm,
         }
         self.servers = {
-            name: FakeServer(CachedUpstream(handler, self.cache / name))
+            # Persistent connections, as the real upstreams keep them.
+            name: FakeServer(CachedUpstream(handler, self.cache / name), keep_alive=True)
             for name, handler in handlers.items()
         }
         self.size = size
