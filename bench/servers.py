@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -70,6 +71,7 @@ class Upstreams:
     def __init__(self, size: Size, cache: Path) -> None:
         self.cache = cache / size.name
         synthetic = Synthetic(size)
+        keep_alive = os.environ.get("BENCH_KEEP_ALIVE", "1") != "0"
         handlers: dict[str, Handler] = {
             "opencost": synthetic.opencost,
             "dcgm": synthetic.dcgm,
@@ -78,8 +80,9 @@ class Upstreams:
             "prometheus": FakePrometheus(lambda: list(synthetic.dcgm_endpoints.values())),
         }
         self.servers = {
-            # Persistent connections, as the real upstreams keep them.
-            name: FakeServer(CachedUpstream(handler, self.cache / name), keep_alive=True)
+            # Persistent connections, as the real upstreams keep them (BENCH_KEEP_ALIVE=0:
+            # a connection per request, as when every DCGM endpoint is another host).
+            name: FakeServer(CachedUpstream(handler, self.cache / name), keep_alive=keep_alive)
             for name, handler in handlers.items()
         }
         self.size = size
