@@ -61,11 +61,14 @@ _MAX_EXCERPT = 60
 _MAX_CONNECT = 5.0
 # A socket operation cut at the deadline may wake a hair before the clock reads it as passed.
 _PAST_DEADLINE = 1e-3
-# Connections are kept between calls (a call's deadline bounds each socket operation, so a
-# kept connection needs no watchdog), long enough to outlive the gap between two refreshes.
-_LANE = httpx.Limits(max_connections=None, max_keepalive_connections=1, keepalive_expiry=120.0)
+# Connections are kept between the calls of a refresh (a call's deadline bounds each socket
+# operation, so a kept connection needs no watchdog), for less time than servers keep an idle
+# one (uvicorn, in front of LiteLLM, 5 s by default): a connection the server has closed as a
+# request goes out fails that request.
+_KEPT_FOR = 4.0
+_LANE = httpx.Limits(max_connections=None, max_keepalive_connections=1, keepalive_expiry=_KEPT_FOR)
 KEEP_ALIVE = httpx.Limits(
-    max_connections=None, max_keepalive_connections=64, keepalive_expiry=120.0
+    max_connections=None, max_keepalive_connections=64, keepalive_expiry=_KEPT_FOR
 )
 
 log = logging.getLogger(__name__)
