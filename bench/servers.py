@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 
+from bench.prometheus_fake import FakePrometheus
 from bench.synthetic import API_KEY, TOKEN, Size, Synthetic, config_dict
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, Handler
 
@@ -69,14 +71,18 @@ class Upstreams:
     def __init__(self, size: Size, cache: Path) -> None:
         self.cache = cache / size.name
         synthetic = Synthetic(size)
+        keep_alive = os.environ.get("BENCH_KEEP_ALIVE", "1") != "0"
         handlers: dict[str, Handler] = {
             "opencost": synthetic.opencost,
             "dcgm": synthetic.dcgm,
             "kueue": synthetic.kueue,
             "litellm": synthetic.litellm,
+            "prometheus": FakePrometheus(lambda: list(synthetic.dcgm_endpoints.values())),
         }
         self.servers = {
-            name: FakeServer(CachedUpstream(handler, self.cache / name))
+            # Persistent connections, as the real upstreams keep them (BENCH_KEEP_ALIVE=0:
+            # a connection per request, as when every DCGM endpoint is another host).
+            name: FakeServer(CachedUpstream(handler, self.cache / name), keep_alive=keep_alive)
             for name, handler in handlers.items()
         }
         self.size = size
@@ -92,13 +98,19 @@ class Upstreams:
         return self
 
     def write_config(self, path: Path, only: str | None = None, warm: bool = False) -> Path:
-        """A config for every source, or for `only` one of them.
+        """A config for every source, or for `only` one of them (`dcgm-prometheus`: DCGM
+        read through the Prometheus that scrapes it, rather than from each endpoint).
 
         `warm`: the calls wait as long as the config allows (the generator may be that slow).
         """
         urls = {name: server.url for name, server in self.servers.items()}
         data = config_dict(self.size, urls, str(self.cache / "secrets"))
-        if only is not None:
+        if only == "dcgm-prometheus":
+            dcgm = {k: v for k, v in data["sources"]["dcgm"].items() if k != "urls"}
+            # The fake dcgm-exporters name the pod in the plain labels.
+            prometheus = {"url": urls["prometheus"], "workload_labels": "plain"}
+            data["sources"] = {"dcgm": {**dcgm, "prometheus": prometheus}}
+        elif only is not None:
             data["sources"] = {only: data["sources"][only]}
         for source in data["sources"].values():
             if warm:

@@ -1,4 +1,4 @@
-"""A synthetic cluster at three sizes, answered by the demo's own fakes of the four upstreams.
+"""A synthetic cluster at four sizes, answered by the demo's own fakes of the four upstreams.
 
 The cluster is sharded by node: each node is a demo `Cluster` of up to eight GPUs, so the
 DCGM fake renders one endpoint per node exactly as dcgm-exporter does, and the OpenCost fake's
@@ -53,6 +53,8 @@ SIZES = {
     "S": Size("S", 100, 500, 10, 10, 5),
     "M": Size("M", 2_000, 10_000, 200, 200, 20),
     "L": Size("L", 10_000, 50_000, 1_000, 1_000, 50),
+    # Only on request (BENCH_SIZES=...,XL): generating it takes an hour and several GiB.
+    "XL": Size("XL", 50_000, 250_000, 5_000, 5_000, 50),
 }
 
 
@@ -169,7 +171,7 @@ class Synthetic:
         clock = fixed_clock(NOW)
         self.nodes = _nodes(size)
         self._opencost = [FakeOpenCost(node, clock) for node in self.nodes]
-        self._dcgm = {
+        self.dcgm_endpoints = {
             f"/{node.node}/metrics": fake_dcgm.make_handler(node, clock) for node in self.nodes
         }
         self.kueue: Handler = fake_kube.make_handler(
@@ -194,7 +196,7 @@ class Synthetic:
 
     def dcgm(self, request: FakeRequest) -> FakeResponse:
         """dcgm-exporter of the node named in the path (`/<node>/metrics`)."""
-        handler = self._dcgm.get(request.path)
+        handler = self.dcgm_endpoints.get(request.path)
         if handler is None:
             return FakeResponse(404, b"404 page not found\n")
         return handler(FakeRequest(request.method, "/metrics", request.query, request.headers))

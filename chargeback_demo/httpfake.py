@@ -63,8 +63,13 @@ Handler = Callable[[FakeRequest], FakeResponse]
 class FakeServer:
     """Serves one handler on 127.0.0.1 in a daemon thread; port 0 picks a free port."""
 
-    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, handler: Handler, host: str = "127.0.0.1", port: int = 0, *, keep_alive: bool = False
+    ) -> None:
+        """`keep_alive`: HTTP/1.1 with persistent connections, as real upstreams answer (the
+        default answers each request on a connection of its own, then closes it)."""
         self._handler = handler
+        self._keep_alive = keep_alive
         self._httpd = ThreadingHTTPServer((host, port), self._request_class())
         self._httpd.daemon_threads = True
         # A short poll interval: stopping a fake should not cost half a second per server.
@@ -90,8 +95,16 @@ class FakeServer:
 
     def _request_class(self) -> type[BaseHTTPRequestHandler]:
         handler = self._handler
+        protocol = "HTTP/1.1" if self._keep_alive else "HTTP/1.0"
 
         class _Request(BaseHTTPRequestHandler):
+            protocol_version = protocol
+
+            def handle(self) -> None:
+                # A kept connection the client drops between requests is its business.
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                    super().handle()
+
             def do_GET(self) -> None:
                 self._answer("GET")
 

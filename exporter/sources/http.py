@@ -12,10 +12,10 @@ import contextlib
 import json
 import logging
 import math
-import socket
+import queue
 import ssl
-import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,15 +33,19 @@ from exporter.errors import (
 )
 from exporter.files import check_regular_file
 from exporter.redact import redact, register
+from exporter.sources.bounded import bound_client, call_ends
 from exporter.sources.deadline import Deadline, current, retry_after
 from exporter.sources.inflate import ACCEPT_ENCODING, Inflater, format_bytes
 
 __all__ = [
+    "KEEP_ALIVE",
     "TRANSIENT_STATUSES",
     "error_message",
     "get_bytes",
     "get_json",
     "get_text",
+    "lanes",
+    "lanes_like",
     "make_client",
     "not_json",
     "tls_context",
@@ -55,6 +59,17 @@ _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-litellm-api-ke
 _MAX_ERROR_TEXT = 200
 _MAX_EXCERPT = 60
 _MAX_CONNECT = 5.0
+# A socket operation cut at the deadline may wake a hair before the clock reads it as passed.
+_PAST_DEADLINE = 1e-3
+# Connections are kept between the calls of a refresh (a call's deadline bounds each socket
+# operation, so a kept connection needs no watchdog), for less time than servers keep an idle
+# one (uvicorn, in front of LiteLLM, 5 s by default): a connection the server has closed as a
+# request goes out fails that request.
+_KEPT_FOR = 4.0
+_LANE = httpx.Limits(max_connections=None, max_keepalive_connections=1, keepalive_expiry=_KEPT_FOR)
+KEEP_ALIVE = httpx.Limits(
+    max_connections=None, max_keepalive_connections=64, keepalive_expiry=_KEPT_FOR
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +82,7 @@ def make_client(
     ca_file: str | None = None,
     verify: ssl.SSLContext | bool | None = None,
     transport: httpx.BaseTransport | None = None,
+    limits: httpx.Limits = KEEP_ALIVE,
 ) -> httpx.Client:
     """One client per upstream: `timeout` bounds each call, TLS is verified (by `verify`, or
     against `ca_file` when given), and credentials in `headers` are registered for redaction."""
@@ -77,16 +93,76 @@ def make_client(
     if verify is None:
         verify = tls_context(ca_file) if ca_file else True
     seconds = timeout.total_seconds()
-    return httpx.Client(
+    client = httpx.Client(
         base_url=base_url,
         timeout=httpx.Timeout(seconds, connect=min(seconds, _MAX_CONNECT)),
         headers={"User-Agent": USER_AGENT, **(headers or {})},
         verify=verify,
-        # Each call on a connection of its own, so the call's deadline can shut that one down.
-        limits=httpx.Limits(max_keepalive_connections=0),
+        limits=limits,
         transport=transport,
         follow_redirects=True,
     )
+    recipe = _Recipe(base_url, timeout, dict(headers or {}), verify, transport)
+    _RECIPES[client] = recipe
+    return bound_client(client)
+
+
+def lanes_like(
+    client: httpx.Client,
+    timeout: timedelta,
+    verify: ssl.SSLContext | bool,
+    transport: httpx.BaseTransport | None,
+) -> None:
+    """Let the lanes of `client` (made otherwise than by make_client) be made by make_client
+    with these settings and no base URL."""
+    _RECIPES[client] = _Recipe("", timeout, {}, verify, transport)
+
+
+@contextmanager
+def lanes(client: httpx.Client, count: int) -> Iterator[queue.SimpleQueue[httpx.Client]]:
+    """`count` clients like `client`, one per concurrent caller, closed on leaving.
+
+    httpx's connection pool looks at every connection and every waiting request each time a
+    request starts or ends, so many callers on one pool cost more than their calls; a caller
+    with a pool (and a connection) of its own keeps that cost flat. A client not made by
+    make_client is shared as it is.
+    """
+    recipe = _RECIPES.get(client)
+    made = [recipe.make() for _ in range(count)] if recipe is not None else []
+    free: queue.SimpleQueue[httpx.Client] = queue.SimpleQueue()
+    for lane in made or [client] * count:
+        free.put(lane)
+    try:
+        yield free
+    finally:
+        for lane in made:
+            lane.close()
+
+
+@dataclass
+class _Recipe:
+    """How make_client made a client, to make lanes like it."""
+
+    base_url: str
+    timeout: timedelta
+    headers: dict[str, str]
+    verify: ssl.SSLContext | bool
+    transport: httpx.BaseTransport | None
+
+    def make(self) -> httpx.Client:
+        if self.verify is True:  # loading the system's CAs once, not once per lane
+            self.verify = httpx.create_ssl_context()
+        return make_client(
+            self.base_url,
+            self.timeout,
+            headers=self.headers,
+            verify=self.verify,
+            transport=self.transport,
+            limits=_LANE,
+        )
+
+
+_RECIPES: weakref.WeakKeyDictionary[httpx.Client, _Recipe] = weakref.WeakKeyDictionary()
 
 
 def tls_context(ca_file: str) -> ssl.SSLContext:
@@ -276,8 +352,9 @@ def _attempt(
     """One GET, streamed, that ends when its deadline passes, in whatever phase it is.
 
     httpx's timeouts bound each socket operation, so an upstream that drips a byte at a time
-    never trips them: a watchdog shuts the socket down at the deadline, and the body is also
-    checked against it after every chunk (for transports without a socket).
+    never trips them: every socket operation of the call gets at most what is left of its
+    deadline (bounded), and the body is also checked against it after every chunk (for
+    transports without a socket).
     """
     monotonic = refresh.policy.monotonic
     per_call = client.timeout.read
@@ -293,22 +370,30 @@ def _attempt(
         which = f"call deadline of {seconds:g}s"
     else:
         which = f"refresh deadline of {refresh.seconds:g}s"
-    expired = UpstreamUnavailable(f"{source}: GET {path} passed its {which}", timeout=True)
     ends = monotonic() + seconds
     # No per-call timeout and no refresh deadline (a bare client outside a refresh): unbounded.
     bound = None if math.isinf(seconds) else seconds
     timeout = httpx.Timeout(bound, connect=min(seconds, _MAX_CONNECT))
-    with _Watchdog(bound) as watchdog:
-        try:
-            limit = refresh.max_body
-            ended = lambda: monotonic() > ends  # noqa: E731
-            return _read(client, source, path, params, timeout, watchdog, ended, limit)
-        except _Expired:
-            raise expired from None
-        except httpx.TransportError:
-            if watchdog.fired:
-                raise expired from None
+
+    def remaining() -> float:
+        return ends - monotonic()
+
+    # Sockets wait in real time, so they are bounded by the real clock; the body between
+    # chunks by the refresh's own (a test's stopwatch, a transport without sockets).
+    on_sockets = math.inf if bound is None else time.monotonic() + bound
+
+    def socket_time() -> float:
+        return on_sockets - time.monotonic()
+
+    try:
+        with call_ends(socket_time) if bound is not None else contextlib.nullcontext():
+            return _read(client, path, params, timeout, remaining, refresh.max_body, source)
+    except _Expired:
+        pass
+    except httpx.TransportError:
+        if socket_time() > _PAST_DEADLINE:
             raise
+    raise UpstreamUnavailable(f"{source}: GET {path} passed its {which}", timeout=True)
 
 
 class _Expired(Exception):
@@ -317,20 +402,16 @@ class _Expired(Exception):
 
 def _read(
     client: httpx.Client,
-    source: str,
     path: str,
     params: Mapping[str, str] | None,
     timeout: httpx.Timeout,
-    watchdog: _Watchdog,
-    expired: Callable[[], bool],
+    remaining: Callable[[], float],
     limit: float,
+    source: str,
 ) -> _Reply:
-    extensions = {"trace": watchdog.trace}
     # Only the codings the exporter inflates itself, a bounded step at a time.
     headers = {"Accept-Encoding": ACCEPT_ENCODING}
-    with client.stream(
-        "GET", path, params=params, headers=headers, timeout=timeout, extensions=extensions
-    ) as response:
+    with client.stream("GET", path, params=params, headers=headers, timeout=timeout) as response:
         what = f"{source}: {response.request.url.path}"
         encoding = response.headers.get("content-encoding")
         declared = response.headers.get("content-length", "")
@@ -349,7 +430,7 @@ def _read(
         for chunk in chunks:
             for piece in inflater.feed(chunk):
                 content += piece
-            if expired():
+            if remaining() < 0:
                 raise _Expired
         inflater.finish()
         return _Reply(
@@ -360,68 +441,6 @@ def _read(
             content,
             _charset(response),
         )
-
-
-_WATCH_TICK = 0.02  # seconds between a watchdog's looks at the clock
-
-
-class _Watchdog:
-    """Shuts a call's socket down when its time is up, waking a read blocked on a slow peer.
-
-    httpcore reports each new connection's stream through the request's trace extension; the
-    socket of a TLS stream is the wrapped one, which a plain shutdown still reaches.
-    """
-
-    _STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
-
-    def __init__(self, seconds: float | None) -> None:
-        self._lock = threading.Lock()
-        self._sock: socket.socket | None = None
-        self.fired = False
-        self._done = threading.Event()
-        self._deadline = None if seconds is None else time.monotonic() + seconds
-
-    def __enter__(self) -> _Watchdog:
-        if self._deadline is not None:
-            threading.Thread(target=self._watch, args=(self._deadline,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-
-    def _watch(self, deadline: float) -> None:
-        # Short sleeps, not threading.Timer: a timed lock wait never times out under libfaketime
-        # (it does not intercept sem_clockwait), and CI runs the suite under it.
-        while not self._done.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self._fire()
-                return
-            time.sleep(min(_WATCH_TICK, left))
-
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's trace hook: remember the socket of the call's connection."""
-        if event not in self._STREAM_EVENTS or info.get("return_value") is None:
-            return
-        sock = info["return_value"].get_extra_info("socket")
-        with self._lock:
-            self._sock = sock
-            fired = self.fired
-        if fired:  # the deadline passed while connecting
-            self._shutdown(sock)
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired, sock = True, self._sock
-        if sock is not None:
-            self._shutdown(sock)
-
-    @staticmethod
-    def _shutdown(sock: socket.socket) -> None:
-        # socket.socket's own shutdown: SSLSocket.shutdown would tear down TLS state under the
-        # thread still reading it.
-        with contextlib.suppress(OSError):
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 def _charset(response: httpx.Response) -> str:

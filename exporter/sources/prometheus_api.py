@@ -7,13 +7,15 @@ type in its body (400 bad_data, 422 execution, 503 timeout or unavailable); a 20
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 import httpx
+import msgspec
 
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
-from exporter.sources.http import get_json
+from exporter.sources.http import get_bytes, not_json
 
 __all__ = ["instant_vector"]
 
@@ -26,10 +28,44 @@ def instant_vector(
     """The vector `expr` gives at `at`; values as Prometheus spells them (NaN and +-Inf kept)."""
     params = {"query": expr, "time": f"{at.timestamp():.3f}"}
     try:
-        body = get_json(client, source, PATH, params)
+        content = get_bytes(client, source, PATH, params)
     except UpstreamStatusError as exc:
         raise UpstreamStatusError(f"{exc} (query {expr!r})", exc.status) from None
+    try:
+        typed = _DECODER.decode(content)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        typed = None
+    data = typed.data if typed is not None and typed.status == "success" else None
+    if data is not None and data.resultType == "vector":
+        try:
+            return [(s.metric, float(s.value[1])) for s in data.result]
+        except ValueError:
+            raise UpstreamPayloadError(f"{source}: a vector sample is malformed") from None
+    # Anything else is read loosely, to say exactly what is wrong with it.
+    try:
+        body = json.loads(content.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise not_json(source, PATH, content) from None
     return [_sample(source, item) for item in _result(source, body)]
+
+
+# A well-formed vector decodes straight into these (at 10,000 GPUs a vector is megabytes).
+class _Sample(msgspec.Struct):
+    metric: dict[str, str]
+    value: tuple[float, str]  # Prometheus spells values as strings: "0.5", "NaN", "+Inf"
+
+
+class _Data(msgspec.Struct):
+    resultType: str
+    result: list[_Sample]
+
+
+class _Body(msgspec.Struct):
+    status: str
+    data: _Data | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Body)
 
 
 def _result(source: str, body: Any) -> list[Any]:

@@ -16,6 +16,7 @@ a slice without it is skipped (it is not this Service's metrics port).
 from __future__ import annotations
 
 import contextvars
+import queue
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -33,9 +34,18 @@ from exporter.errors import (
     UpstreamStatusError,
 )
 from exporter.sources import kube_client
+from exporter.sources.bounded import bound_client
 from exporter.sources.checks import Tally
 from exporter.sources.dcgm.parse import GpuRecord, parse_metrics
-from exporter.sources.http import USER_AGENT, get_json, get_text, tls_context
+from exporter.sources.http import (
+    KEEP_ALIVE,
+    USER_AGENT,
+    get_json,
+    get_text,
+    lanes,
+    lanes_like,
+    tls_context,
+)
 
 __all__ = [
     "DiscoveryClient",
@@ -65,14 +75,16 @@ class DiscoveryClient(httpx.Client):
         self, kube: httpx.Client, cfg: DcgmConfig, transport: httpx.BaseTransport | None = None
     ) -> None:
         seconds = cfg.timeout.total_seconds()
+        verify = tls_context(cfg.ca_file) if cfg.ca_file else True
         super().__init__(
             transport=transport,
             timeout=httpx.Timeout(seconds, connect=min(seconds, _MAX_CONNECT)),
             headers={"User-Agent": USER_AGENT},
-            verify=tls_context(cfg.ca_file) if cfg.ca_file else True,
-            # Each call on a connection of its own, so its deadline can shut that one down.
-            limits=httpx.Limits(max_keepalive_connections=0),
+            verify=verify,
+            limits=KEEP_ALIVE,
         )
+        bound_client(self)
+        lanes_like(self, cfg.timeout, verify, transport)
         self.kube = kube
 
     def close(self) -> None:
@@ -266,10 +278,11 @@ def scrape_all(
     refresh's. Leaving the block early cancels the calls not yet begun.
     """
     workers = max(1, min(concurrency, len(endpoints)))
-    with ThreadPoolExecutor(workers, thread_name_prefix="dcgm-scrape") as pool:
-        futures = [
-            pool.submit(contextvars.copy_context().run, _caller(client, e)) for e in endpoints
-        ]
+    with (
+        lanes(client, workers) as free,
+        ThreadPoolExecutor(workers, thread_name_prefix="dcgm-scrape") as pool,
+    ):
+        futures = [pool.submit(contextvars.copy_context().run, _caller(free, e)) for e in endpoints]
         try:
             yield (future.result() for future in futures)
         finally:
@@ -277,9 +290,10 @@ def scrape_all(
                 future.cancel()
 
 
-def _caller(client: httpx.Client, endpoint: Endpoint) -> Callable[[], Scrape]:
+def _caller(free: queue.SimpleQueue[httpx.Client], endpoint: Endpoint) -> Callable[[], Scrape]:
     def call() -> Scrape:
         tally = Tally()
+        client = free.get()  # a lane of its own while it calls (there is one per worker)
         try:
             text = get_text(client, SOURCE, endpoint.url)
             # Read here, by the call's own thread, so its body is dropped once parsed rather
@@ -288,6 +302,8 @@ def _caller(client: httpx.Client, endpoint: Endpoint) -> Callable[[], Scrape]:
             records = parse_metrics(text, default_node=node, where=where, tally=tally)
         except UpstreamError as exc:
             return Scrape(endpoint, error=exc)
+        finally:
+            free.put(client)
         return Scrape(endpoint, records, tally)
 
     return call

@@ -172,7 +172,19 @@ def _merge(
     keys: dict[str, _Key] | None,
     alias: str | None,
 ) -> None:
-    cell = cells.setdefault(name, Cell())
+    cell = cells.get(name)
+    if cell is None:
+        cell = cells[name] = Cell()
+        if keys:
+            # A name's first page (nearly always its only one): its keys are built in one
+            # pass rather than merged one by one into empty tables, to the same result.
+            cell.keys = {key: _typed(entry.metrics) for key, entry in keys.items()}
+            cell.owners = {
+                key: owner
+                for key, entry in keys.items()
+                if entry.metadata is not None and (owner := entry.metadata.team_id)
+            }
+            keys = None
     cell.metrics = cell.metrics.plus(metrics)
     cell.alias = cell.alias or alias
     for key, entry in (keys or {}).items():

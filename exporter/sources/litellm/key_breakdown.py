@@ -54,7 +54,11 @@ def day_usage(table: Mapping[str, Mapping[str, Cell]]) -> DayUsage:
         pairs = _pairs(models[key], groups.get(key, {}))
         users = teams.get(key) or {owners.get(key, UNASSIGNED): ZERO}
         for (group, model), metrics in pairs.items():
-            for entity, part in split(metrics, users).items():
+            if len(users) == 1:  # one team used the key: all of it is that team's
+                parts: Iterable[tuple[str, UsageMetrics]] = [(next(iter(users)), metrics)]
+            else:
+                parts = split(metrics, users).items()
+            for entity, part in parts:
                 use = (entity, group, model)
                 before = out.get(use)
                 out[use] = part if before is None else before.plus(part)
@@ -93,12 +97,14 @@ def _pairs(
             return {(group, m): models[m] for m in sorted(models)}
     by_counts: dict[tuple[int, int, int], list[str]] = {}
     for g in sorted(named) if len(models) > 1 else ():
-        by_counts.setdefault(_counts(named[g]), []).append(g)
+        m = named[g]  # _counts, inlined: this runs for every key, group and date
+        by_counts.setdefault((m.prompt_tokens, m.completion_tokens, m.requests), []).append(g)
     out: dict[tuple[str, str], UsageMetrics] = {}
     for model in sorted(models):
-        match = by_counts.get(_counts(models[model]), [])
-        group = match.pop() if len(match) == 1 else model
-        out[(group, model)] = models[model]
+        m = models[model]
+        match = by_counts.get((m.prompt_tokens, m.completion_tokens, m.requests))
+        group = match.pop() if match is not None and len(match) == 1 else model
+        out[(group, model)] = m
     return out
 
 
@@ -108,9 +114,9 @@ def split(total: UsageMetrics, weights: Mapping[str, UsageMetrics]) -> dict[str,
     Counts are shared by largest remainder, so the parts add up to the total exactly; a single
     name, or weights equal to the total, gives exact parts.
     """
+    if len(weights) == 1:  # one team used the key: the usual case, exact
+        return dict.fromkeys(weights, total)
     names = sorted(weights)
-    if len(names) == 1:
-        return {names[0]: total}
     spend = _share_spend(total.spend, [weights[n].spend for n in names])
     prompt = _share(total.prompt_tokens, [weights[n].prompt_tokens for n in names])
     completion = _share(total.completion_tokens, [weights[n].completion_tokens for n in names])

@@ -64,13 +64,19 @@ class Uses:
 
     def pack(self, usage: DayUsage) -> PackedDay:
         """One date's use as arrays, adding its new uses to the table."""
-        rows = sorted((self._position(use), metrics) for use, metrics in usage.items())
+        positions, position = self.positions, self._position
+        # Lists, then arrays: an array fills from a list several times faster than from a
+        # generator, and a month packs some 700,000 uses.
+        rows = sorted(
+            [(positions.get(use) or position(use), metrics) for use, metrics in usage.items()]
+        )
+        metrics = [m for _, m in rows]
         return PackedDay(
-            array("L", (p for p, _ in rows)),
-            array("d", (_UNKNOWN if m.spend is None else m.spend for _, m in rows)),
-            array("q", (m.prompt_tokens for _, m in rows)),
-            array("q", (m.completion_tokens for _, m in rows)),
-            array("q", (m.requests for _, m in rows)),
+            array("L", [p for p, _ in rows]),
+            array("d", [_UNKNOWN if m.spend is None else m.spend for m in metrics]),
+            array("q", [m.prompt_tokens for m in metrics]),
+            array("q", [m.completion_tokens for m in metrics]),
+            array("q", [m.requests for m in metrics]),
         )
 
     def clear_totals(self) -> None:
