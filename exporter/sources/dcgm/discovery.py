@@ -34,7 +34,8 @@ from exporter.errors import (
 )
 from exporter.sources import kube_client
 from exporter.sources.checks import Tally
-from exporter.sources.dcgm.parse import GpuRecord, parse_metrics
+from exporter.sources.dcgm.parse import parse_metrics
+from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.http import USER_AGENT, get_json, get_text, tls_context
 
 __all__ = [
