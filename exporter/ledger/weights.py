@@ -1,6 +1,6 @@
 """Completion weights per self-hosted model: configured, measured from vLLM, and the one applied.
 
-Serving cost follows weighted tokens `prompt + w x completion` (ledger/llm.py). Measured, a
+Serving cost follows weighted tokens `prompt + w x completion` (ledger/llm/). Measured, a
 prompt token costs `a` = prefill seconds / prompt tokens of the engine's time and a completion
 token `b` = decode seconds / completion tokens, so its requests took `prompt x a + completion x
 b = a x (prompt + (b / a) x completion)` seconds: `w = b / a` splits the engine's measured time

@@ -30,7 +30,7 @@ def _name(path: Path) -> str:
 
 def test_metric_table_is_the_catalogue() -> None:
     start = (
-        "<!-- metrics-table: generated from exporter/exposition/catalogue.py;"
+        "<!-- metrics-table: generated from exporter/exposition/catalogue/;"
         " a test keeps it in step -->\n"
     )
     table = _page("metrics.md").split(start, 1)[1].split("<!-- end metrics-table -->", 1)[0]

@@ -36,7 +36,8 @@ from exporter.errors import (
 from exporter.sources import kube_client
 from exporter.sources.bounded import bound_client
 from exporter.sources.checks import Tally
-from exporter.sources.dcgm.parse import GpuRecord, parse_metrics
+from exporter.sources.dcgm.parse import parse_metrics
+from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.http import (
     KEEP_ALIVE,
     USER_AGENT,

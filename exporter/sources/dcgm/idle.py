@@ -47,15 +47,10 @@ from exporter.sources.checks import (
     Tally,
     refuse_dropped,
 )
-from exporter.sources.dcgm.parse import (
-    GPU_UTIL,
-    GR_ENGINE_ACTIVE,
-    IdleHours,
-    checked_labels,
-    describe,
-    mig_share,
-)
+from exporter.sources.dcgm.fields import GPU_UTIL, GR_ENGINE_ACTIVE, checked_labels, describe
+from exporter.sources.dcgm.mig import mig_share
 from exporter.sources.dcgm.prometheus import instant
+from exporter.sources.dcgm.records import IdleHours
 
 __all__ = ["SETTLE", "Piece", "idle_expr", "pieces", "read_idle_hours"]
 

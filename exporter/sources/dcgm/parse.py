@@ -1,18 +1,18 @@
 """DCGM parsing: dcgm-exporter's series into one record per GPU or MIG instance (pure).
 
-A record names the node, the GPU, the pod holding it (if any) and its utilisation; it knows
-nothing about teams. The rules are listed in exporter/sources/dcgm/source.py and
-docs/sources/dcgm.md.
+The series of one GPU (or instance, and pod) are gathered, validated as exporter/sources/dcgm/
+fields.py reads them, and turned into records; MIG parents are dropped, the slices no instance
+holds added, and time-sliced GPUs shared among their pods. The rules are listed in
+exporter/sources/dcgm/source.py and docs/sources/dcgm.md.
 
-A corrupt utilisation sample (4294967295, NaN, out of range) is a corrupt sample, not a
-corrupt GPU: the GPU stays with its pod, its utilisation unknown (`corrupt` names why), and the
-sample is counted as dropped. A GPU record that cannot be read at all is dropped, and fails the
-read: it would be missing from every count.
+A corrupt utilisation sample is a corrupt sample, not a corrupt GPU: the GPU stays with its
+pod, its utilisation unknown (`corrupt` names why), and the sample is counted as dropped. A GPU
+record that cannot be read at all is dropped, and fails the read: it would be missing from
+every count.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -20,200 +20,26 @@ from dataclasses import dataclass, field, replace
 from exporter.errors import RecordsDropped, UpstreamPayloadError
 from exporter.sources.checks import (
     MISSING_FIELD,
-    NON_FINITE,
     OUT_OF_RANGE,
     WRONG_TYPE,
     BadRecord,
     Tally,
-    dedupe,
-    label,
     refuse_dropped,
 )
 from exporter.sources.dcgm import text as dcgm_text
-from exporter.sources.dcgm.mig import mig_share, mig_slices
-
-__all__ = [
-    "GPU_UTIL",
-    "GR_ENGINE_ACTIVE",
-    "UNSLICED",
-    "DcgmSnapshot",
-    "GpuRecord",
-    "IdleHours",
-    "checked_labels",
-    "describe",
-    "identity",
-    "mig_share",
-    "mig_slices",
-    "parse_metrics",
-    "parse_series",
-    "sample_drops",
-    "snapshot",
-]
-
-SOURCE = "dcgm"
-GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-# Power draw in watts (a gauge, per physical GPU: MIG instances do not report it).
-POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"
-_MAX_WATTS = 5_000.0  # no accelerator draws more; above it is a corrupt sample
-
-# DCGM's "blank" sentinels (no value) start at 2**47 for doubles and are near 2**63 for
-# integers; very old exporters printed them instead of skipping the series.
-_BLANK_FLOOR = 2.0**47
-# DCGM's blank string: a label it could not fill, e.g. the MIG profile of a vanished instance.
-_BLANK_TEXT = "<<<"
-UNSLICED = "unsliced"  # the mig_instance of a MIG GPU's slices that no instance holds
-
-# Labels that describe the device or the exporter; every other label on a series is a
-# (sanitised) pod label exported with --kubernetes-enable-pod-labels.
-_DEVICE_LABELS = frozenset(
-    {
-        "gpu",
-        "UUID",
-        "uuid",
-        "pci_bus_id",
-        "device",
-        "modelName",
-        "GPU_I_PROFILE",
-        "GPU_I_ID",
-        "Hostname",
-        "hostname",
-        "DCGM_FI_DRIVER_VERSION",
-        "container",
-        "namespace",
-        "pod",
-        "pod_name",
-        "pod_namespace",
-        "container_name",
-        "pod_uid",
-        "vgpu",
-        "err_code",
-        "err_msg",
-        "exported_pod",
-        "exported_namespace",
-        "exported_container",
-        "instance",
-        "job",
-    }
+from exporter.sources.dcgm.fields import (
+    BLANK_FLOOR,
+    BLANK_TEXT,
+    checked_labels,
+    identity_labels,
+    pod_labels,
+    power_watts,
+    utilisation,
 )
+from exporter.sources.dcgm.mig import mig_share, mig_slices
+from exporter.sources.dcgm.records import SOURCE, UNSLICED, GpuRecord, identity
 
-
-@dataclass(frozen=True)
-class GpuRecord:
-    """One GPU or MIG instance as one dcgm-exporter reports it, with the pod that holds it."""
-
-    node: str
-    gpu: str
-    uuid: str
-    model: str
-    mig_instance: str = ""
-    namespace: str = ""
-    pod: str = ""
-    container: str = ""
-    pod_labels: tuple[tuple[str, str], ...] = ()
-    utilisation: float | None = None  # 0..1; None when the exporter reports none
-    share: float = 1.0  # fraction of one physical GPU
-    # The drop reason of a corrupt utilisation sample ("" when none): utilisation is unknown.
-    corrupt: str = ""
-    power_watts: float | None = None  # the whole GPU's draw; None when not reported or corrupt
-    power_corrupt: str = ""  # the drop reason of a corrupt power sample ("" when none)
-
-    @property
-    def allocated(self) -> bool:
-        """True when a pod holds the GPU (an absent or empty pod label means unallocated)."""
-        return bool(self.pod)
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """The pod labels as a mapping, for attribution."""
-        return dict(self.pod_labels)
-
-
-@dataclass(frozen=True)
-class IdleHours:
-    """GPU-hours one pod held a GPU or MIG instance below the idle threshold this month."""
-
-    namespace: str
-    pod: str
-    model: str
-    pod_labels: tuple[tuple[str, str], ...]
-    hours: float  # in whole GPUs: a MIG instance's hours weighed by its share
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """The pod labels as a mapping, for attribution."""
-        return dict(self.pod_labels)
-
-
-@dataclass(frozen=True)
-class DcgmSnapshot:
-    """Every GPU and MIG instance of one refresh, over all endpoints."""
-
-    gpus: tuple[GpuRecord, ...]
-    dropped: Mapping[str, int] = field(default_factory=dict)
-    # Discovered endpoints by state (scraped, failed, not_ready); empty for the other modes.
-    endpoints: Mapping[str, int] = field(default_factory=dict)
-    # Month-to-date idle GPU-hours per pod; None when the mode has no history (urls, discovery).
-    idle_hours: tuple[IdleHours, ...] | None = None
-
-    def check_after(self, previous: object | None) -> None:
-        """dcgm-exporter reports its whole current state; every endpoint must have answered."""
-        del previous
-
-
-def snapshot(records: list[GpuRecord], tally: Tally) -> DcgmSnapshot:
-    """Every GPU read, the same GPU behind two URLs (e.g. a Service and a pod) once.
-
-    Its drops are the records `tally` counted and the corrupt samples of the GPUs kept.
-    """
-    # The same GPU behind two URLs (e.g. a Service and a pod) counts once.
-    gpus = dedupe(SOURCE, records, identity, tally, same=_same_gpu)
-    return DcgmSnapshot(tuple(gpus), {**sample_drops(gpus) + tally})
-
-
-def sample_drops(records: Iterable[GpuRecord]) -> Counter[str]:
-    """The corrupt utilisation and power samples of `records`, by reason."""
-    records = list(records)
-    found = Counter(r.corrupt for r in records if r.corrupt)
-    return found + Counter(r.power_corrupt for r in records if r.power_corrupt)
-
-
-def _same_gpu(a: GpuRecord, b: GpuRecord) -> bool:
-    # Two scrapes of one exporter are moments apart, so utilisation may differ; the first wins.
-    return _without_samples(a) == _without_samples(b)
-
-
-def _without_samples(record: GpuRecord) -> GpuRecord:
-    return replace(record, utilisation=None, corrupt="", power_watts=None, power_corrupt="")
-
-
-def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
-    """Add, per GPU in MIG mode, an unallocated record for the compute slices no instance holds.
-
-    Without it a GPU carved into 3g + 3g would count 6/7 and its states would not add up to the
-    GPUs there are. The rest is counted in whole slices, so the shares add up to exactly one.
-    """
-    instances: dict[tuple[str, str], dict[str, GpuRecord]] = {}
-    for r in records:
-        if r.mig_instance:
-            instances.setdefault((r.node, r.gpu), {}).setdefault(r.mig_instance, r)
-    overfull: set[tuple[str, str]] = set()
-    rests: list[GpuRecord] = []
-    for (node, gpu), by_id in sorted(instances.items()):
-        first = by_id[min(by_id)]
-        slices = mig_slices(first.model)
-        # Shares are still n / slices here (time-sliced pods are split later): back to slices.
-        used = sum(round(r.share * slices) for r in by_id.values())
-        if used > slices:
-            overfull.add((node, gpu))
-            what = f"GPU {gpu} on {node!r}"
-            tally.drop(
-                BadRecord(OUT_OF_RANGE, f"{what}: MIG instances hold {used}/{slices} slices")
-            )
-        elif used < slices:
-            rest = GpuRecord(node, gpu, first.uuid, first.model, UNSLICED)
-            rests.append(replace(rest, share=(slices - used) / slices))
-    return [r for r in records if (r.node, r.gpu) not in overfull] + rests
+__all__ = ["parse_metrics", "parse_series"]
 
 
 @dataclass
@@ -299,48 +125,18 @@ def _collect(
     else:
         entity = _entity(entities, labels, default_node)
         seen[id(labels)] = (labels, entity)
-    if not value >= _BLANK_FLOOR:  # NaN is kept, to be refused by validation
+    if not value >= BLANK_FLOOR:  # NaN is kept, to be refused by validation
         entity.values.setdefault(metric, float(value))
 
 
 def _entity(
     entities: dict[tuple[str, ...], _Entity], labels: Mapping[str, str], default_node: str
 ) -> _Entity:
-    ident = _identity_labels(labels, default_node)
+    ident = identity_labels(labels, default_node)
     entity = entities.setdefault(tuple(ident.values()), _Entity(ident))
-    for name, label_value in labels.items():
-        if name not in _DEVICE_LABELS and label_value:
-            entity.pod_labels.setdefault(name, label_value)
+    for name, label_value in pod_labels(labels).items():
+        entity.pod_labels.setdefault(name, label_value)
     return entity
-
-
-def _first(labels: Mapping[str, str], *names: str) -> str:
-    # An empty label is the same as a missing one (Prometheus treats them alike), and
-    # exported_* wins because Prometheus renames the workload's labels to it.
-    for name in names:
-        if labels.get(name):
-            return labels[name]
-    return ""
-
-
-def describe(labels: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """A series' identity (node, gpu, model, MIG profile and instance, workload), pod labels."""
-    pod_labels = {k: v for k, v in labels.items() if k not in _DEVICE_LABELS and v}
-    return _identity_labels(labels, ""), pod_labels
-
-
-def _identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, str]:
-    return {
-        "node": _first(labels, "Hostname", "hostname") or default_node,
-        "gpu": labels["gpu"],
-        "uuid": _first(labels, "UUID", "uuid"),
-        "model": _first(labels, "modelName"),
-        "mig_profile": _first(labels, "GPU_I_PROFILE"),
-        "mig_instance": _first(labels, "GPU_I_ID"),
-        "namespace": _first(labels, "exported_namespace", "namespace", "pod_namespace"),
-        "pod": _first(labels, "exported_pod", "pod", "pod_name"),
-        "container": _first(labels, "exported_container", "container", "container_name"),
-    }
 
 
 def _record(entity: _Entity) -> GpuRecord:
@@ -351,25 +147,24 @@ def _record(entity: _Entity) -> GpuRecord:
     profile = ident.pop("mig_profile")
     share = 1.0
     if profile:
-        if profile.startswith(_BLANK_TEXT):
+        if profile.startswith(BLANK_TEXT):
             raise BadRecord(MISSING_FIELD, f"{what}: MIG profile is DCGM's blank {profile!r}")
         try:
             share = mig_share(profile, ident["model"])
         except ValueError as exc:
             raise BadRecord(WRONG_TYPE, f"{what}: {exc}") from None
     try:
-        utilisation, corrupt = _utilisation(entity.values, what), ""
+        ratio, corrupt = utilisation(entity.values, what), ""
     except BadRecord as exc:
-        utilisation, corrupt = None, exc.reason
+        ratio, corrupt = None, exc.reason
     try:
-        watts = _checked(entity.values.get(POWER_USAGE), 0.0, _MAX_WATTS, f"{what}: {POWER_USAGE}")
-        power_corrupt = ""
+        watts, power_corrupt = power_watts(entity.values, what), ""
     except BadRecord as exc:
         watts, power_corrupt = None, exc.reason
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),
-        utilisation=utilisation,
+        utilisation=ratio,
         share=share,
         corrupt=corrupt,
         power_watts=watts,
@@ -377,33 +172,33 @@ def _record(entity: _Entity) -> GpuRecord:
     )
 
 
-def _utilisation(values: Mapping[str, float], what: str) -> float | None:
-    ratio = _checked(values.get(GR_ENGINE_ACTIVE), 0.0, 1.0, f"{what}: {GR_ENGINE_ACTIVE}")
-    if ratio is not None:
-        return ratio
-    percent = _checked(values.get(GPU_UTIL), 0.0, 100.0, f"{what}: {GPU_UTIL}")
-    return None if percent is None else percent / 100.0
+def _with_unsliced(records: list[GpuRecord], tally: Tally) -> list[GpuRecord]:
+    """Add, per GPU in MIG mode, an unallocated record for the compute slices no instance holds.
 
-
-def _checked(value: float | None, low: float, high: float, what: str) -> float | None:
-    if value is None:
-        return None
-    if not math.isfinite(value):
-        raise BadRecord(NON_FINITE, f"{what} is {value}")
-    # 4294967295 (a uint32 -1) is one of DCGM's blank markers below _BLANK_FLOOR: refused here,
-    # which leaves the GPU's utilisation unknown, not the GPU uncounted.
-    if not low <= value <= high:
-        raise BadRecord(OUT_OF_RANGE, f"{what} is {value}, expected {low:g}..{high:g}")
-    return value
-
-
-def checked_labels(ident: Mapping[str, str], pod_labels: Mapping[str, str], what: str) -> None:
-    """Every name a GPU record carries is one label() accepts; else the record is bad."""
-    for name, value in ident.items():
-        label(value, f"{what}: {name}")
-    for key, value in pod_labels.items():
-        label(key, f"{what}: a pod label name")
-        label(value, f"{what}: pod label {key[:60]!r}")
+    Without it a GPU carved into 3g + 3g would count 6/7 and its states would not add up to the
+    GPUs there are. The rest is counted in whole slices, so the shares add up to exactly one.
+    """
+    instances: dict[tuple[str, str], dict[str, GpuRecord]] = {}
+    for r in records:
+        if r.mig_instance:
+            instances.setdefault((r.node, r.gpu), {}).setdefault(r.mig_instance, r)
+    overfull: set[tuple[str, str]] = set()
+    rests: list[GpuRecord] = []
+    for (node, gpu), by_id in sorted(instances.items()):
+        first = by_id[min(by_id)]
+        slices = mig_slices(first.model)
+        # Shares are still n / slices here (time-sliced pods are split later): back to slices.
+        used = sum(round(r.share * slices) for r in by_id.values())
+        if used > slices:
+            overfull.add((node, gpu))
+            what = f"GPU {gpu} on {node!r}"
+            tally.drop(
+                BadRecord(OUT_OF_RANGE, f"{what}: MIG instances hold {used}/{slices} slices")
+            )
+        elif used < slices:
+            rest = GpuRecord(node, gpu, first.uuid, first.model, UNSLICED)
+            rests.append(replace(rest, share=(slices - used) / slices))
+    return [r for r in records if (r.node, r.gpu) not in overfull] + rests
 
 
 def _drop_mig_parents(records: Iterable[GpuRecord]) -> list[GpuRecord]:
@@ -427,16 +222,3 @@ def _apportion(records: list[GpuRecord]) -> list[GpuRecord]:
             continue  # an unallocated series beside an allocated one describes the same slot
         out.append(replace(r, share=r.share / pods) if pods > 1 else r)
     return sorted(out, key=identity)
-
-
-def identity(record: GpuRecord) -> tuple[str, ...]:
-    """What tells one GPU or MIG instance, held by one pod, from every other."""
-    return (
-        record.node,
-        record.gpu,
-        record.mig_instance,
-        record.uuid,
-        record.namespace,
-        record.pod,
-        record.container,
-    )

@@ -20,7 +20,7 @@ from exporter.exposition.catalogue import (
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.gpus import idle_month_samples, model_price
 from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
-from exporter.sources.dcgm.parse import IdleHours
+from exporter.sources.dcgm.records import IdleHours
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
 from exporter.sources.reading import Reading
 

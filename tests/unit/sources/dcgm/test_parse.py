@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from exporter.sources.checks import Tally
-from exporter.sources.dcgm.parse import parse_metrics, snapshot
+from exporter.sources.dcgm.parse import parse_metrics
+from exporter.sources.dcgm.records import snapshot
 from tests.unit.sources.dcgm.test_source import series
 
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, render_metrics
 from exporter.errors import UpstreamPayloadError
-from exporter.sources.dcgm.parse import GpuRecord, parse_metrics, parse_series
+from exporter.sources.dcgm.parse import parse_metrics, parse_series
+from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.dcgm.text import Sample, fast_samples, library_samples, read_samples
 from tests.conftest import FIXED_NOW
 

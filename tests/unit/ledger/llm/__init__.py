@@ -1,0 +1,1 @@
+"""Unit tests of exporter.ledger.llm: routing, usage samples, re-attribution and pricing drift."""
