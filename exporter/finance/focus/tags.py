@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from exporter.finance.focus.aim import Share, aim
 from exporter.finance.footing import largest_remainder
 from exporter.finance.report import Report
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -41,15 +42,6 @@ class Tagging:
     names: tuple[str, ...] = ()
     mix: Mapping[_Cell, Mapping[Combination, float]] = field(default_factory=dict)
     targets: tuple[Mapping[tuple[str, str], int], ...] = ()  # per dimension: (value, comp) ->
-
-
-@dataclass(frozen=True)
-class Share:
-    """One combination's part of a cell: its values, its cents and its weight (for quantities)."""
-
-    combination: Combination
-    cents: int
-    weight: float
 
 
 def tagging(
@@ -91,7 +83,7 @@ def combination_cents(report: Report, by: Tagging) -> dict[_Cell, list[Share]]:
             cells[key] = [Share(c, r, weights[c]) for c, r in zip(combos, rounded, strict=True)]
             exact[key] = shares
     for component in sorted(set(report.components)):
-        _repair(cells, exact, by.targets, component)
+        aim(cells, exact, by.targets, component)
     return cells
 
 
@@ -125,66 +117,3 @@ def _folded(weights: dict[Combination, float], cents: int) -> dict[Combination, 
         small = abs(Decimal(cents) * Decimal(repr(weight)) / Decimal(repr(total))) < 1
         out[largest if small else combo] = out.get(largest if small else combo, 0.0) + weight
     return out
-
-
-def _repair(
-    cells: dict[_Cell, list[Share]],
-    exact: Mapping[_Cell, list[Decimal]],
-    targets: Sequence[Mapping[tuple[str, str], int]],
-    component: str,
-) -> None:
-    """Move cents within cells, each between a share's floor and ceiling, while that brings
-    the dimensions' sums closer to their targets (every move gains, so it ends)."""
-    keys = [k for k in sorted(cells) if k[1] == component and len(cells[k]) > 1]
-    if not targets or not keys:
-        return
-    off: list[dict[str, int]] = []
-    for d, aim in enumerate(targets):
-        sums: dict[str, int] = defaultdict(int)
-        for (value, comp), cents in aim.items():
-            if comp == component:
-                sums[value] -= cents
-        for key in sorted(k for k in cells if k[1] == component):
-            for share in cells[key]:
-                sums[share.combination[d]] += share.cents
-        off.append(sums)
-    moved = True
-    while moved:
-        moved = False
-        for key in keys:
-            if not any(off[d].get(v) for s in cells[key] for d, v in enumerate(s.combination)):
-                continue
-            moved = _move(cells, exact[key], key, off) or moved
-
-
-def _move(
-    cells: dict[_Cell, list[Share]],
-    exact: Sequence[Decimal],
-    key: _Cell,
-    off: list[dict[str, int]],
-) -> bool:
-    shares = cells[key]
-    ups = [i for i, s in enumerate(shares) if s.cents > exact[i]]
-    downs = [j for j, s in enumerate(shares) if s.cents < exact[j]]
-    for i in ups:
-        for j in downs:
-            a, b = shares[i].combination, shares[j].combination
-            if _gain(off, a, b) > 0:
-                for d, (va, vb) in enumerate(zip(a, b, strict=True)):
-                    if va != vb:
-                        off[d][va] = off[d].get(va, 0) - 1
-                        off[d][vb] = off[d].get(vb, 0) + 1
-                shares[i] = Share(a, shares[i].cents - 1, shares[i].weight)
-                shares[j] = Share(b, shares[j].cents + 1, shares[j].weight)
-                return True
-    return False
-
-
-def _gain(off: list[dict[str, int]], a: Combination, b: Combination) -> int:
-    """How much closer to the targets moving a cent from combination a to b brings the sums."""
-    gain = 0
-    for d, (va, vb) in enumerate(zip(a, b, strict=True)):
-        if va != vb:
-            da, db = off[d].get(va, 0), off[d].get(vb, 0)
-            gain += abs(da) + abs(db) - abs(da - 1) - abs(db + 1)
-    return gain
