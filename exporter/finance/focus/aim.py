@@ -54,6 +54,7 @@ class _Search:
         keys: list[_Cell],
     ) -> None:
         self.cells, self.exact = cells, exact
+        self.keys = [k for k in keys if len(cells[k]) > 1]
         self.off: list[dict[str, int]] = []
         self.touching: dict[tuple[int, str], list[_Cell]] = defaultdict(list)
         for d, aimed in enumerate(targets):
@@ -73,7 +74,7 @@ class _Search:
                     self.touching[(d, v)].append(key)
 
     def run(self) -> None:
-        while self._improve() or self._chain():
+        while self._improve() or self._chain() or self._path():
             pass
 
     def _near(self) -> list[_Cell]:
@@ -113,6 +114,47 @@ class _Search:
                     return True
                 self._apply(first, -1)
         return False
+
+    def _path(self) -> bool:
+        """A chain of moves through one dimension's values, each between two combinations
+        that differ there alone, from a value over its target to one under it: the values
+        between keep their sums, and no other dimension moves (an augmenting path)."""
+        for d, sums in enumerate(self.off):
+            if not any(gap > 0 for gap in sums.values()) or not any(
+                gap < 0 for gap in sums.values()
+            ):
+                continue
+            edges: dict[str, list[tuple[_Move, str]]] = defaultdict(list)
+            for key in self.keys:
+                shares = self.cells[key]
+                for move in self._moves(key):
+                    a, b = shares[move[1]].combination, shares[move[2]].combination
+                    if a[d] != b[d] and all(
+                        x == y for e, (x, y) in enumerate(zip(a, b, strict=True)) if e != d
+                    ):
+                        edges[a[d]].append((move, b[d]))
+            came: dict[str, tuple[_Move, str] | None] = {
+                v: None for v, gap in sums.items() if gap > 0
+            }
+            queue = sorted(came)
+            while queue:
+                value = queue.pop(0)
+                for move, to in edges.get(value, ()):
+                    if to in came:
+                        continue
+                    came[to] = (move, value)
+                    if sums.get(to, 0) < 0:
+                        self._walk(came, to)
+                        return True
+                    queue.append(to)
+        return False
+
+    def _walk(self, came: Mapping[str, tuple[_Move, str] | None], end: str) -> None:
+        step = came[end]
+        while step is not None:
+            move, before = step
+            self._apply(move, 1)
+            step = came[before]
 
     def _gain(self, move: _Move) -> int:
         key, i, j = move
