@@ -180,11 +180,13 @@ def join(
     records: Records,
     reading: Reading,
     memo: LlmMemo | None = None,
+    joint: bool = False,
 ) -> Chargeback:
     """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
     have fresh records.
 
     A caller that joins again and again passes an LlmMemo; the result is the same without.
+    `joint` also splits the month by every dimension at once (`Chargeback.joint`, for FOCUS).
     """
     samples: list[Sample] = []
     budgets = config_budgets(config)
@@ -246,7 +248,7 @@ def join(
         samples.extend(llm_report_samples(report))
     tags = llm_tags(part.llm if part is not None else None, attributor)
     hourly, month, splits = beyond_team(config, hourly, month, tags)
-    joint = month_joint(config, month, tags, splits)
+    combined = month_joint(config, month, tags, splits) if joint else JointSplit()
     declared = [t.name for t in config.teams]
     month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
@@ -273,7 +275,7 @@ def join(
         gpu_hours_by_team(month.lines, month.allocations),
         units,
         splits,
-        joint,
+        combined,
     )
 
 

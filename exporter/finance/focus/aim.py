@@ -5,8 +5,9 @@ exact amount rounded down or up. A move takes a cent from a share rounded up to 
 down in the same cell: the cell and the bounds hold, and each dimension where the two
 combinations differ sees one value lose a cent and another gain it. The search takes a move
 that brings the dimensions' sums closer to their targets, else a pair of moves that does
-together (one dimension fixed by the first and the other by the second), until neither is
-left. Every step gains, so it ends.
+together (one dimension fixed by the first and the other by the second), else a chain of moves
+through one dimension's values from one over its target to one under it (an augmenting path),
+until none is left. Every step gains, so it ends.
 """
 
 from __future__ import annotations

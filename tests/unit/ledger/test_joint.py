@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.ledger.attribution import IDLE, OTHER, Placement
+from exporter.config.schema import Config
+from exporter.ledger.attribution import IDLE, OTHER, Attributor, Placement
 from exporter.ledger.chargeback import CostLine, Ledger
 from exporter.ledger.dimensions import LlmTags, split_ledger
+from exporter.ledger.join import join
 from exporter.ledger.joint import joint_split
+from exporter.sources.reading import Reading
+from tests.conftest import FIXED_NOW
+from tests.unit.ledger.test_by_dimension import EXAMPLE, _example_records
 
 NAMES = ("product", "environment")
 LINES = (
@@ -93,3 +98,22 @@ def test_values_the_cap_folded_are_other() -> None:
 def test_no_dimension_gives_one_empty_combination_per_row() -> None:
     split = joint_split((), LEDGER, LINES, (), TAGS)
     assert split.by_team[("search", "cpu")] == {(): 150.0}
+
+
+def test_the_join_splits_the_docs_worked_example_jointly_when_asked() -> None:
+    config = Config.model_validate(EXAMPLE)
+    reading = Reading.open(FIXED_NOW, config.zone)
+    plain = join(config, Attributor(config), _example_records(), reading)
+    assert plain.joint.by_team == {}  # the exporter's refresh does not pay for it
+    joint = join(config, Attributor(config), _example_records(), reading, joint=True).joint
+    assert joint.names == NAMES
+    # docs/dimensions.md: search is (chat, prod) throughout, its LLM tags say chat too; vision
+    # is (inspection, staging); the notebook is unallocated in both.
+    assert joint.by_team[("search", "shared")] == pytest.approx({("chat", "prod"): 60.0})
+    assert joint.by_team[("search", "llm_external")] == pytest.approx({("chat", "prod"): 40.0})
+    assert joint.by_team[("vision", "llm_external")] == pytest.approx(
+        {("inspection", "staging"): 80.0}
+    )
+    assert joint.by_team[("__unallocated__", "cpu")] == pytest.approx(
+        {("__unallocated__", "__unallocated__"): 10.0}
+    )
