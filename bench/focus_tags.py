@@ -35,7 +35,8 @@ _HOURS = 24.0 * DAYS
 
 def _lines(size: Size) -> tuple[list[CostLine], list[list[str]]]:
     gpu_every = max(1, size.workloads // size.gpus)
-    lines, values = [], [[], []]
+    lines: list[CostLine] = []
+    values: list[list[str]] = [[], []]
     for i in range(size.workloads):
         team = f"team-{i % size.teams}"
         gpu = i % gpu_every == 0
