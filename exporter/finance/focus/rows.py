@@ -25,7 +25,7 @@ from exporter.finance.focus.resources import (
     split,
 )
 from exporter.finance.focus.services import Service, service
-from exporter.finance.focus.tags import Tagging, combination_cents
+from exporter.finance.focus.tags import Share, Tagging, combination_cents
 from exporter.finance.footing import largest_remainder
 from exporter.finance.report import Report
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -98,15 +98,18 @@ def focus_rows(
         team = team_row.team
         for component in report.components:
             shares = cells[(team, component)]
-            weights = [Decimal(repr(abs(s.weight))) for s in shares]
+            weights = _day_weights(team, component, shares, days)
             for n, combo in enumerate(shares):
                 tags = _tags(team, tagging.names, combo.combination)
+                key = (team, component, combo.combination)
+                own = [_day(d, key) for d in days] if len(shares) > 1 else None
                 for part in _parts(team, component, combo.cents, days, names):
-                    cents = apportion(part.cents, part.weights, hours) if part.cents else None
+                    by_day = _own_days(part.weights, own, part.cents)
+                    cents = apportion(part.cents, by_day, hours) if part.cents else None
                     for i, day in enumerate(days):
                         share = cents[i] if cents else 0
                         whole = _quantity(component, part.quantities[i])
-                        quantity = _quantity_share(whole, weights, n)
+                        quantity = _quantity_share(whole, weights[i], n)
                         usage = _is_usage(team, share, quantity)
                         # A day without cost is kept only when it measured something: a period
                         # with nothing consumed and nothing charged is no charge.
@@ -116,6 +119,38 @@ def focus_rows(
                                 _row(ctx, team, component, day, share, shown, part.resource, tags)
                             )
     return rows
+
+
+def _day_weights(
+    team: str, component: str, shares: Sequence[Share], days: Sequence[DayLedger]
+) -> list[list[Decimal]]:
+    """Each day's weight of each combination of a cell: the day's own cost by combination
+    where it has a usable one (all of one sign, not nothing), else the month's."""
+    month = [Decimal(repr(abs(s.weight))) for s in shares]
+    if len(shares) == 1:
+        return [month] * len(days)
+    out = []
+    for day in days:
+        own = [Decimal(repr(day.combos.get((team, component, s.combination), 0.0))) for s in shares]
+        total = sum(own, Decimal(0))
+        usable = total != 0 and all(w * total >= 0 for w in own)
+        out.append([abs(w) for w in own] if usable else month)
+    return out
+
+
+def _day(day: DayLedger, key: tuple[str, str, tuple[str, ...]]) -> Decimal:
+    return Decimal(repr(day.combos.get(key, 0.0)))
+
+
+def _own_days(team_days: list[Decimal], own: list[Decimal] | None, cents: int) -> list[Decimal]:
+    """A combination's cents follow its own days when the days know it (every day of the
+    cell's sign, some not nothing); else its team's days, in the month's proportions."""
+    if own is None or not any(own):
+        return team_days
+    sign = 1 if cents >= 0 else -1
+    if any(w * sign < 0 for w in own):
+        return team_days
+    return own
 
 
 def _tags(team: str, names: Sequence[str], combination: Sequence[str]) -> str:

@@ -13,7 +13,8 @@ combinations of dimension values its cost carries (`ledger.joint`), in whole cen
    up, every cell stays the report's cell: a dimension's sum matches `report --by` wherever a
    rounding of the teams' cells allows it.
 
-The rows of a combination are then split over resources and days as the team's cell is.
+The rows of a combination are then split over resources as the team's cell is, and over days
+by the combination's own daily cost where the days have it (`rows`).
 """
 
 from __future__ import annotations

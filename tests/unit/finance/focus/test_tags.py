@@ -194,3 +194,22 @@ def test_every_cell_is_conserved_and_each_share_within_a_cent(
                 abs(Decimal(cents) * Decimal(repr(s.weight)) / Decimal(repr(weight)) - s.cents) < 1
             )
             assert s.cents * cents >= 0
+
+
+def test_each_combination_follows_its_own_days() -> None:
+    # a's month is 6.00 (chat) + 3.00 (rag); chat ran on the first day only, rag on the second.
+    report = _report({("a", "cpu"): 9.0})
+    second = datetime(2026, 10, 3, tzinfo=UTC)
+    days = [
+        DayLedger(START, END, {("a", "cpu"): 6.0}, combos={("a", "cpu", ("chat", "prod")): 6.0}),
+        DayLedger(END, second, {("a", "cpu"): 3.0}, combos={("a", "cpu", ("rag", "prod")): 3.0}),
+    ]
+    ctx = FocusContext("EUR", START, second, "c1", "P", "P", None)
+    mix: Mix = {("a", "cpu"): {("chat", "prod"): 6.0, ("rag", "prod"): 3.0}}
+    rows = focus_rows(report, days, ctx, Tagging(NAMES, mix))
+    assert [
+        (json.loads(r.Tags)["product"], r.x_ChargePeriodLocalDate, r.BilledCost) for r in rows
+    ] == [
+        ("chat", "2026-10-01", "6.00"),
+        ("rag", "2026-10-02", "3.00"),
+    ]
