@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exporter.config.schema import Config
 from exporter.ledger.attribution import IDLE, OTHER, Attributor, Placement
@@ -117,3 +119,53 @@ def test_the_join_splits_the_docs_worked_example_jointly_when_asked() -> None:
     assert joint.by_team[("__unallocated__", "cpu")] == pytest.approx(
         {("__unallocated__", "__unallocated__"): 10.0}
     )
+
+
+_value = st.sampled_from(["a", "b", "c", "__unallocated__"])
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["t1", "t2", "t3"]),
+            st.dictionaries(st.sampled_from(["gpu", "cpu"]), st.floats(0, 1e4), min_size=1),
+            _value,
+            _value,
+        ),
+        max_size=8,
+    ),
+    st.dictionaries(
+        st.tuples(
+            st.sampled_from(["t1", "t2", "t4", IDLE]),
+            st.sampled_from(["gpu", "cpu", "llm_external", "lent"]),
+        ),
+        st.floats(-1e4, 1e4),
+    ),
+    st.dictionaries(
+        st.sampled_from(["t1", "t2", "t4"]),
+        st.dictionaries(st.sampled_from(["product:a", "product:z", "x"]), st.floats(0, 100)),
+    ),
+)
+def test_every_dimension_of_the_joint_split_is_its_own_split(
+    workloads: list[tuple[str, dict[str, float], str, str]],
+    costs: dict[tuple[str, str], float],
+    team_tags: dict[str, dict[str, float]],
+) -> None:
+    lines = [CostLine(Placement(t, "label"), "n", c) for t, c, _, _ in workloads]
+    values = ([w[2] for w in workloads], [w[3] for w in workloads])
+    ledger = Ledger(costs)
+    totals = {t: 50.0 for t in team_tags}
+    tags = LlmTags({}, 0.0, team_tags, totals)
+    joint = joint_split(NAMES, ledger, lines, values, tags, PREFIXES)
+    assert sum(sum(m.values()) for m in joint.by_team.values()) == pytest.approx(
+        sum(costs.values()), abs=1e-6
+    )
+    for d in (0, 1):
+        own = split_ledger(NAMES[d], ledger, lines, values[d], tags, PREFIXES[d])
+        summed: dict[tuple[str, str, str], float] = {}
+        for (team, component), combos in joint.by_team.items():
+            for combo, amount in combos.items():
+                key = (team, combo[d], component)
+                summed[key] = summed.get(key, 0.0) + amount
+        for key in set(summed) | set(own.by_team):
+            assert summed.get(key, 0.0) == pytest.approx(own.by_team.get(key, 0.0), abs=1e-6)
