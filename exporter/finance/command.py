@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from exporter.config.schema import Config
-from exporter.finance.dimensions import dimension_report, focus_shares
+from exporter.finance.dimensions import dimension_report, focus_tagging
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
@@ -67,7 +67,8 @@ def run_report(
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
     records = Records.of(read.snapshots)
-    chargeback = join(config, Attributor(config), records, reading)
+    focus = request.format == "focus"
+    chargeback = join(config, Attributor(config), records, reading, joint=focus)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
     if chargeback.month is None or records.opencost is None:
@@ -89,9 +90,10 @@ def run_report(
     report = with_operations(report, chargeback)
     # With --by, the text formats and the unallocated gate are the dimension's.
     gated = _by(chargeback, report, request.by)
-    if request.format == "focus":
-        shares = focus_shares(chargeback, request.by)
-        _write_focus(focus_export(config, read.snapshots, report, reading, shares), request)
+    if focus:
+        # Every dimension is in every row's Tags, so --by changes nothing here.
+        tags = focus_tagging(chargeback, report)
+        _write_focus(focus_export(config, read.snapshots, report, reading, tags), request)
     elif request.format == "html":
         statement = only_dimension(build_statement(report, chargeback, config), request.by)
         if request.team is not None:

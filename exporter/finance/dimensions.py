@@ -6,12 +6,12 @@ A dimension's report is built like the team report, from the join's split of the
 
 from __future__ import annotations
 
-from exporter.finance.focus.by_dimension import DimensionShares, dimension_shares
+from exporter.finance.focus.tags import Tagging, tagging
 from exporter.finance.report import Report, build_report
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback
 
-__all__ = ["dimension_report", "dimension_reports", "focus_shares"]
+__all__ = ["dimension_report", "dimension_reports", "focus_tagging"]
 
 
 def dimension_report(chargeback: Chargeback, name: str, team_report: Report) -> Report:
@@ -42,9 +42,9 @@ def dimension_reports(chargeback: Chargeback, team_report: Report) -> tuple[Repo
     return tuple(dimension_report(chargeback, d.name, team_report) for d in chargeback.dimensions)
 
 
-def focus_shares(chargeback: Chargeback, name: str | None) -> DimensionShares | None:
-    """The month's split of each team row by dimension `name`, for the FOCUS rows."""
-    for split in chargeback.dimensions:
-        if split.name == name:
-            return dimension_shares(split.month, chargeback.folded_teams)
-    return None
+def focus_tagging(chargeback: Chargeback, team_report: Report) -> Tagging:
+    """What the FOCUS rows are tagged with: every dimension's values, aiming at each
+    dimension's report (`report --by NAME`) to the cent."""
+    return tagging(
+        chargeback.joint, chargeback.folded_teams, dimension_reports(chargeback, team_report)
+    )

@@ -27,10 +27,11 @@ from exporter.ledger.dimensions import (
     cap_values,
     split_ledger,
 )
+from exporter.ledger.joint import JointSplit, joint_split
 from exporter.ledger.shared_costs import spread_shared
 from exporter.sources.litellm.source import LiteLLMSnapshot
 
-__all__ = ["DimensionSplit", "beyond_team", "dimension_samples", "llm_tags"]
+__all__ = ["DimensionSplit", "beyond_team", "dimension_samples", "llm_tags", "month_joint"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,26 @@ def beyond_team(
         hourly_costs, _ = cap_values(hourly_costs, dimension.max_values, keep=kept)
         splits.append(DimensionSplit(dimension.name, hourly_costs, month_costs, tuple(folded)))
     return hourly, month, tuple(splits)
+
+
+def month_joint(
+    config: Config, month: Window, tags: LlmTags | None, splits: tuple[DimensionSplit, ...]
+) -> JointSplit:
+    """The month (as `beyond_team` returned it) by every dimension's values at once, each
+    dimension's cap folded as its own split folded it (for FOCUS `Tags`)."""
+    if not config.dimensions:
+        return JointSplit()
+    allocations = month.allocations.allocations
+    values = [[DimensionResolver(d).value(a) for a in allocations] for d in config.dimensions]
+    return joint_split(
+        [d.name for d in config.dimensions],
+        month.ledger,
+        month.lines,
+        values,
+        tags,
+        [d.litellm_tag_prefix for d in config.dimensions],
+        [s.folded for s in splits],
+    )
 
 
 def _split(

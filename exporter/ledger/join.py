@@ -33,11 +33,13 @@ from exporter.ledger.by_dimension import (
     beyond_team,
     dimension_samples,
     llm_tags,
+    month_joint,
 )
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
 from exporter.ledger.costs import Window, gpu_hours_by_team, serving_costs, window
 from exporter.ledger.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
+from exporter.ledger.joint import JointSplit
 from exporter.ledger.llm import (
     LlmReport,
     ModelPricing,
@@ -105,6 +107,7 @@ class Chargeback:
     gpu_hours: Mapping[str, float] = field(default_factory=dict)
     units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
     dimensions: tuple[DimensionSplit, ...] = ()  # config order
+    joint: JointSplit = field(default_factory=JointSplit)  # every dimension at once (FOCUS)
 
     @property
     def at(self) -> datetime:
@@ -177,11 +180,13 @@ def join(
     records: Records,
     reading: Reading,
     memo: LlmMemo | None = None,
+    joint: bool = False,
 ) -> Chargeback:
     """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
     have fresh records.
 
     A caller that joins again and again passes an LlmMemo; the result is the same without.
+    `joint` also splits the month by every dimension at once (`Chargeback.joint`, for FOCUS).
     """
     samples: list[Sample] = []
     budgets = config_budgets(config)
@@ -243,6 +248,7 @@ def join(
         samples.extend(llm_report_samples(report))
     tags = llm_tags(part.llm if part is not None else None, attributor)
     hourly, month, splits = beyond_team(config, hourly, month, tags)
+    combined = month_joint(config, month, tags, splits) if joint else JointSplit()
     declared = [t.name for t in config.teams]
     month_ledger, folded = cap_teams(month.ledger, declared, config.attribution.max_teams)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, config.attribution.max_teams, fold=folded)
@@ -269,6 +275,7 @@ def join(
         gpu_hours_by_team(month.lines, month.allocations),
         units,
         splits,
+        combined,
     )
 
 

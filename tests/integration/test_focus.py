@@ -97,6 +97,35 @@ def test_the_rows_foot_to_the_report_total_to_the_cent(
             assert sum(days, Decimal(0)) == Decimal(str(amount)).quantize(Decimal("0.01"))
 
 
+@pytest.mark.parametrize("name", ["product", "environment"])
+def test_the_rows_foot_by_every_dimension_within_the_stated_cent(
+    name: str, october: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every row carries every dimension; summed by one, the rows give `report --by NAME`'s
+    # cells, but where two reports round the same money apart: there a cent (docs/report.md).
+    args = ["report", "--format", "json", "--month", "2026-10", "--by", name]
+    by = json.loads(_run(args, CLOCK, capsys))
+    _, rows = _rows(october)
+    sums: dict[tuple[str, str], Decimal] = {}
+    for r in rows:
+        tags = json.loads(r["Tags"] or "{}")
+        assert set(tags) == {"team", "product", "environment"}
+        key = (tags[name], r["x_Component"] or "")
+        sums[key] = sums.get(key, Decimal(0)) + Decimal(r["BilledCost"] or "0")
+    off = []
+    for row in by["values"]:
+        for component, amount in row["components"].items():
+            printed = Decimal(str(amount)).quantize(Decimal("0.01"))
+            gap = sums.get((row["value"], component), Decimal(0)) - printed
+            assert abs(gap) <= Decimal("0.01")
+            off.append(gap)
+    assert sum(off, Decimal(0)) == 0  # both foot to the same total
+    assert sum(1 for gap in off if gap) <= 4
+    # --by changes nothing: the export carries every dimension already.
+    focus = ["report", "--format", "focus", "--month", "2026-10", "--by", name]
+    assert _run(focus, CLOCK, capsys) == october
+
+
 def test_a_closed_month_prints_the_same_bytes_whenever_it_runs(
     october: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -195,8 +224,15 @@ def test_two_clusters_exports_concatenate_without_colliding_ids(
     for column in ("BillingAccountId", "InvoiceId", "ResourceId", "x_Cluster"):
         ids = [{r[column] for r in rows if r[column]} for rows in exports]
         assert ids[0] and ids[1] and not ids[0] & ids[1], column
-    # One cluster's rows are told apart by team, component, resource and day; the two
-    # clusters' rows, concatenated, still are.
-    key = ("BillingAccountId", "SubAccountId", "x_Component", "ResourceId", "ChargePeriodStart")
+    # One cluster's rows are told apart by team, component, resource, day and the dimensions'
+    # values (Tags); the two clusters' rows, concatenated, still are.
+    key = (
+        "BillingAccountId",
+        "SubAccountId",
+        "x_Component",
+        "ResourceId",
+        "ChargePeriodStart",
+        "Tags",
+    )
     keys = [tuple(r[k] for k in key) for r in [*madrid, *dublin]]
     assert len(keys) == len(set(keys)) == len(madrid) + len(dublin)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+from decimal import Decimal
 
 import pytest
 
@@ -56,18 +57,17 @@ def test_the_validator_checks_the_resource_columns(october: list[dict[str, str]]
 def test_the_day_summer_time_ends_consumes_25_hours(october: list[dict[str, str]]) -> None:
     # Research and search hold their cores all day: the 25-hour day has 25/24 of their
     # core-hours (vision's daytime job runs its usual hours).
-    def core_hours(team: str, day: str) -> str:
-        (row,) = [
-            r
-            for r in october
-            if (r["SubAccountId"], r["x_Component"], r["x_ChargePeriodLocalDate"])
-            == (team, "cpu", day)
-        ]
-        return row["ConsumedQuantity"]
+    # A team's day is split by its combinations of dimension values: their quantities add up.
+    def core_hours(team: str, day: str) -> Decimal:
+        return sum(
+            (
+                Decimal(r["ConsumedQuantity"])
+                for r in october
+                if (r["SubAccountId"], r["x_Component"], r["x_ChargePeriodLocalDate"])
+                == (team, "cpu", day)
+            ),
+            Decimal(0),
+        )
 
-    assert [core_hours("research", f"2026-10-2{d}") for d in (4, 5, 6)] == [
-        "512.0",
-        "536.0",
-        "512.0",
-    ]
-    assert core_hours("search", "2026-10-25") == "200.0"
+    assert [core_hours("research", f"2026-10-2{d}") for d in (4, 5, 6)] == [512, 536, 512]
+    assert core_hours("search", "2026-10-25") == 200

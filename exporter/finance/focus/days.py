@@ -27,6 +27,7 @@ from exporter.ledger.attribution import OTHER, Attributor
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.costs import cost_lines, gpu_hours_by_team
 from exporter.ledger.join import Chargeback, join
+from exporter.ledger.joint import Combination
 from exporter.sources.opencost.source import AllocationSet
 from exporter.sources.reading import Reading, as_of
 from exporter.sources.table import Records
@@ -50,26 +51,30 @@ class DayLedger:
     quantities: Mapping[tuple[str, str], float] = field(default_factory=dict)
     resource_costs: ResourceFigures = field(default_factory=dict)
     resource_quantities: ResourceFigures = field(default_factory=dict)
+    # Cost per (team, component, combination of dimension values): the day's own mix.
+    combos: Mapping[tuple[str, str, Combination], float] = field(default_factory=dict)
 
 
 _Figures = Mapping[tuple[str, str], float]
-# Month-to-date at a day's end: costs, quantities, resource costs, resource quantities.
-_ToDate = tuple[_Figures, _Figures, ResourceFigures, ResourceFigures]
+_Combos = Mapping[tuple[str, str, Combination], float]
+# Month-to-date at a day's end: costs, quantities, resource costs and quantities, combinations.
+_ToDate = tuple[_Figures, _Figures, ResourceFigures, ResourceFigures, _Combos]
 
 
 def differences(bounds: list[tuple[datetime, datetime]], to_date: list[_ToDate]) -> list[DayLedger]:
     """Each day's figures: its month-to-date figures less the previous day's."""
     out = []
-    previous: _ToDate = ({}, {}, {}, {})
+    previous: _ToDate = ({}, {}, {}, {}, {})
     for (start, end), current in zip(bounds, to_date, strict=True):
         costs, quantities = _minus(current[0], previous[0]), _minus(current[1], previous[1])
         by_resource = _minus(current[2], previous[2]), _minus(current[3], previous[3])
-        out.append(DayLedger(start, end, costs, quantities, *by_resource))
+        combos = _minus(current[4], previous[4])
+        out.append(DayLedger(start, end, costs, quantities, *by_resource, combos))
         previous = current
     return out
 
 
-_K = TypeVar("_K", tuple[str, str], tuple[str, str, str])
+_K = TypeVar("_K", tuple[str, str], tuple[str, str, str], tuple[str, str, Combination])
 
 
 def _minus(now: Mapping[_K, float], before: Mapping[_K, float]) -> dict[_K, float]:
@@ -94,15 +99,26 @@ def daily_ledgers(
         if records.opencost is None:
             raise ValueError("the FOCUS export needs OpenCost's month, which was not read")
         whole = records.opencost.month
-        chargeback = join(config, attributor, records, day)
+        chargeback = join(config, attributor, records, day, joint=bool(config.dimensions))
         to_date.append(
             (
                 _costs(chargeback.month),
                 _quantities(config, attributor, chargeback, whole),
                 *resource_figures(config, attributor, chargeback, whole),
+                _combinations(chargeback),
             )
         )
     return differences(reading.days(), to_date)
+
+
+def _combinations(chargeback: Chargeback) -> _Combos:
+    """Month-to-date cost per team (folded as the ledger is), component and combination."""
+    folded = set(chargeback.folded_teams)
+    out: dict[tuple[str, str, Combination], float] = defaultdict(float)
+    for (team, component), mix in sorted(chargeback.joint.by_team.items()):
+        for combo, amount in sorted(mix.items()):
+            out[(OTHER if team in folded else team, component, combo)] += amount
+    return dict(out)
 
 
 def _costs(ledger: Ledger | None) -> _Figures:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.finance.focus.by_dimension import DimensionShares, split_rows
 from exporter.finance.focus.days import daily_ledgers
 from exporter.finance.focus.rows import FocusContext, focus_rows
+from exporter.finance.focus.tags import Tagging
 from exporter.finance.focus.writer import format_focus
 from exporter.finance.report import Report
 from exporter.sources.reading import Reading
@@ -51,14 +51,12 @@ def focus_export(
     snapshots: Mapping[str, object],
     report: Report,
     reading: Reading,
-    by: DimensionShares | None = None,
+    tags: Tagging | None = None,
 ) -> FocusExport:
     """The month's FOCUS CSV, from the snapshots the report was built on (read by day);
-    with `by`, every row split by that dimension's values (tagged)."""
+    with `tags`, every row split by the combinations of the dimensions' values (tagged)."""
     days = daily_ledgers(config, snapshots, reading)
     ctx = focus_context(config, report, reading)
-    rows = focus_rows(report, days, ctx)
-    if by is not None:
-        rows = split_rows(rows, by)
+    rows = focus_rows(report, days, ctx, tags)
     span = "" if reading.closed else "-to-date"
     return FocusExport(format_focus(rows), f"focus-{ctx.cluster}-{report.month}{span}", len(rows))

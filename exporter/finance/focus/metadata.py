@@ -40,7 +40,7 @@ def column_definitions() -> list[dict[str, Any]]:
         elif column in _DATETIMES:
             out.append({"ColumnName": column, "DataType": "DATETIME"})
         elif column == "Tags":
-            # No provider-defined tag: the one key, `team`, is the team the user's labels name.
+            # No provider-defined tag: `team` and each dimension's name are the user's keys.
             out.append({"ColumnName": column, "DataType": "JSON", "ProviderTagPrefixes": []})
         else:
             out.append({"ColumnName": column, "DataType": "STRING", "StringEncoding": "UTF-8"})

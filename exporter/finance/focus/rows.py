@@ -9,10 +9,11 @@ with the month, or that has no daily figure, is spread over the days by their ho
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 
 from exporter.finance.focus.columns import FocusRow
 from exporter.finance.focus.days import DayLedger
@@ -24,6 +25,7 @@ from exporter.finance.focus.resources import (
     split,
 )
 from exporter.finance.focus.services import Service, service
+from exporter.finance.focus.tags import Share, Tagging, combination_cents
 from exporter.finance.footing import largest_remainder
 from exporter.finance.report import Report
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -77,31 +79,106 @@ def apportion(cents: int, weights: Sequence[Decimal], hours: Sequence[Decimal]) 
     return largest_remainder(exact, cents)
 
 
-def focus_rows(report: Report, days: Sequence[DayLedger], ctx: FocusContext) -> list[FocusRow]:
-    """Every non-empty (team, component, resource, day) of the report as a FOCUS row.
+def focus_rows(
+    report: Report, days: Sequence[DayLedger], ctx: FocusContext, by: Tagging | None = None
+) -> list[FocusRow]:
+    """Every non-empty (team, component, combination, resource, day) of the report as a row.
 
-    In report order: team, component, then resource by name (the unknown one last), then day.
+    In report order: team, component, then the combination of dimension values (sorted), then
+    resource by name (the unknown one last), then day. `Tags` carries the team and, with `by`,
+    every dimension's value (`finance.focus.tags`).
     """
     # Timestamps: two datetimes in one zone subtract as wall time (24 h on a 25-hour day).
     hours = [Decimal(repr((d.end.timestamp() - d.start.timestamp()) / 3600.0)) for d in days]
+    tagging = by or Tagging()
+    cells = combination_cents(report, tagging)
+    names = _resource_names(days)
     rows: list[FocusRow] = []
     for team_row in report.rows:
+        team = team_row.team
         for component in report.components:
-            cell = int((team_row.costs[component] * 100).to_integral_value())
-            for part in _parts(team_row.team, component, cell, days):
-                shares = apportion(part.cents, part.weights, hours) if part.cents else None
-                for i, day in enumerate(days):
-                    share = shares[i] if shares else 0
-                    quantity = _quantity(component, part.quantities[i])
-                    usage = _is_usage(team_row.team, share, quantity)
-                    # A day without cost is kept only when it measured something: a period
-                    # with nothing consumed and nothing charged is no charge.
-                    if share or usage:
-                        shown = quantity if usage else None
-                        rows.append(
-                            _row(ctx, team_row.team, component, day, share, shown, part.resource)
-                        )
+            shares = cells[(team, component)]
+            weights = _day_weights(team, component, shares, days)
+            for n, combo in enumerate(shares):
+                tags = _tags(team, tagging.names, combo.combination)
+                key = (team, component, combo.combination)
+                own = [_day(d, key) for d in days] if len(shares) > 1 else None
+                for part in _parts(team, component, combo.cents, days, names):
+                    by_day = _own_days(part.weights, own, part.cents)
+                    cents = apportion(part.cents, by_day, hours) if part.cents else None
+                    for i, day in enumerate(days):
+                        share = cents[i] if cents else 0
+                        whole = _quantity(component, part.quantities[i])
+                        quantity = _quantity_share(whole, weights[i], n)
+                        usage = _is_usage(team, share, quantity)
+                        # A day without cost is kept only when it measured something: a period
+                        # with nothing consumed and nothing charged is no charge.
+                        if share or usage:
+                            shown = quantity if usage else None
+                            rows.append(
+                                _row(ctx, team, component, day, share, shown, part.resource, tags)
+                            )
     return rows
+
+
+def _day_weights(
+    team: str, component: str, shares: Sequence[Share], days: Sequence[DayLedger]
+) -> list[list[Decimal]]:
+    """Each day's weight of each combination of a cell: the day's own cost by combination
+    where it has a usable one (all of one sign, not nothing), else the month's."""
+    month = [Decimal(repr(abs(s.weight))) for s in shares]
+    if len(shares) == 1:
+        return [month] * len(days)
+    out = []
+    for day in days:
+        own = [Decimal(repr(day.combos.get((team, component, s.combination), 0.0))) for s in shares]
+        total = sum(own, Decimal(0))
+        usable = total != 0 and all(w * total >= 0 for w in own)
+        out.append([abs(w) for w in own] if usable else month)
+    return out
+
+
+def _day(day: DayLedger, key: tuple[str, str, tuple[str, ...]]) -> Decimal:
+    return Decimal(repr(day.combos.get(key, 0.0)))
+
+
+def _own_days(team_days: list[Decimal], own: list[Decimal] | None, cents: int) -> list[Decimal]:
+    """A combination's cents follow its own days when the days know it (every day of the
+    cell's sign, some not nothing); else its team's days, in the month's proportions."""
+    if own is None or not any(own):
+        return team_days
+    sign = 1 if cents >= 0 else -1
+    if any(w * sign < 0 for w in own):
+        return team_days
+    return own
+
+
+def _tags(team: str, names: Sequence[str], combination: Sequence[str]) -> str:
+    return json.dumps({"team": team, **dict(zip(names, combination, strict=True))}, sort_keys=True)
+
+
+def _quantity_share(whole: Decimal | None, weights: Sequence[Decimal], n: int) -> Decimal | None:
+    """Combination n's part of a row's quantity: rounded down to the sixth decimal, the last
+    taking the rest, so the parts add up to the row's quantity (never below zero)."""
+    if whole is None or whole <= 0 or len(weights) == 1:
+        return whole
+    total = sum(weights, Decimal(0))
+
+    def down(w: Decimal) -> Decimal:
+        return (whole * w / total).quantize(_QUANTITY, rounding=ROUND_FLOOR)
+
+    if n < len(weights) - 1:
+        return down(weights[n])
+    return whole - sum((down(w) for w in weights[:-1]), Decimal(0))
+
+
+def _resource_names(days: Sequence[DayLedger]) -> dict[tuple[str, str], list[str]]:
+    """Each (team, component)'s resources over the month, the unknown one last."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for d in days:
+        for t, c, n in (*d.resource_costs, *d.resource_quantities):
+            found[(t, c)].add(n)
+    return {k: sorted(v, key=lambda n: (n == NO_RESOURCE, n)) for k, v in found.items()}
 
 
 @dataclass(frozen=True)
@@ -114,17 +191,15 @@ class _Part:
     quantities: list[float]
 
 
-def _parts(team: str, component: str, cell: int, days: Sequence[DayLedger]) -> list[_Part]:
+def _parts(
+    team: str,
+    component: str,
+    cell: int,
+    days: Sequence[DayLedger],
+    resources: Mapping[tuple[str, str], list[str]],
+) -> list[_Part]:
     key = (team, component)
-    names = sorted(
-        {
-            n
-            for d in days
-            for t, c, n in (*d.resource_costs, *d.resource_quantities)
-            if (t, c) == key
-        },
-        key=lambda n: (n == NO_RESOURCE, n),
-    )
+    names = resources.get(key, [])
     if component not in RESOURCE_COMPONENTS or not names:
         weights = [Decimal(repr(d.costs.get(key, 0.0))) for d in days]
         return [_Part(None, cell, weights, [d.quantities.get(key, 0.0) for d in days])]
@@ -189,6 +264,7 @@ def _row(
     cents: int,
     quantity: Decimal | None,
     res: Resource | None = None,
+    tags: str | None = None,
 ) -> FocusRow:
     """One row; `quantity` is set exactly when the row is Usage."""
     named = service(component)
@@ -227,7 +303,7 @@ def _row(
         ServiceSubcategory=named.subcategory,
         SubAccountId=team,
         SubAccountName=team,
-        Tags=json.dumps({"team": team}, sort_keys=True),
+        Tags=tags if tags is not None else json.dumps({"team": team}, sort_keys=True),
         x_ChargePeriodLocalDate=day.start.date().isoformat(),
         x_Cluster=ctx.cluster,
         x_Component=component,
