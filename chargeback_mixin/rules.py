@@ -117,8 +117,12 @@ def _anomaly_rules(c: MixinConfig) -> list[Rule]:
     team = f"team:{COST}:sum{{{TEAMS_ONLY}}}"
     recent = f"avg_over_time({team}[{c.cost_anomaly_recent_window}])"
     # The baseline samples the series hourly (a subquery): a mean over days loses nothing by
-    # it, and each evaluation reads 168 points for 7 days rather than 10,080 raw samples.
-    baseline = f"avg_over_time({team}[{c.cost_anomaly_baseline_window}:{BASELINE_STEP}])"
+    # it, and each evaluation reads 168 points for 7 days rather than 10,080 raw samples. The
+    # steps fall on whole hours, so a series with no sample at a whole hour yet (a new team, a
+    # Prometheus started this hour) has none: its last hour stands in, which departs from the
+    # recent mean by almost nothing and so stays silent.
+    sampled = f"avg_over_time({team}[{c.cost_anomaly_baseline_window}:{BASELINE_STEP}])"
+    baseline = f"({sampled} or avg_over_time({team}[{BASELINE_STEP}]))"
     return [
         _record(
             COST_DEPARTURE,
