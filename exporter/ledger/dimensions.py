@@ -224,9 +224,10 @@ def _spread(
     if total <= 0:
         out[(team, UNALLOCATED, component)] += amount
         return
-    # Sorted: the float sums never depend on the order allocations came in.
+    # Sorted: the float sums never depend on the order allocations came in. The fraction first:
+    # `amount * weight` can round away in subnormal weights, the fraction cannot exceed one.
     for value in sorted(weights):
-        out[(team, value, component)] += amount * weights[value] / total
+        out[(team, value, component)] += amount * (weights[value] / total)
 
 
 def cap_values(
