@@ -66,7 +66,12 @@ from exporter.ledger.quota import (
     quota_samples,
 )
 from exporter.ledger.unit_join import UnitEconomics, price_builds, unit_economics
-from exporter.ledger.weights import applied_weights, completion_weights, weight_samples
+from exporter.ledger.weights import (
+    CompletionWeight,
+    applied_weights,
+    completion_weights,
+    weight_samples,
+)
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -105,6 +110,7 @@ class Chargeback:
     gpu_hours: Mapping[str, float] = field(default_factory=dict)
     units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
     dimensions: tuple[DimensionSplit, ...] = ()  # config order
+    weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (ledger.weights)
 
     @property
     def at(self) -> datetime:
@@ -225,7 +231,14 @@ def join(
         )
         samples.extend(units.samples())
         return Chargeback(
-            reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage, units=units
+            reading,
+            None,
+            None,
+            tuple(samples),
+            budgets=budgets,
+            llm_usage=usage,
+            units=units,
+            weights=llm_weights,
         )
     hourly, month = _windows(config, attributor, opencost, reading)
     backlog = team_backlog(config, month.lines, month.allocations)
@@ -269,6 +282,7 @@ def join(
         gpu_hours_by_team(month.lines, month.allocations),
         units,
         splits,
+        llm_weights,
     )
 
 

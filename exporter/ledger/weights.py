@@ -110,9 +110,7 @@ def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[Compl
             out.append(CompletionWeight(decl.model, configured, found, found.weight, None, asked))
         else:
             fallback = why if asked == "measured" else None
-            out.append(
-                CompletionWeight(decl.model, configured, found, configured, fallback, asked)
-            )
+            out.append(CompletionWeight(decl.model, configured, found, configured, fallback, asked))
     return tuple(out)
 
 
