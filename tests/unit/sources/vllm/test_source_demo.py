@@ -1,4 +1,4 @@
-"""The demo's fake vLLM Prometheus, read by the real vLLM source: hand-worked totals and w = 80."""
+"""The vLLM source on the demo's fake Prometheus: hand-worked totals, w = 80, Prometheus JSON."""
 
 from __future__ import annotations
 
