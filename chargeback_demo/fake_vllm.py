@@ -2,9 +2,9 @@
 
 search serves llama-3-70b on vLLM (cluster.py). What the LiteLLM proxy sends it every hour
 (prompt and completion tokens, requests) is what vLLM finishes, and each token takes a fixed
-time in the engine: a prompt token 0.2 ms of prefill (a 1,300-token prompt in a quarter of a
-second), a completion token 16 ms of decode (62.5 tokens a second for each request). So the
-measured completion weight is 16 / 0.2 = 80, against the configured 3.
+time in the engine: a prompt token 0.25 ms of prefill (a 1,300-token prompt in a third of a
+second), a completion token 12.5 ms of decode (80 tokens a second for each request). So the
+measured completion weight is 12.5 / 0.25 = 50, against the configured 3.
 
 It answers what the vLLM source asks (exporter/sources/vllm/query.py), one counter's increase
 per model, `sum by (<label>) (increase(<counter>[<span>]))`, as Prometheus's HTTP API does: a
@@ -41,8 +41,8 @@ __all__ = [
 
 MODEL = "llama-3-70b"  # as LiteLLM names it
 SERVED_MODEL = deployment(MODEL)[1].removeprefix("hosted_vllm/")  # vLLM's model_name
-PREFILL_SECONDS_PER_TOKEN = 0.0002
-DECODE_SECONDS_PER_TOKEN = 0.016
+PREFILL_SECONDS_PER_TOKEN = 0.00025
+DECODE_SECONDS_PER_TOKEN = 0.0125
 _QUERY = re.compile(r"^sum by \((\w+)\) \(increase\(([\w:]+)\[([0-9a-z]+)\]\)\)$")
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "by day to retrain its detector; search's vLLM idles on its GPU. With Prometheus, DCGM\n"
         "is read through it, so month-to-date idle GPU-hours build up as it scrapes. Llama's\n"
         "completion weight is measured from vLLM's prefill and decode time (a fake Prometheus\n"
-        "holds vLLM's series): 80, where the config guesses 3.\n\n"
+        "holds vLLM's series): 50, where the config guesses 3.\n\n"
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
         f"  report:     .venv/bin/python -m chargeback_demo report\n"

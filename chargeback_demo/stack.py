@@ -136,7 +136,7 @@ def demo_config_dict(
         }
     if "vllm" in urls:
         # The Prometheus that scrapes search's vLLM: Llama's completion weight is measured
-        # (80: 16 ms a completion token against 0.2 ms a prompt token) and applied.
+        # (50: 12.5 ms a completion token against 0.25 ms a prompt token) and applied.
         config["sources"]["vllm"] = {"url": urls["vllm"], "interval": "1m"}
         hosted = config["llm_models"][0]["self_hosted"]
         hosted.update({"weight": "measured", "served_model": fake_vllm.SERVED_MODEL})

@@ -104,16 +104,16 @@ def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFix
     assert models["gpt-4o"]["kind"] == "external"
     llama = models["llama-3-70b"]
     assert llama["kind"] == "self_hosted"
-    # The demo measures Llama's weight from vLLM (16 ms a completion token, 0.2 ms a prompt
-    # token) and applies it: output = w x input with w = 80, not the configured 3.
+    # The demo measures Llama's weight from vLLM (12.5 ms a completion token, 0.25 ms a
+    # prompt token) and applies it: output = w x input with w = 50, not the configured 3.
     (weight,) = data["llm_completion_weights"]
     assert (weight["model"], weight["basis"], weight["configured"]) == (
         "llama-3-70b",
         "measured",
         3,
     )
-    assert weight["applied"] == weight["measured"] == pytest.approx(80.0)
-    assert llama["recommended_output"] == pytest.approx(80 * llama["recommended_input"])
+    assert weight["applied"] == weight["measured"] == pytest.approx(50.0)
+    assert llama["recommended_output"] == pytest.approx(50 * llama["recommended_input"])
     assert llama["measured"] == pytest.approx(llama["recommended_input"])
     assert demo_main(["report"], CLOCK) == 0
     text = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The vLLM source on the demo's fake Prometheus: hand-worked totals, w = 80, Prometheus JSON."""
+"""The vLLM source on the demo's fake Prometheus: hand-worked totals, w = 50, Prometheus JSON."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _transport(request: httpx.Request) -> httpx.Response:
 def test_the_demo_measures_llama_by_hand() -> None:
     # The month to date at 15 November 12:30 UTC, in Madrid: from 31 October 23:00 UTC, 349.5 h
     # of Llama's 500,000 prompt and 155,000 completion tokens and 380 requests an hour, at
-    # 0.2 ms a prompt token and 16 ms a completion token.
+    # 0.25 ms a prompt token and 12.5 ms a completion token.
     config = Config.model_validate(demo_config_dict(URLS))
     assert config.sources.vllm is not None
     client = build_client(config.sources.vllm, transport=httpx.MockTransport(_transport))
@@ -46,7 +46,7 @@ def test_the_demo_measures_llama_by_hand() -> None:
     (timing,) = snapshot.models
     assert timing.model == SERVED_MODEL == "meta-llama/Meta-Llama-3-70B-Instruct"
     expected = ModelTiming(
-        SERVED_MODEL, 34_950.0, 866_760.0, 174_750_000.0, 54_172_500.0, 132_810.0
+        SERVED_MODEL, 43_687.5, 677_156.25, 174_750_000.0, 54_172_500.0, 132_810.0
     )
     for got, want in zip(
         (timing.prefill_seconds, timing.decode_seconds, timing.prompt_tokens),
@@ -62,7 +62,7 @@ def test_the_demo_measures_llama_by_hand() -> None:
         "measured",
         None,
     )
-    assert abs(weight.applied - 80.0) < 1e-9 and weight.configured == 3.0
+    assert abs(weight.applied - 50.0) < 1e-9 and weight.configured == 3.0
 
 
 def test_it_speaks_prometheus_json() -> None:
