@@ -14,9 +14,9 @@ from chargeback_demo.prometheus import Process, free_port, start_prometheus, sto
 
 REPO = Path(__file__).resolve().parents[1]
 DESCRIPTION = """\
-The exporter on a simulated cluster (fake OpenCost, dcgm-exporter, Kubernetes and LiteLLM
-servers on loopback), plus Prometheus with the committed rules when it is installed. Runs
-until Ctrl-C."""
+The exporter on a simulated cluster (fake OpenCost, dcgm-exporter, Kubernetes, LiteLLM and
+vLLM-in-Prometheus servers on loopback), plus Prometheus with the committed rules when it is
+installed. Runs until Ctrl-C."""
 EPILOG = """environment:
   DEMO_LISTEN_ADDRESS   where the exporter serves (default 127.0.0.1:10290)
   DEMO_PROMETHEUS_PORT  Prometheus's port on loopback (default 9090)
@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         "OpenCost, dcgm-exporter, Kubernetes (Kueue) and LiteLLM servers on loopback. Some team\n"
         "borrows GPU quota at every hour: research at night (18-08 UTC) for its sweep, vision\n"
         "by day to retrain its detector; search's vLLM idles on its GPU. With Prometheus, DCGM\n"
-        "is read through it, so month-to-date idle GPU-hours build up as it scrapes.\n\n"
+        "is read through it, so month-to-date idle GPU-hours build up as it scrapes. Llama's\n"
+        "completion weight is measured from vLLM's prefill and decode time (a fake Prometheus\n"
+        "holds vLLM's series): 50, where the config guesses 3.\n\n"
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
         f"  report:     .venv/bin/python -m chargeback_demo report\n"

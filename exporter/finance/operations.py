@@ -22,9 +22,11 @@ def model_kinds(config: Config) -> dict[str, str]:
 
 
 def with_operations(report: Report, chargeback: Chargeback) -> Report:
-    """The report with each team's operating figures and the month's backlog."""
+    """The report with each team's operating figures, the month's backlog and the completion
+    weights its serving cost was moved by."""
     backlog = printed_backlog(chargeback.backlog) if chargeback.backlog is not None else None
-    return replace(report, usage=team_usage(chargeback), backlog=backlog)
+    usage = team_usage(chargeback)
+    return replace(report, usage=usage, backlog=backlog, weights=chargeback.weights)
 
 
 def team_report(report: Report, chargeback: Chargeback, config: Config, team: str) -> Report:

@@ -22,10 +22,12 @@ from exporter.finance.team_table import (
     usage_total_cells,
 )
 from exporter.finance.unit_tables import text_lines, unit_json, unit_tables
+from exporter.finance.weight_table import weight_json, weight_text
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
 from exporter.ledger.unit_join import UnitEconomics
+from exporter.ledger.weights import CompletionWeight
 
 __all__ = [
     "KUEUE_NOW",
@@ -106,6 +108,7 @@ class Report:
     team: str | None = None  # the one team a team's report is about
     units: UnitEconomics | None = None  # unit economics (exporter.finance.unit_tables)
     by: str = "team"  # what a row is: a team, or a value of the dimension of this name
+    weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (finance.weight_table)
 
     @property
     def unallocated(self) -> Decimal:
@@ -312,6 +315,7 @@ def _json(report: Report) -> str:
             for m in report.models
         ],
         "models_spend": float(report.model_spend),
+        "llm_completion_weights": weight_json(report.weights),
     }
     if report.quota_basis is not None:
         payload["quota_basis"] = report.quota_basis
@@ -445,6 +449,7 @@ def _table(report: Report) -> str:
         models = [head, *_model_lines(report, ",.2f", ",.4f", 1_000_000)]
         lines += ["", f"LLM models, {span} (prices per million tokens; {_PER})", ""]
         lines += _aligned(models, {0, len(models) - 2})
+    lines += weight_text(report.weights)
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span)]
     if report.units is not None:

@@ -68,7 +68,12 @@ from exporter.ledger.quota import (
     quota_samples,
 )
 from exporter.ledger.unit_join import UnitEconomics, price_builds, unit_economics
-from exporter.ledger.weights import applied_weights, completion_weights, weight_samples
+from exporter.ledger.weights import (
+    CompletionWeight,
+    applied_weights,
+    completion_weights,
+    weight_samples,
+)
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -108,6 +113,7 @@ class Chargeback:
     units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
     dimensions: tuple[DimensionSplit, ...] = ()  # config order
     joint: JointSplit = field(default_factory=JointSplit)  # every dimension at once (FOCUS)
+    weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (ledger.weights)
 
     @property
     def at(self) -> datetime:
@@ -230,7 +236,14 @@ def join(
         )
         samples.extend(units.samples())
         return Chargeback(
-            reading, None, None, tuple(samples), budgets=budgets, llm_usage=usage, units=units
+            reading,
+            None,
+            None,
+            tuple(samples),
+            budgets=budgets,
+            llm_usage=usage,
+            units=units,
+            weights=llm_weights,
         )
     hourly, month = _windows(config, attributor, opencost, reading)
     backlog = team_backlog(config, month.lines, month.allocations)
@@ -276,6 +289,7 @@ def join(
         units,
         splits,
         combined,
+        llm_weights,
     )
 
 

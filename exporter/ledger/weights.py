@@ -66,6 +66,13 @@ class CompletionWeight:
     measured: Measured | None
     applied: float
     fallback: str | None
+    asked: str = "configured"  # the declaration's `weight`: configured or measured
+
+    @property
+    def basis(self) -> str:
+        """Which weight is applied: the measured one, or the configured one."""
+        taken = self.asked == "measured" and self.fallback is None and self.measured is not None
+        return "measured" if taken else "configured"
 
 
 def measure(timing: ModelTiming | None) -> tuple[Measured | None, str | None]:
@@ -98,12 +105,12 @@ def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[Compl
             found, why = measure(vllm.timing(served))
             if found is not None and found.requests < source.min_requests:
                 why = TOO_FEW_REQUESTS
-        wants = decl.self_hosted.weight == "measured"
-        if wants and found is not None and why is None:
-            out.append(CompletionWeight(decl.model, configured, found, found.weight, None))
+        asked = decl.self_hosted.weight
+        if asked == "measured" and found is not None and why is None:
+            out.append(CompletionWeight(decl.model, configured, found, found.weight, None, asked))
         else:
-            fallback = why if wants else None
-            out.append(CompletionWeight(decl.model, configured, found, configured, fallback))
+            fallback = why if asked == "measured" else None
+            out.append(CompletionWeight(decl.model, configured, found, configured, fallback, asked))
     return tuple(out)
 
 

@@ -104,10 +104,21 @@ def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFix
     assert models["gpt-4o"]["kind"] == "external"
     llama = models["llama-3-70b"]
     assert llama["kind"] == "self_hosted"
-    assert llama["recommended_output"] == pytest.approx(3 * llama["recommended_input"])
+    # The demo measures Llama's weight from vLLM (12.5 ms a completion token, 0.25 ms a
+    # prompt token) and applies it: output = w x input with w = 50, not the configured 3.
+    (weight,) = data["llm_completion_weights"]
+    assert (weight["model"], weight["basis"], weight["configured"]) == (
+        "llama-3-70b",
+        "measured",
+        3,
+    )
+    assert weight["applied"] == weight["measured"] == pytest.approx(50.0)
+    assert llama["recommended_output"] == pytest.approx(50 * llama["recommended_input"])
     assert llama["measured"] == pytest.approx(llama["recommended_input"])
     assert demo_main(["report"], CLOCK) == 0
-    assert "LLM models, month to date" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "LLM models, month to date" in text
+    assert "Completion weight per self-hosted model" in text
 
 
 def test_teams_over_the_cap_are_folded_counted_and_logged(

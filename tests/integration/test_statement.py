@@ -74,6 +74,10 @@ def test_one_teams_statement(capsys: pytest.CaptureFixture[str]) -> None:
         ]
     ]
     assert all(row[0] == "search" for table in units for row in table[1:] if table[0][0] == "Team")
-    assert figures["charts"]["teams"]["Credits"] == {"search": "-699,11"}
+    # Search's Llama serving cost moved onto the senders by the measured weight, 50.
+    assert figures["charts"]["teams"]["Credits"] == {"search": "-701,68"}
+    # The completion weights are the cluster's, as its GPU prices: a team's page shows them.
+    (weights,) = [t for t in units if t[0][:2] == ["Model", "Basis"]]
+    assert weights[1][:5] == ["llama-3-70b", "Measured", "50,00", "3,00", "50,00"]
     assert demo_main(["report", "--format", "html", "--team", "nobody"], CLOCK) == 2
     assert "the teams are research, search, vision" in capsys.readouterr().err

@@ -32,6 +32,7 @@ from exporter.finance.statement.operations import (
 )
 from exporter.finance.statement.page import CSP, PAGE
 from exporter.finance.statement.units import unit_tables_html
+from exporter.finance.statement.weights import weight_tables_html
 from exporter.ledger.attribution import IDLE, OTHER
 
 __all__ = [
@@ -396,6 +397,7 @@ def statement_html(statement: Statement, numbers: Numbers) -> str:
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
+    tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
     tables += unit_tables_html(statement, numbers)
     # After the team and model tables: each dimension's month, to the same total.

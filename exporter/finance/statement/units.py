@@ -13,7 +13,7 @@ from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.unit_tables import Formats, UnitTable, for_team, unit_tables
 
-__all__ = ["WORDS", "statement_formats", "unit_tables_html"]
+__all__ = ["WORDS", "statement_formats", "table_html", "unit_tables_html"]
 
 # The unit tables' identifiers in people's words (kinds of model come from labels.KINDS).
 WORDS = {
@@ -28,6 +28,7 @@ WORDS = {
     "nameplate": "Nameplate",
     "measured": "Measured",
     "list price": "List price",
+    "configured": "Configured",
 }
 
 
@@ -64,10 +65,10 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     found: list[UnitTable] = unit_tables(
         units, report.currency, report.closed, statement_formats(numbers)
     )
-    return [_table(t.head, t.rows, t.numeric_from, t.title) for t in found]
+    return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in found]
 
 
-def _table(
+def table_html(
     head: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int, caption: str
 ) -> str:
     """A table without a total row, that scrolls on a narrow screen (as the statement's)."""

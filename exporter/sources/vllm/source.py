@@ -1,10 +1,11 @@
 """vLLM source: per served model, the time its finished requests spent in prefill and in decode.
 
 Upstream: the Prometheus that scrapes vLLM's `/metrics` (`sources.vllm.url`), through its
-HTTP query API (see query.py). The span is the month read, up to the reading's instant, or
-the last `window` when set. A model whose totals are incomplete or corrupt is dropped and
-counted; the ledger then falls back to the configured weight for it and says so
-(exporter/ledger/weights.py). No model at all is a valid answer: nothing was served.
+HTTP query API (see query.py). The span is the month read, up to the reading's end (a closed
+month: the whole month in its zone), or the last `window` when set. A model whose totals are
+incomplete or corrupt is dropped and counted; the ledger then falls back to the configured
+weight for it and says so (exporter/ledger/weights.py). No model at all is a valid answer:
+nothing was served.
 """
 
 from __future__ import annotations
@@ -63,12 +64,15 @@ def build_client(cfg: VllmConfig, transport: httpx.BaseTransport | None = None) 
 
 
 def span(cfg: VllmConfig, reading: Reading) -> timedelta:
-    """The span read: the last `window`, else the month up to the reading's instant (a second
-    at least, as PromQL needs a positive range; a closed month is read at its last microsecond,
-    so the span rounds up to its whole seconds)."""
+    """The span read, ending at `reading.until`: the last `window`, else the month up to there
+    (a second at least, as PromQL needs a positive range).
+
+    Prometheus keeps history, so a closed month is read to its end in its own zone, not to the
+    instant sources without history answer for (`reading.at`, cut at the UTC month's end).
+    """
     if cfg.window is not None:
         return cfg.window
-    seconds = reading.at.timestamp() - reading.month.start.timestamp()
+    seconds = reading.until.timestamp() - reading.month.start.timestamp()
     return timedelta(seconds=max(1, math.ceil(seconds)))
 
 
@@ -76,7 +80,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> VllmSnapsho
     """Every served model's prefill and decode time and tokens over the span."""
     cfg = section(config.sources.vllm, SOURCE)
     over = span(cfg, reading)
-    vectors = read_totals(client, over, reading.at, cfg.model_label)
+    vectors = read_totals(client, over, reading.until, cfg.model_label)
     tally = Tally()
     totals = totals_by_model(vectors, cfg.model_label, tally)
     models = tuple(ModelTiming(model, **measures) for model, measures in totals.items())

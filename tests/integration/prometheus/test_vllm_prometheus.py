@@ -160,9 +160,12 @@ def test_a_window_reads_its_own_span(prometheus: str) -> None:
 
 def _report(stack: DemoStack, tmp_path: Path, vllm: str | None, capsys: Any) -> Any:
     data = demo_config_dict(stack.urls, str(stack.secrets))
+    hosted = data["llm_models"][0]["self_hosted"]
+    # The demo's own vLLM (its fake Prometheus) is replaced: by none, or by the backfilled one.
+    data["sources"].pop("vllm", None)
+    hosted.pop("weight", None)
     if vllm is not None:
         data["sources"]["vllm"] = {"url": vllm}
-        hosted = data["llm_models"][0]["self_hosted"]
         hosted.update({"weight": "measured", "served_model": LLAMA})
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -184,3 +187,16 @@ def test_the_report_moves_the_same_money_by_the_measured_weight(
     assert sum(serving(measured).values()) == pytest.approx(0.0, abs=0.02)
     # w = 30 rather than 3: completion-heavy teams take more of the serving cost.
     assert serving(measured) != serving(configured)
+    # The closed month's report reads October's vLLM series and says so, hand-worked: 1.5 s
+    # for 9,000 prompt tokens (0.1667 ms) and 18 s for 3,600 completion tokens (5 ms) a step.
+    (weight,) = measured["llm_completion_weights"]
+    assert (weight["model"], weight["basis"], weight["fallback_reason"]) == (
+        "llama-3-70b",
+        "measured",
+        None,
+    )
+    assert weight["measured"] == weight["applied"] == pytest.approx(30.0, abs=1e-6)
+    assert weight["prefill_ms_per_prompt_token"] == pytest.approx(0.166667, abs=1e-6)
+    assert weight["decode_ms_per_completion_token"] == pytest.approx(5.0, abs=1e-6)
+    (plain,) = configured["llm_completion_weights"]
+    assert (plain["applied"], plain["measured"], plain["asked"]) == (3.0, None, "configured")

@@ -72,6 +72,20 @@ def test_a_closed_month_and_a_fixed_window() -> None:
     assert all(u.params["query"].endswith("[7d]))") for u in seen)
 
 
+def test_a_closed_month_is_read_to_its_end_in_its_own_zone() -> None:
+    # October in New York ends at 1 November 04:00 UTC: four hours after the UTC month, where
+    # sources without history are read (`Reading.at`); Prometheus keeps the month whole.
+    seen: list[httpx.URL] = []
+    config = _config()
+    zoned = config.model_copy(update={"timezone": "America/New_York"})
+    october = Month.of(datetime(2026, 10, 5, 12, tzinfo=UTC), zoned.zone)
+    snapshot = _fetch(zoned, Reading.closed_month(october), seen)
+    end = datetime(2026, 11, 1, 4, tzinfo=UTC)
+    assert {u.params["time"] for u in seen} == {f"{end.timestamp():.3f}"}
+    assert all(u.params["query"].endswith("[31d]))") for u in seen)
+    assert snapshot.span_seconds == 31 * 86400
+
+
 def test_an_error_envelope_fails_the_read() -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"status": "error", "errorType": "bad_data", "error": "x"})
