@@ -8,7 +8,8 @@ import pytest
 
 from exporter.config.schema import Config
 from exporter.finance.dimensions import dimension_report, dimension_reports
-from exporter.finance.report import build_report, format_report
+from exporter.finance.report import build_report
+from exporter.finance.report_formats import format_report
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.join import Chargeback, join

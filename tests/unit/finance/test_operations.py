@@ -14,7 +14,8 @@ from exporter.calendar import Month
 from exporter.config.schema import Config
 from exporter.finance.backlog_table import printed_backlog
 from exporter.finance.operations import team_report, with_operations
-from exporter.finance.report import Report, build_report, format_report, model_rows
+from exporter.finance.report import Report, build_report, model_rows
+from exporter.finance.report_formats import format_report
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.backlog import Entry, backlog
 from exporter.ledger.chargeback import Ledger

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from exporter.config.schema import Config
 from exporter.finance.closed_month import closed_month
 from exporter.finance.footing import cents
-from exporter.finance.report import Report, build_report, format_report, model_rows
+from exporter.finance.report import Report, build_report, model_rows
+from exporter.finance.report_formats import format_report
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.llm import TeamModelUsage

@@ -6,7 +6,8 @@ import json
 import re
 
 from exporter.config.unit_economics import PriceBuild
-from exporter.finance.report import Report, build_report, format_report
+from exporter.finance.report import Report, build_report
+from exporter.finance.report_formats import format_report
 from exporter.finance.unit_tables import unit_json, unit_tables
 from exporter.ledger.applied_prices import AppliedPrice
 from exporter.ledger.build_or_buy import BreakEven, TeamAlternative

@@ -8,7 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 from exporter.config.schema import Config
-from exporter.finance.report import Report, build_report, format_report
+from exporter.finance.report import Report, build_report
+from exporter.finance.report_formats import format_report
 from exporter.finance.weight_table import weight_json
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.weights import completion_weights
