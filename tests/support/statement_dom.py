@@ -18,7 +18,14 @@ from typing import Any
 from babel.numbers import parse_decimal
 
 from exporter.finance.statement import labels
-from exporter.finance.statement.html import CREDITS, FORECAST, LENT, SPENT, TO_DATE, budget_label
+from exporter.finance.statement.charts import (
+    CREDITS,
+    FORECAST,
+    LENT,
+    SPENT,
+    TO_DATE,
+    budget_label,
+)
 from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["DOM_JS", "assert_statement_matches", "read_page"]

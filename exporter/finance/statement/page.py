@@ -1,8 +1,10 @@
-"""The statement page's template and style sheet (string.Template; values arrive escaped)."""
+"""The statement page's template, style sheet and note paragraph (values arrive escaped)."""
 
 from __future__ import annotations
 
-__all__ = ["CSP", "PAGE"]
+import html
+
+__all__ = ["CSP", "PAGE", "note"]
 
 # No script, no request of any kind: the page is figures, inline SVG and inline CSS only.
 CSP = (
@@ -64,3 +66,8 @@ $tables
 </html>
 """
 )
+
+
+def note(text: str) -> str:
+    """A paragraph of the page's small print (it stands in for a chart that has nothing to draw)."""
+    return f'<p class="note">{html.escape(text)}</p>'

@@ -1,0 +1,145 @@
+"""The statement's tables of figures: teams, models, weights, backlog, unit economics, dimensions.
+
+Every cell that came from an upstream (teams, models) is escaped with `html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from decimal import Decimal
+
+from exporter.finance.report import Report
+from exporter.finance.statement import labels
+from exporter.finance.statement.figures import Statement
+from exporter.finance.statement.numbers import Numbers
+from exporter.finance.statement.operations import (
+    USAGE_HEAD,
+    backlog_lines,
+    usage_cells,
+    usage_totals,
+)
+from exporter.finance.statement.units import unit_tables_html
+from exporter.finance.statement.weights import weight_tables_html
+from exporter.ledger.attribution import OTHER
+
+__all__ = ["dimension_lines", "model_lines", "tables_html", "team_lines"]
+
+COUNTS = ("prompt_tokens", "completion_tokens", "requests")
+
+
+def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> str:
+    """Header, rows and, last, the total row, as a table that scrolls on a narrow screen."""
+    head, *body = lines
+    out = [
+        f'<div class="table" role="region" tabindex="0" aria-label="{html.escape(caption)}">'
+        f"<table><caption>{html.escape(caption)}</caption><thead><tr>"
+    ]
+    out += [f'<th scope="col">{html.escape(h)}</th>' for h in head]
+    out.append("</tr></thead><tbody>")
+    for i, row in enumerate(body):
+        total = ' class="total"' if i == len(body) - 1 else ""
+        cells = [f'<th scope="row">{html.escape(row[0])}</th>']
+        for j, cell in enumerate(row[1:], start=1):
+            css = ' class="num"' if j >= numeric_from else ""
+            cells.append(f"<td{css}>{html.escape(cell)}</td>")
+        out.append(f"<tr{total}>{''.join(cells)}</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
+    """The teams table: a row per team, then the totals; labels for people."""
+    report = statement.report
+    components = [labels.component(c) for c in report.components]
+    lines = [["Team", *components, "Total", "GPU budget", "LLM budget", *USAGE_HEAD]]
+
+    def opt(value: Decimal | None) -> str:
+        return "" if value is None else numbers.amount(value)
+
+    for row in report.rows:
+        cells = [numbers.amount(row.costs[c]) for c in report.components]
+        budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
+        usage = usage_cells(report.usage.get(row.team), numbers)
+        lines.append([labels.team(row.team), *cells, numbers.amount(row.total), *budgets, *usage])
+    if statement.team is None:
+        sums = [numbers.amount(report.columns[c]) for c in report.components]
+        gpu = [r.budget_gpu for r in report.rows if r.budget_gpu is not None]
+        llm = [r.budget_llm for r in report.rows if r.budget_llm is not None]
+        budgets = [numbers.amount(sum(b, Decimal(0))) if b else "" for b in (gpu, llm)]
+        usage = usage_totals((report.usage.get(r.team) for r in report.rows), numbers)
+        lines.append(["Total", *sums, numbers.amount(report.total), *budgets, *usage])
+    return lines
+
+
+def dimension_lines(report: Report, numbers: Numbers) -> list[list[str]]:
+    """A dimension's table: a row per value, then the totals (the same total as the teams)."""
+    components = [labels.component(c) for c in report.components]
+    lines = [[report.by.capitalize(), *components, "Total"]]
+    for row in report.rows:
+        cells = [numbers.amount(row.costs[c]) for c in report.components]
+        name = "Other values" if row.team == OTHER else labels.team(row.team)
+        lines.append([name, *cells, numbers.amount(row.total)])
+    sums = [numbers.amount(report.columns[c]) for c in report.components]
+    lines.append(["Total", *sums, numbers.amount(report.total)])
+    return lines
+
+
+def model_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
+    """The models table: spend, tokens and prices per million tokens, then the totals."""
+    per = f"{numbers.symbol} per million tokens"
+    head = ["Model", "Kind", "Spend", "Prompt tokens", "Completion tokens", "Requests"]
+    prices = ["Declared", "Measured", "Recommended, input", "Recommended, output"]
+    lines = [[*head, *(f"{p} ({per})" for p in prices)]]
+
+    def price(value: float | None) -> str:
+        return "" if value is None else numbers.per_million(value)
+
+    models = statement.report.models
+    for m in models:
+        counts = [numbers.count(n) for n in (m.prompt_tokens, m.completion_tokens, m.requests)]
+        values = (m.declared, m.measured, m.recommended_input, m.recommended_output)
+        spend = numbers.amount(m.spend)
+        lines.append([m.model, labels.kind(m.kind), spend, *counts, *map(price, values)])
+    totals = [sum(getattr(m, f) for m in models) for f in COUNTS]
+    spend = numbers.amount(statement.report.model_spend)
+    lines.append(["Total", "", spend, *map(numbers.count, totals), "", "", "", ""])
+    return lines
+
+
+def _backlog(statement: Statement, numbers: Numbers) -> list[str]:
+    """The labelling backlog's two lists, each a table with its total, when it has rows."""
+    backlog, span = statement.report.backlog, _span(statement)
+    if backlog is None:
+        return []
+    out = []
+    if backlog.unallocated:
+        caption = f"Labelling backlog: unallocated cost by workload, {span}"
+        out.append(_table(backlog_lines(backlog, backlog.unallocated, numbers, False), 3, caption))
+    if backlog.fallback:
+        caption = f"Placed only by a fallback key, {span}"
+        out.append(_table(backlog_lines(backlog, backlog.fallback, numbers, True), 3, caption))
+    return out
+
+
+def _span(statement: Statement) -> str:
+    return "closed month" if statement.report.closed else "month to date"
+
+
+def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
+    """The page's tables in page order: teams, models, weights, backlog, units, dimensions."""
+    report = statement.report
+    span = _span(statement)
+    caption = f"Cost per team and component ({report.currency})"
+    tables = [_table(team_lines(statement, numbers), 1, caption)]
+    if report.models and statement.team is None:
+        caption = f"LLM models, {span} (spend in {report.currency})"
+        tables.append(_table(model_lines(statement, numbers), 2, caption))
+    tables += weight_tables_html(statement, numbers)
+    tables += _backlog(statement, numbers)
+    tables += unit_tables_html(statement, numbers)
+    # After the team and model tables: each dimension's month, to the same total.
+    for dimension in statement.dimensions:
+        caption = f"Cost per {dimension.by} and component ({report.currency})"
+        tables.append(_table(dimension_lines(dimension, numbers), 1, caption))
+    return tables
