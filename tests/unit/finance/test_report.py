@@ -1,10 +1,9 @@
-"""The finance report: printed figures foot, budgets by kind, the month's idle, one CSV table."""
+"""The finance report: printed figures foot, budgets by kind, the month's idle, closed months."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import UTC, datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -16,11 +15,10 @@ from hypothesis import strategies as st
 from exporter.config.schema import Config
 from exporter.finance.closed_month import closed_month
 from exporter.finance.footing import cents
-from exporter.finance.report import Report, build_report, model_rows
+from exporter.finance.report import build_report
 from exporter.finance.report_formats import format_report
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.chargeback import Ledger
-from exporter.ledger.llm import TeamModelUsage
 from tests.conftest import FIXED_NOW
 
 
@@ -101,41 +99,6 @@ def test_idle_header_counts_what_a_reservation_absorbed() -> None:
     assert (report.idle, report.idle_shared) == (Decimal("512.00"), Decimal("448.00"))
     # Without OpenCost's figure only what the ledger names as idle is known.
     assert build_report(ledger, "EUR", "2026-10", {}).idle == Decimal("164.00")
-
-
-def _report_with_models() -> Report:
-    usage = {
-        ("research", "gpt-4o"): TeamModelUsage(1.005, 1000, 250, 7),
-        ("vision", "gpt-4o"): TeamModelUsage(1.005, 3000, 50, 3),
-        ("vision", "llama-3-70b"): TeamModelUsage(None, 900, 100, 2),
-    }
-    models = model_rows(usage, (), {"gpt-4o": "external"})
-    ledger = _ledger({("research", "llm_external"): 1.005, ("vision", "llm_external"): 1.005})
-    return build_report(ledger, "EUR", "2026-10", {}, models)
-
-
-def test_csv_writes_one_table() -> None:
-    report = _report_with_models()
-    teams = format_report(report, "csv")
-    assert "model" not in teams
-    rows = list(csv.reader(io.StringIO(teams)))
-    assert {len(r) for r in rows} == {len(rows[0])}
-    models = list(csv.DictReader(io.StringIO(format_report(report, "csv", "models"))))
-    assert [m["model"] for m in models] == ["gpt-4o", "llama-3-70b", "total"]
-    # 1.005 + 1.005 = 2.01: the model's spend is summed before it is rounded.
-    assert models[0]["spend"] == models[2]["spend"] == "2.01"
-    assert (models[2]["prompt_tokens"], models[2]["requests"]) == ("4900", "12")
-
-
-def test_json_counts_are_integers_and_money_foots() -> None:
-    data = json.loads(format_report(_report_with_models(), "json"))
-    gpt = data["models"][0]
-    assert gpt["prompt_tokens"] == 4000 and isinstance(gpt["prompt_tokens"], int)
-    assert isinstance(gpt["completion_tokens"], int) and isinstance(gpt["requests"], int)
-    assert gpt["spend"] == data["models_spend"] == 2.01
-    # Each team's 1.005 alone rounds to 1.01 (2.02 in all); footed the teams print 1.01 + 1.00.
-    assert [t["total"] for t in data["teams"][:2]] == [1.01, 1.0]
-    assert data["total"] == 2.01
 
 
 teams = st.sampled_from(["a", "b", "c", "d", IDLE, UNALLOCATED])
