@@ -330,5 +330,5 @@ async def _close(writer: asyncio.StreamWriter) -> None:
             await writer.wait_closed()
     except TimeoutError:
         transport.abort()
-    except Exception:  # noqa: BLE001, S110 - the connection's own error: it is closed either way
+    except Exception:  # noqa: BLE001 - the connection's own error: it is closed either way
         pass
