@@ -2,7 +2,8 @@
 
 It answers the instant queries the DCGM source sends (`/api/v1/query`): the mean utilisation
 of each GPU (`avg by (...) (avg_over_time(<metric>[...]))`) with the labels asked for, and
-the idle subqueries (`sum_over_time(...)`) with a count of idle steps per held GPU. The series
+the idle subqueries (`sum_over_time(...)`) with a count of idle steps per held GPU; the mean
+power draw likewise, and an empty vector for a metric the exporters do not send. The series
 are the fake dcgm-exporters' own, read once; the answers are as large as a real Prometheus's
 (one series per GPU and metric), which is what the exporter's side of the read costs.
 """
@@ -20,7 +21,8 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, Handler, json_re
 __all__ = ["FakePrometheus"]
 
 _BY = re.compile(r"avg by \(([^)]*)\)")
-_METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL")
+# Longest first: a query is matched by the first metric its text contains.
+_METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL")
 _IDLE_STEPS = 24.0  # two hours of 5-minute steps below the threshold, per held GPU and day
 
 Series = list[tuple[dict[str, str], float]]
@@ -38,9 +40,9 @@ class FakePrometheus:
         if request.path != "/api/v1/query":
             return FakeResponse(404, b"404 page not found\n")
         expr = request.arg("query") or ""
-        metric = next((m for m in _METRICS if m in expr), None)
+        metric = next((m for m in _METRICS if m in expr), "")
         by = _BY.search(expr)
-        if metric is None or by is None:
+        if by is None:
             return json_response(400, {"status": "error", "errorType": "bad_data", "error": expr})
         keep = [label.strip() for label in by.group(1).split(",")]
         idle = expr.startswith("sum_over_time(")

@@ -17,6 +17,7 @@ from exporter.sources.opencost.source import AllocationSet
 
 __all__ = [
     "Window",
+    "WindowMemo",
     "cost_lines",
     "gpu_hours_by_team",
     "gpu_price_per_hour",
@@ -81,6 +82,40 @@ def window(
     ledger = charge(lines, idle_groups(allocations, lines, by_node), rule)
     made = Window(allocations, lines, ledger, llm_scale, live)
     return made.with_ledger(ledger.scaled(made.scale)) if live else made
+
+
+class WindowMemo:
+    """The hourly and month windows of the last OpenCost sets charged, reused while the same
+    sets (held, so their ids cannot be reused), attributor and idle rule are joined again.
+
+    Each source refreshes on its own interval and every refresh rebuilds: a rebuild after a
+    DCGM, Kueue or LiteLLM refresh need not place and charge 100,000 allocations again.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[bool, tuple[tuple[object, ...], Window]] = {}
+
+    def window(
+        self,
+        allocations: AllocationSet,
+        attributor: Attributor,
+        rule: IdleRule,
+        by_node: bool,
+        *,
+        live: bool,
+        llm_scale: float,
+    ) -> Window:
+        """`window(...)`, computed when its inputs are not the last ones seen for `live`."""
+        key: tuple[object, ...] = (allocations, attributor, rule, by_node)
+        kept = self._kept.get(live)
+        if kept is not None and all(a is b for a, b in zip(key, kept[0], strict=True)):
+            made = kept[1]
+            # A copy of the ledger: later steps of a join may change theirs in place.
+            ledger = Ledger(dict(made.ledger.costs), dict(made.ledger.fallback))
+            return replace(made, ledger=ledger, llm_scale=llm_scale)
+        made = window(allocations, attributor, rule, by_node, live=live, llm_scale=llm_scale)
+        self._kept[live] = (key, made)
+        return replace(made, ledger=Ledger(dict(made.ledger.costs), dict(made.ledger.fallback)))
 
 
 def cost_lines(window: AllocationSet, attributor: Attributor) -> tuple[CostLine, ...]:

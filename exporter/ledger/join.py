@@ -37,7 +37,7 @@ from exporter.ledger.by_dimension import (
 )
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
-from exporter.ledger.costs import Window, gpu_hours_by_team, serving_costs, window
+from exporter.ledger.costs import Window, WindowMemo, gpu_hours_by_team, serving_costs
 from exporter.ledger.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
 from exporter.ledger.joint import JointSplit
 from exporter.ledger.llm import (
@@ -186,13 +186,16 @@ def join(
     records: Records,
     reading: Reading,
     memo: LlmMemo | None = None,
+    *,
     joint: bool = False,
+    windows: WindowMemo | None = None,
 ) -> Chargeback:
     """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
     have fresh records.
 
-    A caller that joins again and again passes an LlmMemo; the result is the same without.
-    `joint` also splits the month by every dimension at once (`Chargeback.joint`, for FOCUS).
+    A caller that joins again and again passes an LlmMemo and a WindowMemo; the result is the
+    same without. `joint` also splits the month by every dimension at once (`Chargeback.joint`,
+    for FOCUS).
     """
     samples: list[Sample] = []
     budgets = config_budgets(config)
@@ -245,7 +248,7 @@ def join(
             units=units,
             weights=llm_weights,
         )
-    hourly, month = _windows(config, attributor, opencost, reading)
+    hourly, month = _windows(config, attributor, opencost, reading, windows or WindowMemo())
     backlog = team_backlog(config, month.lines, month.allocations)
     samples.extend(backlog_samples(backlog))
     if quota is not None and flavor_prices:
@@ -365,7 +368,11 @@ def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None
 
 
 def _windows(
-    config: Config, attributor: Attributor, opencost: OpenCostSnapshot, reading: Reading
+    config: Config,
+    attributor: Attributor,
+    opencost: OpenCostSnapshot,
+    reading: Reading,
+    memo: WindowMemo,
 ) -> tuple[Window, Window]:
     """The hourly window (a rate, live) and the month-to-date window (a total).
 
@@ -376,6 +383,7 @@ def _windows(
     # Timestamps: two datetimes of one zone subtract as wall time, blind to DST.
     seconds = reading.at.timestamp() - reading.month.start.timestamp()
     elapsed = max(seconds / 3600.0, 1.0)
+    window = memo.window
     hourly = window(opencost.rate, attributor, rule, by_node, live=True, llm_scale=1 / elapsed)
     month = window(opencost.month, attributor, rule, by_node, live=False, llm_scale=1.0)
     return hourly, month

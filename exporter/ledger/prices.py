@@ -89,6 +89,7 @@ class GpuPrices:
         # and every answer walks all nodes or all allocations (10,000 nodes: minutes, not ms).
         self._flavor_nodes: dict[str, frozenset[str] | None] = {}
         self._models: dict[str, float | None] = {}
+        self._charges: dict[frozenset[str] | None, float | None] = {}  # each walk of _charged
 
     def _describe(self, dcgm_models: Mapping[str, str]) -> dict[str, _Node]:
         names = {n.name for n in self._assets} | set(dcgm_models)
@@ -176,6 +177,12 @@ class GpuPrices:
 
     def _charged(self, nodes: frozenset[str] | None) -> float | None:
         """GPU cost / GPU-hours on some nodes (None: all): allocations, else assets."""
+        # The blended price and each flavor's are asked for by several steps of a join.
+        if nodes not in self._charges:
+            self._charges[nodes] = self._walked(nodes)
+        return self._charges[nodes]
+
+    def _walked(self, nodes: frozenset[str] | None) -> float | None:
         for window in self._windows:
             # Summed in the window's own order, so that the whole cluster's figure is
             # bit-for-bit the blended price the exporter has always charged.

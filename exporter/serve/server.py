@@ -216,7 +216,7 @@ class MetricsServer:
             self._received(connection)
             self._refused.pop(connection, None)
             self._open -= 1
-            _close(writer)
+            await _close(writer)
 
     def _admit(self, connection: _Connection) -> None:
         self._open += 1
@@ -316,10 +316,19 @@ def _yield_the_cpu() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
-def _close(writer: asyncio.StreamWriter) -> None:
+async def _close(writer: asyncio.StreamWriter) -> None:
     transport = writer.transport
     if transport.is_closing():
         return
     transport.close()
-    # A peer that never takes the last bytes or never answers TLS's goodbye is cut off.
-    asyncio.get_running_loop().call_later(_CLOSE_GRACE, transport.abort)
+    # A peer that never takes the last bytes or never answers TLS's goodbye is cut off. Not
+    # a timer calling abort(): a transport that flushes its last bytes after close() ends
+    # itself, and abort() on it then fails inside asyncio (3.11: "'NoneType' object has no
+    # attribute 'call_soon'"), so abort only one still open when the grace is over.
+    try:
+        async with asyncio.timeout(_CLOSE_GRACE):
+            await writer.wait_closed()
+    except TimeoutError:
+        transport.abort()
+    except Exception:  # noqa: BLE001 - the connection's own error: it is closed either way
+        pass

@@ -12,6 +12,7 @@ from exporter.config.schema import Config
 from exporter.exposition.catalogue import BUILD, CONFIG
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs import WindowMemo
 from exporter.ledger.join import Chargeback, LlmMemo, join
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.deadline import RetryPolicy
@@ -59,13 +60,16 @@ class Joiner:
         self._config = config
         self._attributor = Attributor(config)
         self._llm = LlmMemo()  # LiteLLM's part, redone only when its snapshot changes
+        self._windows = WindowMemo()  # OpenCost's windows, redone only when its sets change
         self.last: Chargeback | None = None
 
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         """Join, remember, and hand the samples to the renderer."""
         records = Records.of(snapshots)
         reading = Reading.open(now, self._config.zone)
-        chargeback = join(self._config, self._attributor, records, reading, self._llm)
+        chargeback = join(
+            self._config, self._attributor, records, reading, self._llm, windows=self._windows
+        )
         previous, self.last = self.last, chargeback
         folded = chargeback.folded_teams
         if folded != (previous.folded_teams if previous else ()) and folded:

@@ -16,12 +16,20 @@ import msgspec
 
 __all__ = [
     "COMPONENT_FIELDS",
+    "EMPTY",
+    "EMPTY_USAGE",
     "USAGE_FIELDS",
     "Allocation",
     "Totals",
     "component_costs",
     "merge_into",
 ]
+
+# One empty map for every allocation without labels, annotations or usage (most have no
+# annotations): an empty dict apiece is 64 bytes, 100,000 of them at 50,000 allocations.
+# Typed read-only: never mutated.
+EMPTY: Mapping[str, str] = {}
+EMPTY_USAGE: Mapping[str, float] = {}
 
 # Component -> the OpenCost fields that add up to it (cost plus its adjustment).
 COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {

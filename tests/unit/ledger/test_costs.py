@@ -144,3 +144,24 @@ def test_gpu_price_and_serving_costs() -> None:
         window, Attributor(CONFIG), SEPARATE, False, live=False, llm_scale=1.0
     ).lines
     assert serving_costs(lines, ["ns-b"]) == {"ns-b": {"b": pytest.approx(4.5)}}
+
+
+def test_window_memo_reuses_the_windows_of_the_same_sets_and_equals_a_fresh_build() -> None:
+    memo, attributor = costs.WindowMemo(), Attributor(CONFIG)
+    first, other = _window({}), _window({})
+    for live in (True, False):
+        got = memo.window(first, attributor, SEPARATE, False, live=live, llm_scale=0.5)
+        again = memo.window(first, attributor, SEPARATE, False, live=live, llm_scale=0.25)
+        fresh = costs.window(first, attributor, SEPARATE, False, live=live, llm_scale=0.25)
+        assert again.lines is got.lines  # placed and charged once
+        assert (again.ledger, again.llm_scale) == (fresh.ledger, 0.25)
+        # Each join gets a ledger of its own: a step that changes one leaves the memo's alone.
+        again.ledger.add("a", "gpu", 1.0)
+        assert memo.window(first, attributor, SEPARATE, False, live=live, llm_scale=1).ledger == (
+            fresh.ledger
+        )
+        # Another set (equal, not the same), or another rule, is built again.
+        assert memo.window(
+            other, attributor, SEPARATE, False, live=live, llm_scale=1
+        ).lines is not (got.lines)
+        assert memo.window(other, attributor, PROPORTIONAL, False, live=live, llm_scale=1).lines
