@@ -45,7 +45,7 @@ def spread_shared(ledger: Ledger, config: SharedCostsConfig, declared: Iterable[
         out.add(UNALLOCATED, SHARED_COMPONENT, taken)
         return out
     for team in sorted(weights):
-        out.add(team, SHARED_COMPONENT, taken * weights[team] / total)
+        out.add(team, SHARED_COMPONENT, taken * (weights[team] / total))
     return out
 
 
