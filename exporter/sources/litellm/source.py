@@ -54,7 +54,7 @@ from exporter.sources.checks import (
     label,
     refuse_dropped,
 )
-from exporter.sources.http import make_client
+from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.litellm.by_day import Dated, read_dated, summed_to
 from exporter.sources.litellm.cache import DAY, DailyCache, MonthDates, month_dates
