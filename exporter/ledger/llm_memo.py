@@ -16,7 +16,7 @@ from exporter.ledger.llm import (
     route,
     team_model_usage,
 )
-from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 
 __all__ = ["LlmMemo", "LlmPart", "llm_part"]
 
