@@ -36,7 +36,7 @@ from exporter.config.schema import Config, ReportPrometheus
 from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError
 from exporter.exposition.catalogue import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
-from exporter.sources.http import make_client
+from exporter.sources.clients import make_client
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
 

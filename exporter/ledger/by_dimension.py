@@ -29,7 +29,7 @@ from exporter.ledger.dimensions import (
 )
 from exporter.ledger.joint import JointSplit, joint_split
 from exporter.ledger.shared_costs import spread_shared
-from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 
 __all__ = ["DimensionSplit", "beyond_team", "dimension_samples", "llm_tags", "month_joint"]
 

@@ -8,24 +8,18 @@ money that it reports (external LLM spend).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from exporter.calendar import Month
-from exporter.config.schema import Config, ModelDecl
+from exporter.config.schema import Config
 from exporter.exposition.catalogue import (
-    ATTRIBUTION_FALLBACK_COST_PER_HOUR,
     CLUSTER_COST_PER_HOUR,
-    LLM_MONTH_EDGE_OFFSET_SECONDS,
     SOURCE_ENDPOINTS,
-    TEAM_BUDGET,
-    TEAM_COST_MONTH_TO_DATE,
-    TEAM_COST_PER_HOUR,
     TEAMS_OVER_CAP,
 )
 from exporter.exposition.samples import Sample
-from exporter.ledger.applied_prices import effective_prices
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.backlog import Backlog, backlog_samples, team_backlog
 from exporter.ledger.by_dimension import (
@@ -38,7 +32,20 @@ from exporter.ledger.by_dimension import (
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.clusterwide import idle_samples, month_samples
 from exporter.ledger.costs import Window, WindowMemo, gpu_hours_by_team, serving_costs
-from exporter.ledger.gpus import PriceLookup, gpu_samples, idle_month_samples, model_price
+from exporter.ledger.gpus import gpu_samples, idle_month_samples
+from exporter.ledger.join_prices import (
+    gpu_prices,
+    joined_quota,
+    node_flavor,
+    price_lookup,
+    prices_by_flavor,
+)
+from exporter.ledger.join_samples import (
+    budget_samples,
+    config_budgets,
+    ledger_samples,
+    llm_read_samples,
+)
 from exporter.ledger.joint import JointSplit
 from exporter.ledger.llm import (
     LlmReport,
@@ -46,24 +53,15 @@ from exporter.ledger.llm import (
     Routed,
     TeamModelUsage,
     apply_llm_to,
-    llm_budget_state_samples,
     llm_pricing_samples,
     llm_report_samples,
-    llm_usage_samples,
     model_pricing,
-    route,
     serving_namespaces,
-    team_model_usage,
 )
+from exporter.ledger.llm_memo import LlmMemo, LlmPart
 from exporter.ledger.policies import idle_rule
-from exporter.ledger.price_build import BuiltPrice
-from exporter.ledger.prices import GpuPrices, node_models
 from exporter.ledger.quota import (
-    FlavorOf,
-    TeamGpuQuota,
     apply_quota,
-    gpu_quota_by_flavor,
-    lend,
     quota_budgets,
     quota_samples,
 )
@@ -74,22 +72,11 @@ from exporter.ledger.weights import (
     completion_weights,
     weight_samples,
 )
-from exporter.sources.kueue.source import KueueSnapshot
-from exporter.sources.litellm.source import LiteLLMSnapshot
 from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 
-__all__ = [
-    "Chargeback",
-    "LlmMemo",
-    "LlmPart",
-    "budget_samples",
-    "config_budgets",
-    "join",
-    "ledger_samples",
-    "llm_part",
-]
+__all__ = ["Chargeback", "join"]
 
 
 @dataclass(frozen=True)
@@ -126,60 +113,6 @@ class Chargeback:
         return self.reading.month
 
 
-@dataclass(frozen=True)
-class _Quota:
-    """Kueue joined once per refresh: lending apportioned once, summed per team."""
-
-    kueue: KueueSnapshot
-    flavors: Mapping[str, TeamGpuQuota]  # GPU flavor -> quota per team
-    lent: Mapping[tuple[str, str, str], float]
-
-
-@dataclass(frozen=True)
-class LlmPart:
-    """What the join takes from one LiteLLM snapshot alone: usage and budget state, as samples."""
-
-    llm: LiteLLMSnapshot  # in the exporter's currency
-    routed: Routed  # its usage records with their teams and declarations
-    usage: Mapping[tuple[str, str], TeamModelUsage]
-    samples: tuple[Sample, ...]
-
-
-def llm_part(
-    snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
-) -> LlmPart:
-    """Convert the snapshot, route its records, and build its usage per team and model."""
-    # LiteLLM's money enters in the exporter's currency, here and nowhere later.
-    llm = snapshot.converted()
-    routed = route(llm.usage, models, attributor)
-    usage = team_model_usage(routed, attributor)
-    samples = (*llm_usage_samples(usage), *llm_budget_state_samples(llm.teams, attributor))
-    return LlmPart(llm, routed, usage, samples)
-
-
-class LlmMemo:
-    """The LLM part of the last LiteLLM snapshot joined, reused while that snapshot is fresh.
-
-    LiteLLM refreshes on its own interval, and at a thousand teams by fifty models its part of
-    the join is most of it: the other sources' refreshes need not redo it. Keyed on the
-    snapshot object (held, so its id cannot be reused), the attributor and the declarations,
-    not on `converted()`, which makes a new object per call.
-    """
-
-    def __init__(self) -> None:
-        self._key: tuple[object, ...] = ()  # snapshot, attributor, declarations: held
-        self._part: LlmPart | None = None
-
-    def part(
-        self, snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
-    ) -> LlmPart:
-        """The snapshot's LLM part, computed when it is not the last one seen."""
-        key = (snapshot, attributor, models)
-        if self._part is None or not all(a is b for a, b in zip(key, self._key, strict=True)):
-            self._part, self._key = llm_part(snapshot, attributor, models), key
-        return self._part
-
-
 def join(
     config: Config,
     attributor: Attributor,
@@ -200,13 +133,13 @@ def join(
     samples: list[Sample] = []
     budgets = config_budgets(config)
     opencost = records.opencost
-    quota = _quota(records.kueue, attributor)
+    quota = joined_quota(records.kueue, attributor)
     builds = price_builds(config, records)
     prices = gpu_prices(config, records, builds)
-    flavor_prices = _flavor_prices(prices, quota)
+    flavor_prices = prices_by_flavor(prices, quota)
     if records.dcgm is not None and config.sources.dcgm is not None:
         threshold = config.sources.dcgm.idle_threshold
-        lookup = _model_price(config, prices, builds)
+        lookup = price_lookup(config, prices, builds)
         samples.extend(gpu_samples(records.dcgm, attributor, threshold, lookup))
         samples.extend(idle_month_samples(records.dcgm, attributor, lookup))
         endpoints = sorted(records.dcgm.endpoints.items())
@@ -226,7 +159,7 @@ def join(
         part = (memo or LlmMemo()).part(records.litellm, attributor, config.llm_models)
         usage = part.usage
         samples.extend(part.samples)
-        samples.extend(_llm_read_samples(reading.month))
+        samples.extend(llm_read_samples(reading.month))
     llm_weights = completion_weights(config, records.vllm)
     samples.extend(weight_samples(llm_weights))
     weights = applied_weights(llm_weights)
@@ -252,7 +185,7 @@ def join(
     backlog = team_backlog(config, month.lines, month.allocations)
     samples.extend(backlog_samples(backlog))
     if quota is not None and flavor_prices:
-        flavor_of = _flavor_of(prices, quota)
+        flavor_of = node_flavor(prices, quota)
         rule = idle_rule(config.idle_policy)
         hourly = apply_quota(hourly, quota.flavors, flavor_prices, rule, flavor_of)
         month = apply_quota(month, quota.flavors, flavor_prices, rule, flavor_of)
@@ -296,77 +229,6 @@ def join(
     )
 
 
-def gpu_prices(
-    config: Config, records: Records, builds: tuple[BuiltPrice, ...] = ()
-) -> GpuPrices | None:
-    """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
-    opencost = records.opencost
-    if opencost is None:
-        return None
-    by_model, by_flavor = effective_prices(config, builds)
-    return GpuPrices(
-        (opencost.rate, opencost.month),
-        assets=opencost.gpu_nodes,
-        flavors=records.kueue.flavors if records.kueue is not None else (),
-        dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
-        by_model=by_model,
-        by_flavor=by_flavor,
-    )
-
-
-def _model_price(
-    config: Config, prices: GpuPrices | None, builds: tuple[BuiltPrice, ...]
-) -> PriceLookup:
-    """Waste's price of a GPU model: `gpu_prices` (or its build), else its nodes' OpenCost price,
-    else blended."""
-    configured = model_price(effective_prices(config, builds)[0])
-    if prices is None:
-        return configured
-    blended = prices.blended
-
-    def lookup(model: str) -> float | None:
-        found = configured(model)
-        found = prices.model(model) if found is None else found
-        return blended if found is None else found
-
-    return lookup
-
-
-def _flavor_prices(prices: GpuPrices | None, quota: _Quota | None) -> dict[str, float]:
-    """Each GPU flavor's price; one nothing prices takes the cluster's blended price."""
-    if prices is None or quota is None:
-        return {}
-    out: dict[str, float] = {}
-    for flavor in sorted(quota.flavors):
-        price = prices.flavor(flavor)
-        price = prices.blended if price is None else price
-        if price is not None:
-            out[flavor] = price
-    return out
-
-
-def _flavor_of(prices: GpuPrices | None, quota: _Quota) -> FlavorOf:
-    """Which flavor a node's GPU-hours count against: the flavor that selects the node, else
-    the team's flavor with the most nominal quota (a node no flavor selects is unlabelled)."""
-    flavors = sorted(quota.flavors)
-
-    def flavor_of(node: str, team: str) -> str | None:
-        found = prices.flavor_of_node(node, flavors) if prices is not None else None
-        if found is not None:
-            return found
-        held = [(-quota.flavors[f].nominal.get(team, 0.0), f) for f in flavors]
-        return min(held)[1] if held else None
-
-    return flavor_of
-
-
-def _quota(kueue: KueueSnapshot | None, attributor: Attributor) -> _Quota | None:
-    if kueue is None:
-        return None
-    lent = lend(kueue.queues)
-    return _Quota(kueue, gpu_quota_by_flavor(kueue, attributor, lent), lent)
-
-
 def _windows(
     config: Config,
     attributor: Attributor,
@@ -407,11 +269,6 @@ def _with_llm(
     return hourly, month, report
 
 
-def _llm_read_samples(month: Month) -> list[Sample]:
-    """How LiteLLM was read: the month-edge error of its UTC day rows (the zone's offset)."""
-    return [Sample.of(LLM_MONTH_EDGE_OFFSET_SECONDS, month.utc_offset_seconds)]
-
-
 def _pricing(
     config: Config, routed: Routed, month: Window, weights: Mapping[str, float]
 ) -> tuple[ModelPricing, ...]:
@@ -419,30 +276,3 @@ def _pricing(
     serving = serving_costs(month.lines, serving_namespaces(config))
     weight = config.llm_completion_weight
     return tuple(model_pricing(routed, config.llm_models, serving, weight, weights))
-
-
-def config_budgets(config: Config) -> dict[tuple[str, str], float]:
-    """Monthly budgets declared in config, keyed by (team, kind)."""
-    out: dict[tuple[str, str], float] = {}
-    for team in config.teams:
-        if team.budget.gpu is not None:
-            out[(team.name, "gpu")] = team.budget.gpu
-        if team.budget.llm is not None:
-            out[(team.name, "llm")] = team.budget.llm
-    return out
-
-
-def budget_samples(budgets: Mapping[tuple[str, str], float]) -> Iterable[Sample]:
-    """`chargeback_team_budget` series."""
-    for (team, kind), amount in sorted(budgets.items()):
-        yield Sample.of(TEAM_BUDGET, amount, team=team, kind=kind)
-
-
-def ledger_samples(hourly: Ledger, month: Ledger) -> Iterable[Sample]:
-    """Cost series from the hourly and month-to-date ledgers, plus fallback-placed cost."""
-    for (team, component), amount in sorted(hourly.costs.items()):
-        yield Sample.of(TEAM_COST_PER_HOUR, amount, team=team, component=component)
-    for (team, component), amount in sorted(month.costs.items()):
-        yield Sample.of(TEAM_COST_MONTH_TO_DATE, amount, team=team, component=component)
-    for (team, key), amount in sorted(hourly.fallback.items()):
-        yield Sample.of(ATTRIBUTION_FALLBACK_COST_PER_HOUR, amount, team=team, key=key)

@@ -19,7 +19,7 @@ from exporter.credentials import check_secret, read_secret_file
 from exporter.errors import ConfigError, ConfigIssue, UpstreamCredentialError
 from exporter.files import check_regular_file, read_regular_file
 from exporter.redact import register
-from exporter.sources.http import make_client
+from exporter.sources.clients import make_client
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "build_client"]
 

@@ -12,7 +12,7 @@ from exporter.sources.kind import SourceKind
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm import source as litellm
-from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.vllm import source as vllm

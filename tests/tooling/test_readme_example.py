@@ -22,13 +22,14 @@ from exporter.config.schema import Config
 from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.chargeback import Ledger
-from exporter.ledger.join import Chargeback, gpu_prices, join
+from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join_prices import gpu_prices
 from exporter.ledger.llm import EXTERNAL, weighted_tokens
 from exporter.sources.kube_client import build_client as kube_client
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.litellm import source as litellm
-from exporter.sources.litellm.source import LiteLLMSnapshot
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records

@@ -10,7 +10,7 @@ from exporter.config.schema import ModelDecl
 from exporter.exposition.catalogue import LLM_COST_PER_TOKEN, LLM_RECOMMENDED_COST_PER_TOKEN
 from exporter.exposition.samples import Sample
 from exporter.ledger.llm.routing import Routed, declaration, usage_order, weighted_tokens
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 
 __all__ = ["ModelPricing", "llm_pricing_samples", "model_pricing"]
 

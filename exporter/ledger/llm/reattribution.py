@@ -25,7 +25,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.chargeback import Ledger
 from exporter.ledger.costs import Window, serving_costs
 from exporter.ledger.llm.routing import Routed, route, weighted_tokens
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 
 __all__ = [
     "EXTERNAL",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from exporter.config.schema import ModelDecl
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.sources.litellm.source import ModelUsage, TeamBudget
+from exporter.sources.litellm.snapshot import ModelUsage, TeamBudget
 
 __all__ = ["Routed", "declaration", "route", "team_of", "usage_order", "weighted_tokens"]
 

@@ -18,7 +18,7 @@ from exporter.exposition.catalogue import (
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.llm.routing import Routed, route, team_of
-from exporter.sources.litellm.source import ModelUsage, TeamBudget
+from exporter.sources.litellm.snapshot import ModelUsage, TeamBudget
 
 __all__ = [
     "TeamModelUsage",

@@ -36,17 +36,10 @@ from exporter.errors import (
 from exporter.sources import kube_client
 from exporter.sources.bounded import bound_client
 from exporter.sources.checks import Tally
+from exporter.sources.clients import KEEP_ALIVE, USER_AGENT, lanes, lanes_like, tls_context
 from exporter.sources.dcgm.parse import parse_metrics
 from exporter.sources.dcgm.records import GpuRecord
-from exporter.sources.http import (
-    KEEP_ALIVE,
-    USER_AGENT,
-    get_json,
-    get_text,
-    lanes,
-    lanes_like,
-    tls_context,
-)
+from exporter.sources.http import get_json, get_text
 
 __all__ = [
     "DiscoveryClient",

@@ -54,13 +54,13 @@ from exporter.config.schema import (
 from exporter.errors import UpstreamError, UpstreamIncomplete
 from exporter.redact import redact
 from exporter.sources.checks import Tally
+from exporter.sources.clients import make_client
 from exporter.sources.dcgm import discovery as dcgm_discovery
 from exporter.sources.dcgm import idle as dcgm_idle
 from exporter.sources.dcgm import prometheus as dcgm_prometheus
 from exporter.sources.dcgm.mig import mig_share, mig_slices
 from exporter.sources.dcgm.parse import parse_metrics, parse_series
 from exporter.sources.dcgm.records import UNSLICED, DcgmSnapshot, GpuRecord, identity, snapshot
-from exporter.sources.http import make_client
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.reading import Reading
 

@@ -2,10 +2,10 @@
 
 Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is enough):
 
-- `/v2/team/list?page=N&page_size<=100`, paged until `page >= total_pages`: budget state. The
-  pages are offset pages, so a team created or deleted while we read shifts them: a team seen
-  twice unchanged counts once, and a read that does not add up to `total` (or whose `total`
-  moved) fails the refresh rather than publish a doubled or missing budget.
+- `/v2/team/list?page=N&page_size<=100`, paged until `page >= total_pages`: budget state
+  (teams). The pages are offset pages, so a team created or deleted while we read shifts them:
+  a team seen twice unchanged counts once, and a read that does not add up to `total` (or whose
+  `total` moved) fails the refresh rather than publish a doubled or missing budget.
 - `/team/daily/activity/aggregated?start_date&end_date&timezone&include_current_utc_day` (1.108+,
   unpaged), or on 404 `/team/daily/activity?...&page=N&page_size=M`, whose pages cut through
   raw DB rows so one date can sit on two pages: pages are merged by date, summing, never
@@ -14,9 +14,9 @@ Endpoints (all GET, `Authorization: Bearer <key>`; a proxy_admin_viewer key is e
   refreshes (cache), or kept date by date for the FOCUS export (by_day).
   A proxy whose breakdowns name no keys is read per model (per_model).
 
-Bodies are decoded with msgspec into typed structs (decode). Money is in
-`sources.litellm.currency`; the snapshot carries the exchange rate to the exporter's currency,
-applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
+Bodies are decoded with msgspec into typed structs (decode); what a refresh returns is typed in
+snapshot. Money is in `sources.litellm.currency`; the snapshot carries the exchange rate to the
+exporter's currency, applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
 A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
 dropped and counted, and fails the refresh: its spend and tokens would be missing from every
@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 import httpx
@@ -39,24 +38,17 @@ from exporter.config.schema import Config, LiteLLMConfig
 from exporter.credentials import read_secret
 from exporter.errors import (
     ExchangeRateError,
-    UpstreamIncomplete,
-    UpstreamPayloadError,
     UpstreamStatusError,
 )
 from exporter.files import read_regular_file
 from exporter.sources.checks import (
-    MISSING_FIELD,
-    WRONG_TYPE,
-    BadRecord,
     Emptiness,
     Tally,
-    dedupe,
-    label,
     refuse_dropped,
 )
-from exporter.sources.http import make_client
+from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind, section
-from exporter.sources.litellm.by_day import Dated, read_dated, summed_to
+from exporter.sources.litellm.by_day import read_dated
 from exporter.sources.litellm.cache import DAY, DailyCache, MonthDates, month_dates
 from exporter.sources.litellm.daily import (
     UNASSIGNED,
@@ -65,21 +57,17 @@ from exporter.sources.litellm.daily import (
 )
 from exporter.sources.litellm.dates import DatesRead, read_date
 from exporter.sources.litellm.per_model import Usage, per_model_usage
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot, usage_records
 from exporter.sources.litellm.tags import read_tag_spend
+from exporter.sources.litellm.teams import read_team_list
 from exporter.sources.litellm.wire import (
-    money,
     parse_timestamp,
-    read_pages,
-    shape,
 )
 from exporter.sources.reading import Reading
 
 __all__ = [
     "KIND",
     "UNASSIGNED",
-    "LiteLLMSnapshot",
-    "ModelUsage",
-    "TeamBudget",
     "UsageMetrics",
     "build_client",
     "fetch",
@@ -88,101 +76,7 @@ __all__ = [
 ]
 
 SOURCE = "litellm"
-TEAM_LIST = "/v2/team/list"
 _MAX_RATE_FILE = 256  # one number and some whitespace; more is not a rate file
-
-
-@dataclass(frozen=True)
-class TeamBudget:
-    """One LiteLLM team's budget window: spend since its last reset, caps, and the next reset."""
-
-    team_id: str
-    alias: str | None
-    spend: float | None
-    max_budget: float | None  # None: no cap (never 0)
-    soft_budget: float | None
-    budget_reset_at: datetime | None
-
-
-@dataclass(frozen=True)
-class ModelUsage:
-    """Month-to-date use of one model by one LiteLLM team (`team_id` None: no team).
-
-    `model` is the public name teams call (LiteLLM's `model_group`, the `model_name` of its
-    config); `deployment` is the provider model behind it (LiteLLM's `model`), "" when unknown.
-    A proxy that reports no model group gives the provider model as the public name too.
-    """
-
-    team_id: str | None
-    alias: str | None
-    model: str
-    spend: float | None  # None: unknown (older proxy), not zero
-    prompt_tokens: int
-    completion_tokens: int
-    requests: int
-    deployment: str = ""
-
-
-@dataclass(frozen=True)
-class LiteLLMSnapshot:
-    """Everything one refresh read from LiteLLM: team budgets, and this month's usage."""
-
-    teams: tuple[TeamBudget, ...]
-    usage: tuple[ModelUsage, ...]
-    dropped: Mapping[str, int] = field(default_factory=dict)
-    # Units of the exporter's currency per unit of LiteLLM's; 1.0 once converted.
-    exchange_rate: float = 1.0
-    repairs: int = 0  # kept days this refresh's full read found changed and replaced
-    dated: Dated | None = None  # each UTC date's use, when the month was read by day
-    # Month-to-date spend per request tag (/tag/daily/activity), read when a dimension asks.
-    tags: Mapping[str, float] = field(default_factory=dict)
-    # The same per (team id, tag), from the tags' API-key breakdowns ("": a key with no team).
-    team_tags: Mapping[tuple[str, str], float] = field(default_factory=dict)
-
-    def as_of(self, reading: Reading) -> LiteLLMSnapshot:
-        """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
-        if self.dated is None:
-            raise ValueError(f"{SOURCE}: the month was not read day by day")
-        last = month_dates(reading.at, reading.month.zone).end
-        aliases = {t.team_id: t.alias for t in self.teams}
-        return replace(self, usage=tuple(_records(summed_to(self.dated, last), aliases)))
-
-    def check_after(self, previous: object | None) -> None:
-        """The team list is checked against its own `total`, and emptiness after data by the
-        read itself (fetch keeps what each client's reads held); nothing else to compare."""
-        del previous
-
-    def converted(self) -> LiteLLMSnapshot:
-        """The same figures with every amount in the exporter's currency."""
-        if self.exchange_rate == 1.0:
-            return self
-        r = self.exchange_rate
-        teams = tuple(
-            replace(
-                t,
-                spend=_times(t.spend, r),
-                max_budget=_times(t.max_budget, r),
-                soft_budget=_times(t.soft_budget, r),
-            )
-            for t in self.teams
-        )
-        usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
-        tags = {tag: spend * r for tag, spend in self.tags.items()}
-        team_tags = {key: spend * r for key, spend in self.team_tags.items()}
-        # The dates stay in LiteLLM's currency: a converted snapshot is not summed again.
-        return replace(
-            self,
-            teams=teams,
-            usage=usage,
-            exchange_rate=1.0,
-            dated=None,
-            tags=tags,
-            team_tags=team_tags,
-        )
-
-
-def _times(amount: float | None, exchange_rate: float) -> float | None:
-    return None if amount is None else amount * exchange_rate
 
 
 def build_client(
@@ -219,7 +113,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
     seen = _SEEN.setdefault(client, Emptiness())
     tally, repaired_before = Tally(), cache.repairs
     try:
-        teams = _team_list(client, cfg.page_size, tally)
+        teams = read_team_list(client, cfg.page_size, tally)
         refuse_dropped(SOURCE, tally, "teams")
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
@@ -235,7 +129,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
         tags, team_tags = _tags(client, config, cfg, dates, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
-    records = tuple(_records(usage, {t.team_id: t.alias for t in teams}))
+    records = tuple(usage_records(usage, {t.team_id: t.alias for t in teams}))
     # The refresher adds each refresh's repairs up, as it does drops.
     repairs = cache.repairs - repaired_before
     return LiteLLMSnapshot(
@@ -276,65 +170,6 @@ def exchange_rate(cfg: LiteLLMConfig) -> float:
     if not (math.isfinite(value) and 0.0 < value < 1e6):
         raise ExchangeRateError(f"{where}: {value:g} is not a usable rate (0 < rate < 1e6)")
     return value
-
-
-# --- team list -------------------------------------------------------------------------------
-
-
-def _team_list(client: httpx.Client, page_size: int, tally: Tally) -> tuple[TeamBudget, ...]:
-    """Every team, once; fails when the pages do not add up to the `total` they announce."""
-    read, bad, totals = [], Tally(), set()
-    for body in read_pages(client, TEAM_LIST, {"page_size": str(min(page_size, 100))}, top=True):
-        teams = body.get("teams")
-        if not isinstance(teams, list):
-            raise shape(TEAM_LIST, "a list under 'teams'", teams)
-        total = body.get("total")
-        if total is not None:
-            if isinstance(total, bool) or not isinstance(total, int):
-                raise shape(TEAM_LIST, "an integer total", total)
-            totals.add(total)
-        for item in teams:
-            try:
-                read.append(_team(item))
-            except BadRecord as exc:
-                bad.drop(exc)
-    unique = dedupe(SOURCE, read, lambda t: t.team_id, bad)
-    if len(totals) > 1:
-        raise UpstreamIncomplete(
-            f"{SOURCE}: {TEAM_LIST}: total changed while paging ({sorted(totals)}): "
-            "teams were created or deleted during the read"
-        )
-    if totals and len(unique) + bad.bad() != next(iter(totals)):
-        raise UpstreamIncomplete(
-            f"{SOURCE}: {TEAM_LIST}: read {len(unique)} teams (+{bad.bad()} dropped), "
-            f"but total is {next(iter(totals))}"
-        )
-    tally.add(bad)
-    return tuple(unique)
-
-
-def _team(item: object) -> TeamBudget:
-    if not isinstance(item, dict):
-        raise BadRecord(WRONG_TYPE, "a team is not an object")
-    team_id = item.get("team_id")
-    if not isinstance(team_id, str) or not team_id:
-        raise BadRecord(MISSING_FIELD if team_id is None else WRONG_TYPE, "team_id")
-    label(team_id, "a team_id")  # it names a team when no alias does
-    alias = item.get("team_alias")
-    if isinstance(alias, str):
-        label(alias, f"team {team_id!r}: team_alias")
-    try:
-        reset_at = parse_timestamp(item.get("budget_reset_at"))
-    except UpstreamPayloadError as exc:
-        raise BadRecord(WRONG_TYPE, str(exc)) from None
-    return TeamBudget(
-        team_id=team_id,
-        alias=alias if isinstance(alias, str) else None,
-        spend=money(item, "spend"),
-        max_budget=money(item, "max_budget"),
-        soft_budget=money(item, "soft_budget"),
-        budget_reset_at=reset_at,
-    )
 
 
 # --- daily activity ---------------------------------------------------------------------------
@@ -387,23 +222,6 @@ def _month_usage(
 
     totals = cache.update(dates, start, read.usage, read.aliases, now)
     return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
-
-
-def _records(usage: Iterable[Usage], aliases: Mapping[str, str | None]) -> Iterator[ModelUsage]:
-    for entity, alias, group, model, metrics in usage:
-        team_id = None if entity == UNASSIGNED else entity
-        if alias is None and team_id is not None:
-            alias = aliases.get(team_id)
-        yield ModelUsage(
-            team_id,
-            alias,
-            group,
-            metrics.spend,
-            metrics.prompt_tokens,
-            metrics.completion_tokens,
-            metrics.requests,
-            deployment=model,
-        )
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:

@@ -38,7 +38,8 @@ from exporter.sources.checks import (
     number,
     refuse_dropped,
 )
-from exporter.sources.http import get_json, make_client, not_json
+from exporter.sources.clients import make_client
+from exporter.sources.http import get_json, not_json
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
 from exporter.sources.opencost.by_day import read_days, summed

@@ -19,7 +19,7 @@ import httpx
 
 from exporter.config.schema import Config, VllmConfig
 from exporter.sources.checks import Tally
-from exporter.sources.http import make_client
+from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind, section
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.query import read_totals, totals_by_model

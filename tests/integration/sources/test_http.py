@@ -14,7 +14,8 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, text
 from exporter.config.schema import Config
 from exporter.errors import UpstreamError
 from exporter.serve.wiring import build_sources, make_refresher
-from exporter.sources.http import get_json, make_client
+from exporter.sources.clients import make_client
+from exporter.sources.http import get_json
 from tests.conftest import CLOCK, FIXED_NOW
 from tests.unit.sources.test_http import DCGM_TEXT, Stopwatch, policy
 

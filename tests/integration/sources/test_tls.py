@@ -14,8 +14,9 @@ import trustme
 
 from exporter.config.schema import Config
 from exporter.errors import UpstreamError
+from exporter.sources.clients import make_client
 from exporter.sources.deadline import refresh_deadline
-from exporter.sources.http import get_text, make_client
+from exporter.sources.http import get_text
 from exporter.sources.table import SOURCES
 from tests.integration.sources.test_http import Dripper
 from tests.unit.sources.test_http import DCGM_TEXT, Stopwatch, policy

@@ -12,7 +12,7 @@ from exporter.calendar import month_start
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.litellm.source import LiteLLMSnapshot, ModelUsage
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
 from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records

@@ -19,7 +19,7 @@ from exporter.sources.checks import MAX_COST, MAX_GPUS, MAX_TOKENS
 from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
 from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
-from exporter.sources.litellm.source import LiteLLMSnapshot, ModelUsage, TeamBudget
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
 from exporter.sources.opencost.assets import GpuNode
 from exporter.sources.opencost.source import (
     COMPONENT_FIELDS,

@@ -17,7 +17,7 @@ from exporter.ledger.unit_costs import (
     token_costs,
     weight_of,
 )
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 
 TEAMS = (
     TeamConfig(name="research", litellm_teams=("research",)),

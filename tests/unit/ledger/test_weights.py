@@ -24,7 +24,7 @@ from exporter.ledger.weights import (
     completion_weights,
     weight_samples,
 )
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from exporter.sources.vllm.source import ModelTiming, VllmSnapshot

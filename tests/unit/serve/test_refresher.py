@@ -25,7 +25,7 @@ from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
 from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source
 from exporter.sources.litellm import source as litellm
-from exporter.sources.litellm.source import TEAM_LIST
+from exporter.sources.litellm.teams import TEAM_LIST
 from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
 

@@ -17,8 +17,9 @@ import pytest
 from exporter import redact
 from exporter.config.schema import SourceConfig
 from exporter.errors import UpstreamError, UpstreamPayloadError, UpstreamStatusError
+from exporter.sources.clients import make_client
 from exporter.sources.deadline import Backoff, RetryPolicy, refresh_deadline, retry_after
-from exporter.sources.http import get_json, get_text, lanes, make_client
+from exporter.sources.http import get_json, get_text
 from tests.conftest import CLOCK, FIXED_NOW
 
 TOKEN = "tok-3b9e1c5d77a0-fe42"
@@ -277,18 +278,3 @@ def test_a_decoded_body_is_the_data_as_it_came() -> None:
     with _client(handler) as client:
         assert get_json(client, "litellm", "/team/list") == body
         assert json.loads(get_text(client, "litellm", "/team/list")) == body
-
-
-def test_lanes_are_clients_like_the_one_given_each_closed_on_leaving() -> None:
-    mock = httpx.MockTransport(lambda request: httpx.Response(200, text="ok"))
-    with make_client("http://upstream", timedelta(seconds=3), transport=mock) as client:
-        with lanes(client, 3) as free:
-            made = [free.get() for _ in range(3)]
-            assert len({id(lane) for lane in made}) == 3 and client not in made
-            assert all(lane.timeout == client.timeout for lane in made)
-            assert get_text(made[0], "dcgm", "/metrics") == "ok"
-        assert all(lane.is_closed for lane in made)
-    outside = httpx.Client(transport=mock)  # not made by make_client: shared as it is
-    with lanes(outside, 2) as free:
-        assert free.get() is outside and free.get() is outside
-    outside.close()

@@ -17,7 +17,7 @@ from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm, llm_report_samples
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
     MODELS,

@@ -19,7 +19,7 @@ from exporter.ledger.llm.pricing import model_pricing
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.ledger.llm.routing import route
 from exporter.ledger.llm.usage import llm_usage_samples, team_model_usage
-from exporter.sources.litellm.source import ModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
 
 TEAMS = (
     TeamConfig(name="research", litellm_teams=("9f3c2a10-research",), budget=BudgetConfig(llm=400)),

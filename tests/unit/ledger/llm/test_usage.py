@@ -12,9 +12,9 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED
-from exporter.ledger.join import budget_samples, config_budgets
+from exporter.ledger.join_samples import budget_samples, config_budgets
 from exporter.ledger.llm.usage import llm_budget_state_samples, llm_usage_samples, team_model_usage
-from exporter.sources.litellm.source import TeamBudget
+from exporter.sources.litellm.snapshot import TeamBudget
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
     NOBODY,

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from exporter.calendar import Month
-from exporter.sources.litellm.source import LiteLLMSnapshot, fetch
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
+from exporter.sources.litellm.source import fetch
 from exporter.sources.reading import Reading
 from tests.support.litellm_rows import RowProxy, date_runs
 from tests.unit.sources.litellm.test_cache import (

@@ -15,7 +15,8 @@ from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.checks import Tally
 from exporter.sources.litellm.cache import month_dates
 from exporter.sources.litellm.decode import Days, decode_body
-from exporter.sources.litellm.source import LiteLLMSnapshot, build_client, fetch
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
+from exporter.sources.litellm.source import build_client, fetch
 from exporter.sources.reading import Reading
 from tests.conftest import UTC_ZONE
 from tests.support.litellm_rows import Row, RowProxy, date_runs

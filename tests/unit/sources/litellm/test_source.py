@@ -20,13 +20,8 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.sources.checks import Tally
-from exporter.sources.litellm.source import (
-    LiteLLMSnapshot,
-    ModelUsage,
-    build_client,
-    merge_daily_pages,
-    parse_timestamp,
-)
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
+from exporter.sources.litellm.source import build_client, merge_daily_pages, parse_timestamp
 from exporter.sources.litellm.source import fetch as fetch_litellm
 from exporter.sources.reading import Reading
 from tests.support.litellm_rows import date_runs

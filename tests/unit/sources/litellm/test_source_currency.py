@@ -21,14 +21,8 @@ from exporter.exposition.catalogue import (
 )
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.litellm.source import (
-    LiteLLMSnapshot,
-    ModelUsage,
-    TeamBudget,
-    build_client,
-    exchange_rate,
-    fetch,
-)
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
+from exporter.sources.litellm.source import build_client, exchange_rate, fetch
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.support.litellm_rows import Row, RowProxy

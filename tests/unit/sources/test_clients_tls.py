@@ -10,7 +10,7 @@ import pytest
 from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 from exporter.serve.wiring import build_sources
-from exporter.sources.http import tls_context
+from exporter.sources.clients import tls_context
 
 
 def test_a_missing_ca_file_is_a_config_error(write_config: Callable[[str], str]) -> None:
