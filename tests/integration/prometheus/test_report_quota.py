@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +13,6 @@ import pytest
 import yaml
 
 from chargeback_demo.cluster import CLUSTER
-from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.cli import main
 from exporter.clock import fixed_clock
@@ -23,6 +21,7 @@ from exporter.errors import UpstreamPayloadError
 from exporter.finance.closed_month import closed_month
 from exporter.finance.quota_history import quota_history
 from tests.conftest import CLOCK
+from tests.support.backfill import backfilled_prometheus
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")
 
@@ -87,31 +86,8 @@ def _openmetrics() -> str:
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Prometheus whose only data is a backfilled October of quota series."""
-    work = tmp_path_factory.mktemp("quota-history")
-    source = work / "quota.om"
-    source.write_text(_openmetrics(), encoding="utf-8")
-    # One block for the month: promtool's default of 2 h blocks takes minutes on a busy machine.
-    backfill = [
-        "promtool",
-        "tsdb",
-        "create-blocks-from",
-        "openmetrics",
-        "--max-block-duration=1000h",
-    ]
-    subprocess.run(
-        [*backfill, str(source), str(work / "data")],
-        check=True,
-        capture_output=True,
-    )
-    # Retention is long so the backfilled blocks stay, whatever the machine's date.
-    proc, url = start_prometheus(
-        work, targets=[], extra_args=["--storage.tsdb.retention.time=100y"]
-    )
-    try:
-        wait_ready(proc, f"{url}/-/ready")
+    with backfilled_prometheus(tmp_path_factory.mktemp("quota-history"), _openmetrics()) as url:
         yield url
-    finally:
-        stop(proc)
 
 
 def _config(url: str, cluster: str | None) -> Config:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +12,6 @@ from typing import Any
 import pytest
 import yaml
 
-from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.calendar import Month
 from exporter.cli import main
@@ -22,6 +20,7 @@ from exporter.ledger.weights import TOO_FEW_REQUESTS, completion_weights
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.source import build_client, fetch
 from tests.conftest import CLOCK
+from tests.support.backfill import backfilled_prometheus
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="needs promtool")
 
@@ -93,31 +92,8 @@ def _openmetrics() -> str:
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Prometheus whose only data is a backfilled October and 1 November of vLLM series."""
-    work = tmp_path_factory.mktemp("vllm")
-    source = work / "vllm.om"
-    source.write_text(_openmetrics(), encoding="utf-8")
-    # One block for the whole span: promtool's default of 2 h blocks takes a minute here.
-    backfill = [
-        "promtool",
-        "tsdb",
-        "create-blocks-from",
-        "openmetrics",
-        "--max-block-duration=1000h",
-    ]
-    subprocess.run(
-        [*backfill, str(source), str(work / "data")],
-        check=True,
-        capture_output=True,
-    )
-    # Retention is long so the backfilled blocks stay, whatever the machine's date.
-    proc, url = start_prometheus(
-        work, targets=[], extra_args=["--storage.tsdb.retention.time=100y"]
-    )
-    try:
-        wait_ready(proc, f"{url}/-/ready")
+    with backfilled_prometheus(tmp_path_factory.mktemp("vllm"), _openmetrics()) as url:
         yield url
-    finally:
-        stop(proc)
 
 
 def _config(url: str, **vllm: Any) -> Config:
