@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from exporter.config.dimensions import DimensionConfig
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED, canonical_key, normalise_team
@@ -32,12 +33,14 @@ __all__ = [
     "DimensionResolver",
     "LlmTags",
     "cap_values",
+    "positive_costs",
     "split_ledger",
     "tag_values",
 ]
 
 _LLM_PREFIX = "llm_"
 _Weights = dict[str, float]
+K = TypeVar("K")
 
 
 class DimensionResolver:
@@ -158,7 +161,7 @@ def split_ledger(
     `prefix`, the share of a team's LLM spend its tags explain follows the tags' values (the
     team's own tags when the proxy names teams, else the proxy's), the rest the team.
     """
-    by_component, by_team = _direct(lines, values)
+    by_component, by_team = positive_costs(lines, values)
     tags = llm_tags or LlmTags()
     proxy = _positive(tag_values(tags.spend, prefix))
     proxy_share = _share(proxy, tags.total)
@@ -192,18 +195,18 @@ def _costs(name: str, by_team: Mapping[tuple[str, str, str], float]) -> Dimensio
     return DimensionCosts(name, {k: v for k, v in costs.items() if v}, kept)
 
 
-def _direct(
-    lines: Sequence[CostLine], values: Sequence[str]
-) -> tuple[dict[tuple[str, str], _Weights], dict[str, _Weights]]:
-    """Positive cost per (team, component) and value, and per team and value."""
-    by_component: dict[tuple[str, str], _Weights] = defaultdict(lambda: defaultdict(float))
-    by_team: dict[str, _Weights] = defaultdict(lambda: defaultdict(float))
-    for line, value in zip(lines, values, strict=True):
+def positive_costs(
+    lines: Sequence[CostLine], keys: Sequence[K]
+) -> tuple[dict[tuple[str, str], dict[K, float]], dict[str, dict[K, float]]]:
+    """Positive cost per (team, component) and key, and per team and key; `keys` by line."""
+    by_component: dict[tuple[str, str], dict[K, float]] = defaultdict(lambda: defaultdict(float))
+    by_team: dict[str, dict[K, float]] = defaultdict(lambda: defaultdict(float))
+    for line, key in zip(lines, keys, strict=True):
         team = line.placement.team
         for component, amount in line.costs.items():
             if amount > 0:
-                by_component[(team, component)][value] += amount
-                by_team[team][value] += amount
+                by_component[(team, component)][key] += amount
+                by_team[team][key] += amount
     return dict(by_component), dict(by_team)
 
 

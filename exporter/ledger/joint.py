@@ -25,7 +25,7 @@ from itertools import product
 
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.chargeback import CostLine, Ledger
-from exporter.ledger.dimensions import LlmTags, tag_values
+from exporter.ledger.dimensions import LlmTags, positive_costs, tag_values
 
 __all__ = ["Combination", "JointSplit", "joint_split"]
 
@@ -67,7 +67,7 @@ def joint_split(
     """
     n = len(names)
     combos = [tuple(column[i] for column in values) for i in range(len(lines))]
-    by_component, by_team = _direct(lines, combos)
+    by_component, by_team = positive_costs(lines, combos)
     tags = llm_tags or LlmTags()
     prefix_of = list(prefixes) + [None] * (n - len(prefixes))
     out: dict[tuple[str, str], _Mix] = defaultdict(lambda: defaultdict(float))
@@ -136,21 +136,6 @@ def _expand(parts: _Mix, tagged: _Tagged) -> _Mix:
             key = (*combo[: tagged.dimension], value, *combo[tagged.dimension + 1 :])
             out[key] += share * spend / total
     return dict(out)
-
-
-def _direct(
-    lines: Sequence[CostLine], combos: Sequence[Combination]
-) -> tuple[dict[tuple[str, str], _Mix], dict[str, _Mix]]:
-    """Positive cost per (team, component) and combination, and per team and combination."""
-    by_component: dict[tuple[str, str], _Mix] = defaultdict(lambda: defaultdict(float))
-    by_team: dict[str, _Mix] = defaultdict(lambda: defaultdict(float))
-    for line, combo in zip(lines, combos, strict=True):
-        team = line.placement.team
-        for component, amount in line.costs.items():
-            if amount > 0:
-                by_component[(team, component)][combo] += amount
-                by_team[team][combo] += amount
-    return dict(by_component), dict(by_team)
 
 
 def _positive(weights: Mapping[str, float]) -> dict[str, float]:
