@@ -228,7 +228,7 @@ def _named(fresh: Attributor, source: dict[str, str], keys: tuple[str, ...]) -> 
     return None
 
 
-def _reference(  # noqa: PLR0913 - the precedence's every input, written out
+def _reference(
     namespace: str,
     labels: dict[str, str],
     ns: dict[str, str],
