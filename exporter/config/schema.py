@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from exporter.config.attribution import AttributionConfig
 from exporter.config.dimensions import DimensionConfig, SharedCostsConfig, unique_dimensions
 from exporter.config.loader import (
     KeyedErrors,
@@ -90,16 +91,6 @@ class TeamConfig(StrictModel):
     litellm_teams: tuple[str, ...] = ()
     label_values: tuple[str, ...] = ()
     budget: BudgetConfig = BudgetConfig()
-
-
-class AttributionConfig(StrictModel):
-    """Which labels name a team, in precedence order."""
-
-    team_label_keys: tuple[str, ...] = ("team",)
-    namespace_label_keys: tuple[str, ...] = ("team",)
-    fallback_label_keys: tuple[str, ...] = ()
-    strict_teams: bool = False
-    max_teams: Annotated[int, Field(ge=1, le=10_000)] = 100
 
 
 class SelfHosted(StrictModel):

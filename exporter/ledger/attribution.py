@@ -3,11 +3,17 @@
 Precedence, first match wins:
 
 1. a workload label whose key is in `attribution.team_label_keys` (in config order);
-2. the namespace, through the teams' `namespaces` lists in config;
-3. a namespace label whose key is in `attribution.namespace_label_keys`;
-4. a workload label, then a namespace label, whose key is in `attribution.fallback_label_keys`
+2. a workload annotation whose key is in `attribution.team_annotation_keys`;
+3. the namespace, through the teams' `namespaces` lists in config;
+4. a namespace label whose key is in `attribution.namespace_label_keys`;
+5. a namespace annotation whose key is in `attribution.namespace_annotation_keys`;
+6. a workload label, then a namespace label, whose key is in `attribution.fallback_label_keys`
    (reported as a fallback, so it cannot hide a labelling gap);
-5. `__unallocated__`.
+7. `__unallocated__`.
+
+Annotation keys are compared in canonical form like label keys (`finops.io/team` matches
+OpenCost's sanitised `finops_io_team`). With no annotation keys configured (the default) no
+annotation is ever looked at, so rules 2 and 5 cost nothing.
 
 A namespace named in `shared_costs.namespaces` goes before all of these to `__shared__`, whose
 money the shared-costs step spreads onto the teams (ledger.shared_costs).
@@ -78,7 +84,9 @@ class Placement:
     """Where a workload's cost goes: the team, the rule that decided, and the key it used."""
 
     team: str
-    via: str  # label | namespace | namespace_label | fallback | shared | none
+    # label | annotation | namespace | namespace_label | namespace_annotation | fallback |
+    # shared | none
+    via: str
     key: str = ""
 
     @property
@@ -93,7 +101,11 @@ class Attributor:
     def __init__(self, config: Config) -> None:
         attribution = config.attribution
         self._team_keys = tuple(canonical_key(k) for k in attribution.team_label_keys)
+        self._annotation_keys = tuple(canonical_key(k) for k in attribution.team_annotation_keys)
         self._ns_keys = tuple(canonical_key(k) for k in attribution.namespace_label_keys)
+        self._ns_annotation_keys = tuple(
+            canonical_key(k) for k in attribution.namespace_annotation_keys
+        )
         self._fallback_keys = tuple(canonical_key(k) for k in attribution.fallback_label_keys)
         self._strict = attribution.strict_teams
         shared = config.shared_costs
@@ -105,9 +117,10 @@ class Attributor:
                 self._by_value.setdefault(normalise_team(value), team.name)
         self._by_queue = {cq: t.name for t in config.teams for cq in t.cluster_queues}
         self._by_litellm = {lt: t.name for t in config.teams for lt in t.litellm_teams}
-        # Memos of pure results, for a cluster's many workloads that share label key sets,
-        # label values and placements. Each is emptied when it grows past _MEMO_LIMIT, so pod
-        # churn over months cannot grow them without bound.
+        # Memos of pure results, for a cluster's many workloads that share label (and
+        # annotation) key sets, values and placements. A plan depends on a key set alone, so
+        # labels and annotations share one memo keyed by the keys as they come. Each is emptied
+        # when it grows past _MEMO_LIMIT, so pod churn over months cannot grow them unbounded.
         self._plans: dict[tuple[str, ...], dict[str, str]] = {}
         self._teams: dict[str, str | None] = {}
         self._placements: dict[tuple[str, str, str], Placement] = {}
@@ -117,8 +130,10 @@ class Attributor:
         namespace: str,
         labels: Mapping[str, str],
         namespace_labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        namespace_annotations: Mapping[str, str] | None = None,
     ) -> Placement:
-        """Decide the team of a workload from its namespace and its (raw) labels."""
+        """Decide the team of a workload from its namespace and its (raw) labels and annotations."""
         if namespace in self._shared:
             return self._placement(SHARED, "shared", "")
         ns_labels = namespace_labels or {}
@@ -128,11 +143,19 @@ class Attributor:
             team = self._team_from_value(labels[raw]) if raw is not None else None
             if team is not None:
                 return self._placement(team, "label", key)
+        if self._annotation_keys and annotations:
+            found = self._first(annotations, self._annotation_keys)
+            if found is not None:
+                return self._placement(found[0], "annotation", found[1])
         if namespace in self._by_namespace:
             return self._placement(self._by_namespace[namespace], "namespace", "")
         found = self._first(ns_labels, self._ns_keys)
         if found is not None:
             return self._placement(found[0], "namespace_label", found[1])
+        if self._ns_annotation_keys and namespace_annotations:
+            found = self._first(namespace_annotations, self._ns_annotation_keys)
+            if found is not None:
+                return self._placement(found[0], "namespace_annotation", found[1])
         found = self._first(labels, self._fallback_keys) or self._first(
             ns_labels, self._fallback_keys
         )

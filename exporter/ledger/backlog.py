@@ -101,11 +101,14 @@ def workload_of(name: str, namespace: str) -> str:
 
 
 def team_keys(config: Config) -> tuple[str, ...]:
-    """The keys that would place a workload on a team, as a person would set them."""
+    """The keys that would place a workload on a team, as a person would set them, in the
+    attribution's precedence order (fallback keys are not among them: they hide the gap)."""
     a = config.attribution
     return (
         *(f"label:{k}" for k in a.team_label_keys),
+        *(f"annotation:{k}" for k in a.team_annotation_keys),
         *(f"namespace_label:{k}" for k in a.namespace_label_keys),
+        *(f"namespace_annotation:{k}" for k in a.namespace_annotation_keys),
     )
 
 

@@ -123,7 +123,18 @@ def cost_lines(window: AllocationSet, attributor: Attributor) -> tuple[CostLine,
     place = attributor.place
     return tuple(
         [
-            CostLine(place(a.namespace, a.labels, a.namespace_labels), a.node, a.costs, a.namespace)
+            CostLine(
+                place(
+                    a.namespace,
+                    a.labels,
+                    a.namespace_labels,
+                    a.annotations,
+                    a.namespace_annotations,
+                ),
+                a.node,
+                a.costs,
+                a.namespace,
+            )
             for a in window.allocations
         ]
     )

@@ -57,6 +57,62 @@ def test_precedence() -> None:
     assert a.place("x", {"unrelated": "y"}) == Placement("__unallocated__", "none")
 
 
+def _annotated(**attribution: object) -> Attributor:
+    return _attributor(
+        team_annotation_keys=["finops.io/team"],
+        namespace_annotation_keys=["finops.io/owner"],
+        **attribution,
+    )
+
+
+def test_precedence_with_annotations() -> None:
+    a = _annotated()
+    team_note = {"finops.io/team": "vision"}
+    # 1. the workload's own label beats its own annotation
+    assert a.place("x", {"team": "data"}, {}, team_note) == Placement("datos", "label", "team")
+    # 2. its own annotation beats every namespace rule (OpenCost's sanitised key matches too)
+    assert a.place("ns-datos", {}, {"owner": "data"}, team_note) == Placement(
+        "vision", "annotation", "finops_io_team"
+    )
+    assert a.place("x", {}, None, {"finops_io_team": "Vision"}).team == "vision"
+    # 3.-4. the teams' namespaces, then namespace labels, beat namespace annotations
+    ns_note = {"finops.io/owner": "vision"}
+    assert a.place("ns-datos", {}, {}, {}, ns_note) == Placement("datos", "namespace")
+    assert a.place("x", {}, {"owner": "data"}, {}, ns_note) == Placement(
+        "datos", "namespace_label", "owner"
+    )
+    # 5. the namespace annotation beats the fallback keys
+    part_of = {"app.kubernetes.io/part-of": "data"}
+    assert a.place("x", part_of, {}, {}, ns_note) == Placement(
+        "vision", "namespace_annotation", "finops_io_owner"
+    )
+    # 6. fallbacks, then 7. nothing: annotations of unconfigured keys are never read
+    assert a.place("x", part_of, {}, {"team": "vision"}) == Placement(
+        "datos", "fallback", "app_kubernetes_io_part_of"
+    )
+    assert a.place("x", {}, {}, {"owner": "vision"}, {"team": "vision"}).team == "__unallocated__"
+
+
+def test_annotations_are_not_read_unless_configured() -> None:
+    a = _attributor()
+    notes = {"finops.io/team": "vision", "team": "vision", "owner": "vision"}
+    assert a.place("x", {}, {}, notes, notes) == Placement("__unallocated__", "none")
+
+
+def test_annotation_values_follow_the_label_rules() -> None:
+    # Reserved-looking and (under strict_teams) undeclared values do not match: the next rule does.
+    a = _annotated(strict_teams=True)
+    assert a.place("ns-datos", {}, {}, {"finops.io/team": "growth"}) == Placement(
+        "datos", "namespace"
+    )
+    assert _annotated().place("x", {}, {}, {"finops.io/team": "__idle__"}).team == (
+        "__unallocated__"
+    )
+    assert _annotated().place("x", {}, {}, {"finops.io/team": "Growth Team"}).team == (
+        "growth-team"
+    )
+
+
 def test_undeclared_value_becomes_its_own_team_unless_strict() -> None:
     assert _attributor().place("ns-datos", {"team": "Growth Hackers"}).team == "growth-hackers"
     strict = _attributor(strict_teams=True)
@@ -146,6 +202,10 @@ labels_strategy = st.dictionaries(
     st.sampled_from(["team", "TEAM", "label_team", "app.kubernetes.io/part-of", "owner", "x"]),
     st.sampled_from(["datos", "vision", "data", "other", ""]),
 )
+annotations_strategy = st.dictionaries(
+    st.sampled_from(["finops.io/team", "finops_io_team", "finops.io/owner", "team", "x"]),
+    st.sampled_from(["datos", "vision", "data", "other", "", "__idle__"]),
+)
 
 
 @given(labels_strategy, labels_strategy, st.sampled_from(["ns-datos", "x"]), st.randoms())
@@ -160,23 +220,49 @@ def test_placement_does_not_depend_on_key_order(
     assert a.place(namespace, dict(items), dict(ns_items)) == expected
 
 
-def _reference(namespace: str, labels: dict[str, str], ns: dict[str, str]) -> str:
+def _named(fresh: Attributor, source: dict[str, str], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        team = fresh.team_for_queue(source[key]) if source.get(key) else None
+        if team is not None and team != "__unallocated__":
+            return team
+    return None
+
+
+def _reference(
+    namespace: str,
+    labels: dict[str, str],
+    ns: dict[str, str],
+    notes: dict[str, str] | None = None,
+    ns_notes: dict[str, str] | None = None,
+    *,
+    annotated: bool = False,
+) -> str:
     """The precedence written out over canonical_labels, with no memo anywhere."""
     fresh = _attributor()
     workload, ns_labels = canonical_labels(labels), canonical_labels(ns)
-    for key in ("team", "app_kubernetes_io_team"):
-        team = fresh.team_for_queue(workload[key]) if workload.get(key) else None
-        if team is not None and team != "__unallocated__":
+    own, ns_own = canonical_labels(notes or {}), canonical_labels(ns_notes or {})
+    note_keys = ("finops_io_team",) if annotated else ()
+    ns_note_keys = ("finops_io_owner",) if annotated else ()
+    rules: list[tuple[dict[str, str], tuple[str, ...]]] = [
+        (workload, ("team", "app_kubernetes_io_team")),
+        (own, note_keys),
+    ]
+    for source, keys in rules:
+        team = _named(fresh, source, keys)
+        if team is not None:
             return team
     if namespace == "ns-datos":
         return "datos"
-    for source, keys in ((ns_labels, ("owner",)), (workload, ("app_kubernetes_io_part_of",))):
-        for key in keys:
-            team = fresh.team_for_queue(source[key]) if source.get(key) else None
-            if team is not None and team != "__unallocated__":
-                return team
-    part_of = ns_labels.get("app_kubernetes_io_part_of")
-    return fresh.team_for_queue(part_of) if part_of else "__unallocated__"
+    for source, keys in (
+        (ns_labels, ("owner",)),
+        (ns_own, ns_note_keys),
+        (workload, ("app_kubernetes_io_part_of",)),
+        (ns_labels, ("app_kubernetes_io_part_of",)),
+    ):
+        team = _named(fresh, source, keys)
+        if team is not None:
+            return team
+    return "__unallocated__"
 
 
 @given(st.lists(st.tuples(labels_strategy, labels_strategy, st.sampled_from(["ns-datos", "x"]))))
@@ -188,6 +274,34 @@ def test_memoised_placement_matches_the_precedence(
     for labels, ns_labels, namespace in workloads:
         expected = _reference(namespace, labels, ns_labels)
         assert a.place(namespace, labels, ns_labels).team == expected
+
+
+@given(
+    st.lists(
+        st.tuples(
+            labels_strategy,
+            labels_strategy,
+            annotations_strategy,
+            annotations_strategy,
+            st.sampled_from(["ns-datos", "x"]),
+        )
+    ),
+    st.booleans(),
+)
+def test_memoised_placement_with_annotations_matches_the_precedence(
+    workloads: list[tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str], str]],
+    annotated: bool,
+) -> None:
+    # Labels and annotations share the plan memo and often the same key sets: a memo keyed
+    # on the keys alone must still give each map its own answer, as a fresh placement does.
+    a = _annotated() if annotated else _attributor()
+    for labels, ns_labels, notes, ns_notes, namespace in workloads:
+        expected = _reference(namespace, labels, ns_labels, notes, ns_notes, annotated=annotated)
+        assert a.place(namespace, labels, ns_labels, notes, ns_notes).team == expected
+        fresh = _annotated() if annotated else _attributor()
+        assert a.place(namespace, labels, ns_labels, notes, ns_notes) == fresh.place(
+            namespace, labels, ns_labels, notes, ns_notes
+        )
 
 
 def test_memos_start_again_when_full_and_answers_stay_the_same(

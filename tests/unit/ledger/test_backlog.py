@@ -129,6 +129,48 @@ def test_team_keys_are_the_configured_keys_as_written() -> None:
     assert team_keys(CONFIG) == ("label:team", "label:equipo", "namespace_label:team")
 
 
+ANNOTATED = Config.model_validate(
+    {
+        "teams": [{"name": "search", "namespaces": ["search"]}],
+        "attribution": {
+            "team_label_keys": ["team"],
+            "team_annotation_keys": ["finops.io/team"],
+            "namespace_label_keys": ["team"],
+            "namespace_annotation_keys": ["finops.io/owner"],
+        },
+    }
+)
+
+
+def test_team_keys_name_annotation_keys_in_precedence_order() -> None:
+    assert team_keys(ANNOTATED) == (
+        "label:team",
+        "annotation:finops.io/team",
+        "namespace_label:team",
+        "namespace_annotation:finops.io/owner",
+    )
+
+
+def test_an_owner_known_by_annotation_leaves_the_backlog() -> None:
+    owned = _alloc("batch", "job:nightly", {}, 120.0, 30.0)
+    owned["properties"]["annotations"] = {"finops.io/team": "vision"}
+    by_ns = _alloc("lab", "deployment:notebook", {}, 40.0, 5.0)
+    by_ns["properties"]["namespaceAnnotations"] = {"finops.io/owner": "search"}
+    window = _window(owned, by_ns, _alloc("sandbox", "deployment:x", {}, 7.0, 1.0))
+    rule = idle_rule(IdlePolicy.PROPORTIONAL)
+    for config, left in ((CONFIG, 195.0 + 8.0), (ANNOTATED, 8.0)):
+        made = costs.window(window, Attributor(config), rule, False, live=False, llm_scale=1.0)
+        found = team_backlog(config, made.lines, made.allocations)
+        assert found.unallocated_total == left
+        assert all(r.keys == team_keys(config) for r in found.unallocated)
+    vias = {(line.namespace, line.placement.via, line.placement.team) for line in made.lines}
+    assert vias == {
+        ("batch", "annotation", "vision"),
+        ("lab", "namespace_annotation", "search"),
+        ("sandbox", "none", UNALLOCATED),
+    }
+
+
 @settings(max_examples=100)
 @given(
     st.lists(
