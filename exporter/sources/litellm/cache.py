@@ -109,10 +109,12 @@ class DailyCache:
         if self.month != dates.start:
             self.closed, self.aliases, self._uses = {}, {}, Uses()
         until = dates.open_from if self.closed_until is None else self.closed_until
+        # Date by date, not items(): a read's dates may be kept packed and unpacked on demand,
+        # and the whole month unpacked at once is what packing them saved.
         packed = {
             d: self._uses.pack(u)
-            for d, u in sorted(read.items())
-            if u and date.fromisoformat(d) < max(until, dates.open_from)
+            for d in sorted(read)
+            if date.fromisoformat(d) < max(until, dates.open_from) and (u := read[d])
         }
         if full and self.month == dates.start:
             self.repairs += _differences(self.closed, packed, self.closed_until)
@@ -125,9 +127,9 @@ class DailyCache:
         if full:
             self.last_full = now
         totals = self._uses.totals()
-        for d, usage in sorted(read.items()):
+        for d in sorted(read):
             if d not in closed:
-                _add_day(totals, usage)
+                _add_day(totals, read[d])
         return totals
 
     def _keep_closed(self, closed: dict[str, PackedDay]) -> None:
