@@ -2,13 +2,14 @@
 
     python -m bench.ab SIZE SOURCE OTHER_TREE [runs]
 
-OTHER_TREE is a directory holding another `exporter` and `bench` (say, `git archive` of an
+OTHER_TREE holds another `exporter`, `bench` and `chargeback_demo` (say, `git archive` of an
 earlier commit); each run starts `python -m bench.child refresh` in it and then here, so the
 two share the machine's load, and the medians of cold CPU-s, steady CPU-s and peak RSS print.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -35,9 +36,19 @@ def _child(tree: str, config: Path) -> dict[str, float]:
     return figures
 
 
-def main() -> None:
-    size, source, other = SIZES[sys.argv[1]], sys.argv[2], sys.argv[3]
-    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+def main(argv: list[str] | None = None) -> None:
+    """Alternate the two trees' refreshes and print each run and the medians."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ab",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("size", choices=sorted(SIZES))
+    parser.add_argument("source", help="opencost, dcgm, kueue, litellm or dcgm-prometheus")
+    parser.add_argument("other", help="the other tree (exporter, bench, chargeback_demo)")
+    parser.add_argument("runs", type=int, nargs="?", default=3)
+    args = parser.parse_args(argv)
+    size, source, other, runs = SIZES[args.size], args.source, args.other, args.runs
     cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
     upstreams = Upstreams(size, cache).start()
     trees = {"other": other, "this": str(Path.cwd())}

@@ -10,6 +10,7 @@ median CPU-s (reading the file included) and the process's peak RSS beside its R
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -54,11 +55,20 @@ def _largest() -> str:
     return str(bodies[-1])
 
 
-def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--one":
-        _one(sys.argv[2])
+def main(argv: list[str] | None = None) -> None:
+    """Decode the body in three fresh interpreters and print the medians."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.litellm_decode",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("body", nargs="?", help="a daily-activity body file (default: L's largest)")
+    parser.add_argument("--one", metavar="FILE", help="decode FILE once in this process")
+    args = parser.parse_args(argv)
+    if args.one:
+        _one(args.one)
         return
-    path = sys.argv[1] if len(sys.argv) > 1 else _largest()
+    path = args.body or _largest()
     runs = []
     for _ in range(3):
         out = subprocess.run(
