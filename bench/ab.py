@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("size", choices=sorted(SIZES))
-    parser.add_argument("source", help="opencost, dcgm, kueue, litellm or dcgm-prometheus")
+    parser.add_argument("source", help="opencost, dcgm, kueue, litellm, dcgm-prometheus, or all")
     parser.add_argument("other", help="the other tree (exporter, bench, chargeback_demo)")
     parser.add_argument("runs", type=int, nargs="?", default=3)
     args = parser.parse_args(argv)
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     trees = {"other": other, "this": str(Path.cwd())}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="chargeback-ab-") as tmp:
-        config = upstreams.write_config(Path(tmp) / "ab.json", source)
+        config = upstreams.write_config(Path(tmp) / "ab.json", None if source == "all" else source)
         for run in range(runs):
             for name, tree in trees.items():
                 figures = _child(tree, config)
