@@ -152,15 +152,21 @@ class PackedDates(Mapping[str, DayUsage]):
     that was some 12 MiB a date at a thousand teams x fifty models, packed under 2 MiB.
     """
 
-    def __init__(self) -> None:
-        self._table = Uses()
+    def __init__(self, table: Uses | None = None) -> None:
+        # The cache's own table when it is given: the cache then keeps the packed dates as
+        # they are, rather than unpacking and packing them again.
+        self.table = Uses() if table is None else table
         self._days: dict[str, PackedDay] = {}
 
+    def packed(self, day: str) -> PackedDay:
+        """A date as packed over `table`."""
+        return self._days[day]
+
     def __setitem__(self, day: str, usage: DayUsage) -> None:
-        self._days[day] = self._table.pack(usage)
+        self._days[day] = self.table.pack(usage)
 
     def __getitem__(self, day: str) -> DayUsage:
-        return self._table.unpack(self._days[day])
+        return self.table.unpack(self._days[day])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._days)
