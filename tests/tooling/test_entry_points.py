@@ -24,6 +24,8 @@ ENTRY_POINTS = {
     "bench.soak": "python -m bench.soak",
     "bench.child": "python -m bench.child",
     "bench.opencost_decode": "python -m bench.opencost_decode",
+    "bench.litellm_decode": "python -m bench.litellm_decode",
+    "bench.ab": "python -m bench.ab",
     "bench.opencost_path": "python -m bench.opencost_path",
     "bench.series": "python -m bench.series",
     "bench.focus_tags": "python -m bench.focus_tags",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from exporter.sources.litellm.key_breakdown import DayUsage
-from exporter.sources.litellm.packed import PackedDay, Uses
+from exporter.sources.litellm.packed import PackedDates, PackedDay, Uses
 
 __all__ = ["DAY", "DailyCache", "MonthDates", "month_dates"]
 
@@ -107,13 +107,17 @@ class DailyCache:
         """Merge a read from `read_from` with the kept dates; returns the month's totals."""
         full = read_from == dates.start
         if self.month != dates.start:
-            self.closed, self.aliases, self._uses = {}, {}, Uses()
+            self.closed, self.aliases = {}, {}
+            self._uses = read.table if isinstance(read, PackedDates) else Uses()
         until = dates.open_from if self.closed_until is None else self.closed_until
-        packed = {
-            d: self._uses.pack(u)
-            for d, u in sorted(read.items())
-            if u and date.fromisoformat(d) < max(until, dates.open_from)
-        }
+        # Date by date, not items(): a read's dates may be kept packed and unpacked on demand,
+        # and the whole month unpacked at once is what packing them saved.
+        packed: dict[str, PackedDay] = {}
+        for d in sorted(read):
+            if date.fromisoformat(d) < max(until, dates.open_from):
+                day = self._packed(read, d)
+                if day is not None:
+                    packed[d] = day
         if full and self.month == dates.start:
             self.repairs += _differences(self.closed, packed, self.closed_until)
         kept = {d: u for d, u in self.closed.items() if date.fromisoformat(d) < read_from}
@@ -125,10 +129,22 @@ class DailyCache:
         if full:
             self.last_full = now
         totals = self._uses.totals()
-        for d, usage in sorted(read.items()):
+        for d in sorted(read):
             if d not in closed:
-                _add_day(totals, usage)
+                _add_day(totals, read[d])
         return totals
+
+    def uses_for(self, dates: MonthDates) -> Uses:
+        """The table a read of `dates`' month packs into: this cache's, or a new month's."""
+        return self._uses if self.month == dates.start else Uses()
+
+    def _packed(self, read: Mapping[str, DayUsage], day: str) -> PackedDay | None:
+        """A read date packed over this cache's table; None when it had no use."""
+        if isinstance(read, PackedDates) and read.table is self._uses:
+            packed = read.packed(day)
+            return packed if len(packed.index) else None
+        usage = read[day]
+        return self._uses.pack(usage) if usage else None
 
     def _keep_closed(self, closed: dict[str, PackedDay]) -> None:
         # Summing a month of a thousand teams x fifty models is a million additions: when the

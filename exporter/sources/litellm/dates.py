@@ -14,7 +14,8 @@ from exporter.sources.checks import Tally
 from exporter.sources.http import get_bytes
 from exporter.sources.litellm.daily import DAILY
 from exporter.sources.litellm.decode import Days, decode_body
-from exporter.sources.litellm.key_breakdown import DayUsage, day_usage, has_key_breakdowns
+from exporter.sources.litellm.key_breakdown import day_usage, has_key_breakdowns
+from exporter.sources.litellm.packed import PackedDates
 from exporter.sources.litellm.per_model import DAILY_AGGREGATED
 from exporter.sources.litellm.wire import SOURCE, read_text_pages
 
@@ -25,7 +26,7 @@ __all__ = ["DatesRead", "read_date"]
 class DatesRead:
     """What the reads of single dates found, date by date."""
 
-    usage: dict[str, DayUsage] = field(default_factory=dict)
+    usage: PackedDates = field(default_factory=PackedDates)
     aliases: dict[str, str] = field(default_factory=dict)
     models: set[str] = field(default_factory=set)
     keyed: bool = True  # every date's breakdowns named their keys
@@ -69,8 +70,9 @@ def _read_days(
     days: Days = {}
     if aggregated:
         try:
-            body = get_bytes(client, SOURCE, DAILY_AGGREGATED, {**params, **zone})
-            decode_body(body, days, tally)
+            # No name holds the body: decode_body lets it go once decoded.
+            query = {**params, **zone}
+            decode_body(get_bytes(client, SOURCE, DAILY_AGGREGATED, query), days, tally)
             return days, True
         except UpstreamStatusError as exc:
             if exc.status != 404:

@@ -34,7 +34,7 @@ _Count = Annotated[int, msgspec.Meta(ge=0, lt=MAX_TOKENS)]
 _Name = Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
 
 
-class _Metrics(msgspec.Struct):
+class _Metrics(msgspec.Struct, gc=False):
     spend: _Money | None = None  # absent on older proxies: unknown, not zero
     prompt_tokens: _Count | None = None
     completion_tokens: _Count | None = None
@@ -43,15 +43,15 @@ class _Metrics(msgspec.Struct):
 
 # Only the fields read: msgspec skips the rest of a metadata object without building it (a
 # day of a thousand teams x fifty models has 100,000 key entries).
-class _KeyMeta(msgspec.Struct):
+class _KeyMeta(msgspec.Struct, gc=False):
     team_id: _Name | None = None
 
 
-class _EntryMeta(msgspec.Struct):
+class _EntryMeta(msgspec.Struct, gc=False):
     team_alias: _Name | None = None
 
 
-class _Key(msgspec.Struct):
+class _Key(msgspec.Struct, gc=False):
     metrics: _Metrics
     metadata: _KeyMeta | None = None
 
@@ -111,7 +111,14 @@ def decode_body(text: str | bytes | bytearray, days: Days, tally: Tally) -> dict
         body = _DECODER.decode(text)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return _lenient(text, days, tally)
-    for day in body.results:
+    # The body's bytes go before its tables are built (when the caller kept no reference),
+    # and each date's structs as soon as they are added: a date of a thousand teams x fifty
+    # models is 36 MB of JSON, and its structs and tables are as large again.
+    del text
+    results, body.results = body.results, []
+    results.reverse()
+    while results:
+        day = results.pop()
         _add_typed(days.setdefault(day.date, _empty()), day.breakdown)
     return body.metadata
 
@@ -149,12 +156,19 @@ def _lenient(text: str | bytes | bytearray, days: Days, tally: Tally) -> dict[st
 
 
 def _add_typed(into: dict[str, dict[str, Cell]], breakdown: _Breakdown) -> None:
-    for name, entry in breakdown.entities.items():
+    # Each part's structs are let go once its cells are built, so at most one part's
+    # structs and cells are alive beside each other.
+    entities, breakdown.entities = breakdown.entities, {}
+    for name, entry in entities.items():
         alias = entry.metadata.team_alias if entry.metadata else None
         _merge(into["entities"], name, _typed(entry.metrics), entry.api_key_breakdown, alias)
-    for name, entry in breakdown.models.items():
+    del entities
+    models, breakdown.models = breakdown.models, {}
+    for name, entry in models.items():
         _merge(into["models"], name, _typed(entry.metrics), entry.api_key_breakdown, None)
-    for name, group in (breakdown.model_groups or {}).items():
+    del models
+    groups, breakdown.model_groups = breakdown.model_groups or {}, None
+    for name, group in groups.items():
         metrics = ZERO if group.metrics is None else _typed(group.metrics)
         _merge(into["model_groups"], name, metrics, group.api_key_breakdown, None)
 

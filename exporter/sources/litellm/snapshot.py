@@ -28,7 +28,9 @@ class TeamBudget:
     budget_reset_at: datetime | None
 
 
-@dataclass(frozen=True)
+# Slots: a month of a thousand teams x fifty models is 50,000 of these in each snapshot kept,
+# and a per-instance __dict__ would triple their size.
+@dataclass(frozen=True, slots=True)
 class ModelUsage:
     """Month-to-date use of one model by one LiteLLM team (`team_id` None: no team).
 

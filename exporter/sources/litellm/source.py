@@ -56,6 +56,7 @@ from exporter.sources.litellm.daily import (
     merge_daily_pages,
 )
 from exporter.sources.litellm.dates import DatesRead, read_date
+from exporter.sources.litellm.packed import PackedDates
 from exporter.sources.litellm.per_model import Usage, per_model_usage
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, usage_records
 from exporter.sources.litellm.tags import read_tag_spend
@@ -193,7 +194,7 @@ def _month_usage(
     emptiness, parts = seen
     start = cache.read_from(dates, now, cfg.reconcile_interval)
     zone = {"timezone": str(dates.offset_minutes), "include_current_utc_day": "true"}
-    read = DatesRead()
+    read = DatesRead(usage=PackedDates(cache.uses_for(dates)))
     day = start
     while day <= dates.end:
         read_date(client, cfg, day, zone, tally, read)

@@ -1,0 +1,73 @@
+"""One source's refresh in fresh processes alternating between two source trees, one set of fakes.
+
+    python -m bench.ab SIZE SOURCE OTHER_TREE [runs]
+
+OTHER_TREE holds another `exporter`, `bench` and `chargeback_demo` (say, `git archive` of an
+earlier commit); each run starts `python -m bench.child refresh` in it and then here, so the
+two share the machine's load, and the medians of cold CPU-s, steady CPU-s and peak RSS print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.servers import Upstreams
+from bench.synthetic import SIZES
+
+
+def _child(tree: str, config: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.child", "refresh", str(config)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tree,
+    )
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    if not figures["ok"]:
+        raise SystemExit(f"{tree}: a refresh failed\n{out.stderr}")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Alternate the two trees' refreshes and print each run and the medians."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ab",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("size", choices=sorted(SIZES))
+    parser.add_argument("source", help="opencost, dcgm, kueue, litellm, dcgm-prometheus, or all")
+    parser.add_argument("other", help="the other tree (exporter, bench, chargeback_demo)")
+    parser.add_argument("runs", type=int, nargs="?", default=3)
+    args = parser.parse_args(argv)
+    size, source, other, runs = SIZES[args.size], args.source, args.other, args.runs
+    cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
+    upstreams = Upstreams(size, cache).start()
+    trees = {"other": other, "this": str(Path.cwd())}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory(prefix="chargeback-ab-") as tmp:
+        config = upstreams.write_config(Path(tmp) / "ab.json", None if source == "all" else source)
+        for run in range(runs):
+            for name, tree in trees.items():
+                figures = _child(tree, config)
+                results[name].append(figures)
+                print(f"run {run + 1} {name}: {figures}", flush=True)
+    upstreams.stop()
+    for name, runs_of in results.items():
+        medians = {k: statistics.median(r[k] for r in runs_of) for k in ("cold", "steady", "rss")}
+        print(
+            f"{name}: cold {medians['cold']:.2f} steady {medians['steady']:.2f} "
+            f"rss {medians['rss']:.0f} MiB"
+        )
+
+
+if __name__ == "__main__":
+    main()
