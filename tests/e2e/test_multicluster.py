@@ -177,8 +177,14 @@ def test_recorded_series_keep_the_clusters_apart(world: World) -> None:
         return found if len(found) == len(CLUSTERS) else None
 
     assert poll("one recorded series per cluster", clusters, DEADLINE) == sorted(CLUSTERS)
-    series = query(world.central, "team_component:chargeback_team_cost_per_hour:sum")
-    assert {s["metric"]["cluster"] for s in series} == set(CLUSTERS)
+
+    def components() -> list[dict[str, Any]] | None:
+        # Each cluster's samples arrive by their own remote write: poll, as for the totals.
+        series = query(world.central, "team_component:chargeback_team_cost_per_hour:sum")
+        found = {s["metric"].get("cluster", "") for s in series}
+        return series if found == set(CLUSTERS) else None
+
+    series = poll("team and component series from every cluster", components, DEADLINE)
     # No replica label survives a recording rule.
     for s in series:
         assert not set(s["metric"]) & set(DEFAULT.replica_labels), s["metric"]
