@@ -22,11 +22,11 @@ from bench.synthetic import NOW, SIZES, Size
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.focus.tags import tagging
-from exporter.finance.report import Report, build_report
+from exporter.finance.report.figures import Report, build_report
 from exporter.ledger.attribution import IDLE, Placement
-from exporter.ledger.chargeback import CostLine, Ledger
-from exporter.ledger.dimensions import cap_values, split_ledger
-from exporter.ledger.joint import joint_split
+from exporter.ledger.costs.ledger import CostLine, Ledger
+from exporter.ledger.dimensions.joint import joint_split
+from exporter.ledger.dimensions.split import cap_values, split_ledger
 
 NAMES = ("product", "environment")
 DAYS = 15

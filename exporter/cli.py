@@ -22,7 +22,7 @@ from exporter.errors import ConfigError, UpstreamError
 from exporter.finance.closed_month import closed_month
 from exporter.finance.command import ReportRequest, run_report
 from exporter.finance.quota_history import open_client, quota_history
-from exporter.finance.report import TABLES
+from exporter.finance.report.figures import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.pages import Page

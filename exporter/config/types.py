@@ -125,7 +125,8 @@ Price = Annotated[float, Field(ge=0)]
 class IdlePolicy(StrEnum):
     """Who pays for capacity nobody used (docs/chargeback.md, "Who pays for idle").
 
-    The names only: what each one means to the ledger is its rule in `exporter.ledger.policies`.
+    The names only: what each one means to the ledger is its rule in
+    `exporter.ledger.costs.policies`.
     """
 
     SEPARATE = "separate"

@@ -11,13 +11,13 @@ from datetime import datetime
 from pathlib import Path
 
 from exporter.config.schema import Config
-from exporter.finance.dimensions import dimension_report, focus_tagging
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
-from exporter.finance.operations import model_kinds, team_report, with_operations
-from exporter.finance.report import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
-from exporter.finance.report_formats import format_report
+from exporter.finance.report.dimensions import dimension_report, focus_tagging
+from exporter.finance.report.figures import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
+from exporter.finance.report.formats import format_report
+from exporter.finance.report.operations import model_kinds, team_report, with_operations
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
 from exporter.finance.statement.numbers import Numbers, statement_locale

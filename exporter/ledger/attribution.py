@@ -16,7 +16,7 @@ OpenCost's sanitised `finops_io_team`). With no annotation keys configured (the 
 annotation is ever looked at, so rules 2 and 5 cost nothing.
 
 A namespace named in `shared_costs.namespaces` goes before all of these to `__shared__`, whose
-money the shared-costs step spreads onto the teams (ledger.shared_costs).
+money the shared-costs step spreads onto the teams (ledger.dimensions.shared).
 
 A label value that names no declared team becomes its own team, normalised, unless
 `strict_teams` is set: then it does not match and the next rule is tried. Undeclared

@@ -21,32 +21,31 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.backlog import Backlog, backlog_samples, team_backlog
-from exporter.ledger.by_dimension import (
+from exporter.ledger.costs.backlog import Backlog, backlog_samples, team_backlog
+from exporter.ledger.costs.cluster import idle_samples, month_samples
+from exporter.ledger.costs.gpus import gpu_samples, idle_month_samples
+from exporter.ledger.costs.ledger import Ledger, cap_teams
+from exporter.ledger.costs.policies import idle_rule
+from exporter.ledger.costs.quota import (
+    apply_quota,
+    quota_budgets,
+    quota_samples,
+)
+from exporter.ledger.costs.window import Window, WindowMemo, gpu_hours_by_team, serving_costs
+from exporter.ledger.dimensions.beyond_team import (
     DimensionSplit,
     beyond_team,
     dimension_samples,
     llm_tags,
     month_joint,
 )
-from exporter.ledger.chargeback import Ledger, cap_teams
-from exporter.ledger.clusterwide import idle_samples, month_samples
-from exporter.ledger.costs import Window, WindowMemo, gpu_hours_by_team, serving_costs
-from exporter.ledger.gpus import gpu_samples, idle_month_samples
-from exporter.ledger.join_prices import (
-    gpu_prices,
-    joined_quota,
-    node_flavor,
-    price_lookup,
-    prices_by_flavor,
-)
+from exporter.ledger.dimensions.joint import JointSplit
 from exporter.ledger.join_samples import (
     budget_samples,
     config_budgets,
     ledger_samples,
     llm_read_samples,
 )
-from exporter.ledger.joint import JointSplit
 from exporter.ledger.llm import (
     LlmReport,
     ModelPricing,
@@ -58,20 +57,21 @@ from exporter.ledger.llm import (
     model_pricing,
     serving_namespaces,
 )
-from exporter.ledger.llm_memo import LlmMemo, LlmPart
-from exporter.ledger.policies import idle_rule
-from exporter.ledger.quota import (
-    apply_quota,
-    quota_budgets,
-    quota_samples,
-)
-from exporter.ledger.unit_join import UnitEconomics, price_builds, unit_economics
-from exporter.ledger.weights import (
+from exporter.ledger.llm.memo import LlmMemo, LlmPart
+from exporter.ledger.llm.weights import (
     CompletionWeight,
     applied_weights,
     completion_weights,
     weight_samples,
 )
+from exporter.ledger.prices.joined import (
+    gpu_prices,
+    joined_quota,
+    node_flavor,
+    price_lookup,
+    prices_by_flavor,
+)
+from exporter.ledger.units.economics import UnitEconomics, price_builds, unit_economics
 from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
@@ -97,10 +97,10 @@ class Chargeback:
     # The month's labelling backlog and GPU-hours per team (placed as the cost, before any fold).
     backlog: Backlog | None = None
     gpu_hours: Mapping[str, float] = field(default_factory=dict)
-    units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.unit_join
+    units: UnitEconomics = field(default_factory=UnitEconomics)  # exporter.ledger.units.economics
     dimensions: tuple[DimensionSplit, ...] = ()  # config order
     joint: JointSplit = field(default_factory=JointSplit)  # every dimension at once (FOCUS)
-    weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (ledger.weights)
+    weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (ledger.llm.weights)
 
     @property
     def at(self) -> datetime:

@@ -14,7 +14,7 @@ from exporter.exposition.catalogue import (
     TEAM_COST_PER_HOUR,
 )
 from exporter.exposition.samples import Sample
-from exporter.ledger.chargeback import Ledger
+from exporter.ledger.costs.ledger import Ledger
 
 __all__ = ["budget_samples", "config_budgets", "ledger_samples", "llm_read_samples"]
 

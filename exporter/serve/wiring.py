@@ -12,9 +12,9 @@ from exporter.config.schema import Config
 from exporter.exposition.catalogue import BUILD, CONFIG
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.costs import WindowMemo
+from exporter.ledger.costs.window import WindowMemo
 from exporter.ledger.join import Chargeback, join
-from exporter.ledger.llm_memo import LlmMemo
+from exporter.ledger.llm.memo import LlmMemo
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.readers import SourceReader, open_readers

@@ -10,7 +10,7 @@ from exporter.exposition.catalogue import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.ledger.llm_memo import LlmMemo
+from exporter.ledger.llm.memo import LlmMemo
 from exporter.serve.wiring import Joiner
 from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES, Records

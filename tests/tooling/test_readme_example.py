@@ -21,10 +21,10 @@ from exporter.calendar import month_start
 from exporter.config.schema import Config
 from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
 from exporter.ledger.attribution import IDLE, Attributor
-from exporter.ledger.chargeback import Ledger
+from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.join import Chargeback, join
-from exporter.ledger.join_prices import gpu_prices
 from exporter.ledger.llm import EXTERNAL, weighted_tokens
+from exporter.ledger.prices.joined import gpu_prices
 from exporter.sources.kube_client import build_client as kube_client
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot

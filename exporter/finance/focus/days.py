@@ -24,10 +24,10 @@ from typing import TypeVar
 from exporter.config.schema import Config
 from exporter.finance.focus.resources import ResourceFigures, resource_figures
 from exporter.ledger.attribution import OTHER, Attributor
-from exporter.ledger.chargeback import Ledger
-from exporter.ledger.costs import cost_lines, gpu_hours_by_team
+from exporter.ledger.costs.ledger import Ledger
+from exporter.ledger.costs.window import cost_lines, gpu_hours_by_team
+from exporter.ledger.dimensions.joint import Combination
 from exporter.ledger.join import Chargeback, join
-from exporter.ledger.joint import Combination
 from exporter.sources.opencost.source import AllocationSet
 from exporter.sources.reading import Reading, as_of
 from exporter.sources.table import Records

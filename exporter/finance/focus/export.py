@@ -10,7 +10,7 @@ from exporter.finance.focus.days import daily_ledgers
 from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.focus.tags import Tagging
 from exporter.finance.focus.writer import format_focus
-from exporter.finance.report import Report
+from exporter.finance.report.figures import Report
 from exporter.sources.reading import Reading
 
 __all__ = ["FocusExport", "focus_context", "focus_export", "invoice_id"]

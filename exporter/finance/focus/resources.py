@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from exporter.config.schema import Config
-from exporter.finance.footing import largest_remainder
+from exporter.finance.report.footing import largest_remainder
 from exporter.ledger.attribution import OTHER, Attributor
-from exporter.ledger.costs import cost_lines
+from exporter.ledger.costs.window import cost_lines
 from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import weighted_tokens
 from exporter.sources.opencost.source import AllocationSet

@@ -26,8 +26,8 @@ from exporter.finance.focus.resources import (
 )
 from exporter.finance.focus.services import Service, service
 from exporter.finance.focus.tags import Share, Tagging, combination_cents
-from exporter.finance.footing import largest_remainder
-from exporter.finance.report import Report
+from exporter.finance.report.figures import Report
+from exporter.finance.report.footing import largest_remainder
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 
 __all__ = ["FocusContext", "apportion", "focus_rows", "utc_stamp"]

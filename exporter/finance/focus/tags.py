@@ -1,7 +1,7 @@
 """FOCUS `Tags` with every dimension: each team's cell split by its combinations, to the cent.
 
 Each printed cell of the report (a team's component for the month) is split over the joint
-combinations of dimension values its cost carries (`ledger.joint`), in whole cents:
+combinations of dimension values its cost carries (`ledger.dimensions.joint`), in whole cents:
 
 1. A combination worth less than a cent of the cell folds into the cell's largest one (its
    money and its quantity), so rows never multiply for dust.
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from exporter.finance.focus.aim import Share, aim
-from exporter.finance.footing import largest_remainder
-from exporter.finance.report import Report
+from exporter.finance.report.figures import Report
+from exporter.finance.report.footing import largest_remainder
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
-from exporter.ledger.joint import Combination, JointSplit
+from exporter.ledger.dimensions.joint import Combination, JointSplit
 
 __all__ = ["Share", "Tagging", "cell_cents", "combination_cents", "tagging"]
 

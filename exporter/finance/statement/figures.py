@@ -13,13 +13,13 @@ from datetime import datetime
 from decimal import Decimal
 
 from exporter.config.schema import Config
-from exporter.finance.backlog_table import backlog_of_team
-from exporter.finance.dimensions import dimension_reports
-from exporter.finance.footing import cents, foot, round_cents
-from exporter.finance.operations import with_operations
-from exporter.finance.report import Report, build_report, model_rows
+from exporter.finance.report.backlog import backlog_of_team
+from exporter.finance.report.dimensions import dimension_reports
+from exporter.finance.report.figures import Report, build_report, model_rows
+from exporter.finance.report.footing import cents, foot, round_cents
+from exporter.finance.report.operations import with_operations
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
-from exporter.ledger.chargeback import Ledger
+from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.join import Chargeback
 
 __all__ = [

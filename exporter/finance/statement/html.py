@@ -12,7 +12,7 @@ import html
 from collections.abc import Iterable
 from string import Template
 
-from exporter.finance.report import QUOTA_BASIS
+from exporter.finance.report.figures import QUOTA_BASIS
 from exporter.finance.statement import labels
 from exporter.finance.statement.charts import charts_svg
 from exporter.finance.statement.figures import Statement

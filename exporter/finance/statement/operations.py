@@ -7,10 +7,10 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
-from exporter.finance.backlog_table import BacklogLine, BacklogTable
+from exporter.finance.report.backlog import BacklogLine, BacklogTable
+from exporter.finance.report.teams import TeamUsage
 from exporter.finance.statement import labels
 from exporter.finance.statement.numbers import Numbers
-from exporter.finance.team_table import TeamUsage
 
 __all__ = ["USAGE_HEAD", "backlog_lines", "usage_cards", "usage_cells", "usage_totals"]
 

@@ -9,7 +9,7 @@ import html
 from collections.abc import Sequence
 from decimal import Decimal
 
-from exporter.finance.report import Report
+from exporter.finance.report.figures import Report
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers

@@ -8,10 +8,10 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
+from exporter.finance.report.units import Formats, UnitTable, for_team, unit_tables
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
-from exporter.finance.unit_tables import Formats, UnitTable, for_team, unit_tables
 
 __all__ = ["WORDS", "statement_formats", "table_html", "unit_tables_html"]
 

@@ -22,8 +22,8 @@ from exporter.config.schema import Config, ModelDecl
 from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.chargeback import Ledger
-from exporter.ledger.costs import Window, serving_costs
+from exporter.ledger.costs.ledger import Ledger
+from exporter.ledger.costs.window import Window, serving_costs
 from exporter.ledger.llm.routing import Routed, route, weighted_tokens
 from exporter.sources.litellm.snapshot import ModelUsage
 
@@ -78,7 +78,7 @@ def apply_llm(
         weight: the completion weight w in `prompt + w * completion`.
         llm_scale: turns month-to-date spend into the ledger's window (1.0 for the month,
             1 / hours elapsed for the hourly rate).
-        weights: a declaration's own w, by its model (measured, ledger/weights.py), used
+        weights: a declaration's own w, by its model (measured, ledger/llm/weights.py), used
             instead of `weight` for its tokens.
 
     Conservation: the new total equals the old total plus `report.external_spend`; the

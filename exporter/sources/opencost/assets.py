@@ -8,7 +8,7 @@ Why assets, and not only allocations: an allocation's `gpuCost / gpuHours` is th
 charged on its node, but only nodes that ran a GPU pod have one, and allocations carry pod
 labels, not node labels. Assets price every GPU node, idle ones included, and their labels are
 what Kueue ResourceFlavor `nodeLabels` select on. Allocations remain the fallback (and the
-first choice where they exist, see exporter.ledger.prices) when `/assets` is not served.
+first choice where they exist, see exporter.ledger.prices.gpu) when `/assets` is not served.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Upstream: the Prometheus that scrapes vLLM's `/metrics` (`sources.vllm.url`), th
 HTTP query API (see query.py). The span is the month read, up to the reading's end (a closed
 month: the whole month in its zone), or the last `window` when set. A model whose totals are
 incomplete or corrupt is dropped and counted; the ledger then falls back to the configured
-weight for it and says so (exporter/ledger/weights.py). No model at all is a valid answer:
+weight for it and says so (exporter/ledger/llm/weights.py). No model at all is a valid answer:
 nothing was served.
 """
 

@@ -16,7 +16,7 @@ from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.calendar import Month
 from exporter.cli import main
 from exporter.config.schema import Config
-from exporter.ledger.weights import TOO_FEW_REQUESTS, completion_weights
+from exporter.ledger.llm.weights import TOO_FEW_REQUESTS, completion_weights
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.source import build_client, fetch
 from tests.conftest import CLOCK

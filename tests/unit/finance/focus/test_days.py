@@ -11,7 +11,7 @@ from exporter.calendar import Month
 from exporter.config.schema import Config
 from exporter.finance.focus.days import daily_ledgers
 from exporter.finance.focus.rows import FocusContext, focus_rows
-from exporter.finance.report import build_report
+from exporter.finance.report.figures import build_report
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.opencost.source import (

@@ -13,8 +13,8 @@ from exporter.finance.focus.columns import COLUMNS
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.resources import NO_RESOURCE, resource, split
 from exporter.finance.focus.rows import FocusContext, focus_rows
-from exporter.finance.report import build_report
-from exporter.ledger.chargeback import Ledger
+from exporter.finance.report.figures import build_report
+from exporter.ledger.costs.ledger import Ledger
 from exporter.sources.opencost.source import parse_allocation_response
 from tests.support.focus_spec import violations
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.focus.tags import Tagging, cell_cents, combination_cents, tagging
-from exporter.finance.report import Report, build_report
+from exporter.finance.report.figures import Report, build_report
 from exporter.ledger.attribution import IDLE, OTHER
-from exporter.ledger.chargeback import Ledger
-from exporter.ledger.joint import JointSplit
+from exporter.ledger.costs.ledger import Ledger
+from exporter.ledger.dimensions.joint import JointSplit
 
 NAMES = ("product", "environment")
 Mix = dict[tuple[str, str], dict[tuple[str, ...], float]]

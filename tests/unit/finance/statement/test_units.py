@@ -6,12 +6,12 @@ import re
 
 from babel import Locale
 
+from exporter.finance.report.units import for_team
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.units import unit_tables_html
-from exporter.finance.unit_tables import for_team
 from tests.conftest import FIXED_NOW
-from tests.unit.finance.test_unit_tables import UNITS, _report
+from tests.unit.finance.report.test_units import UNITS, _report
 
 
 def test_the_statement_prints_them_in_its_locale() -> None:

@@ -11,7 +11,7 @@ from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.weights import weight_tables_html
 from tests.conftest import FIXED_NOW
-from tests.unit.finance.test_weight_table import report
+from tests.unit.finance.report.test_weights import report
 
 
 def _cells(page: str) -> list[str]:

@@ -15,7 +15,7 @@ from exporter.exposition.catalogue import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.ledger.chargeback import Ledger, cap_teams
+from exporter.ledger.costs.ledger import Ledger, cap_teams
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm, llm_report_samples
 from exporter.sources.litellm.snapshot import ModelUsage
 from tests.unit.ledger.llm.test_routing import (

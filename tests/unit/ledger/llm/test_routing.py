@@ -14,7 +14,7 @@ from exporter.config.schema import (
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.ledger.chargeback import Ledger
+from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm.pricing import model_pricing
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.ledger.llm.routing import route

@@ -18,7 +18,7 @@ from exporter.exposition.catalogue import (
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
 )
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.gpus import idle_month_samples, model_price
+from exporter.ledger.costs.gpus import idle_month_samples, model_price
 from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
 from exporter.sources.dcgm.records import IdleHours
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch

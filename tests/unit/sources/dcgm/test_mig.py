@@ -10,7 +10,7 @@ import pytest
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig
 from exporter.errors import RecordsDropped
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.ledger.gpus import gpu_samples
+from exporter.ledger.costs.gpus import gpu_samples
 from exporter.sources.checks import OUT_OF_RANGE, Tally
 from exporter.sources.dcgm.source import (
     UNSLICED,

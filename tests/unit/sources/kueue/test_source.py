@@ -21,7 +21,7 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamTooLarge,
 )
-from exporter.ledger.quota import lend
+from exporter.ledger.costs.quota import lend
 from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.kueue.source import (
     KueueSnapshot,

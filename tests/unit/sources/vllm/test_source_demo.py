@@ -12,7 +12,7 @@ from chargeback_demo.fake_vllm import SERVED_MODEL, go_float, make_handler
 from chargeback_demo.httpfake import FakeRequest
 from chargeback_demo.stack import demo_config_dict
 from exporter.config.schema import Config
-from exporter.ledger.weights import completion_weights
+from exporter.ledger.llm.weights import completion_weights
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.source import ModelTiming, build_client, fetch
 from tests.conftest import CLOCK, FIXED_NOW

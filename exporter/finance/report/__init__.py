@@ -1,0 +1,1 @@
+"""The report's figures, tables and formats: what finance reads from one typed month."""

@@ -1,0 +1,328 @@
+"""The report's unit-economics tables: GPU prices applied and built, energy, cost per million
+tokens per team and model, build or buy; as JSON and as text cells.
+
+Figures are the join's own (exporter.ledger.units.economics), never re-derived. JSON carries them to
+six decimals; text prints money per hour and per million tokens to the cent, a request's cost to
+a hundredth of a cent, never in scientific notation. Energy is the draw when the report ran, so
+a closed month leaves it out, and the serving GPUs' utilisation (build or buy) with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from exporter.ledger.units.economics import UnitEconomics
+
+__all__ = [
+    "UnitTable",
+    "as_of_report",
+    "for_team",
+    "text_lines",
+    "unit_json",
+    "unit_tables",
+]
+
+_DECIMALS = 6
+_BUILD_HEAD = (
+    *("kind", "name", "GPUs", "watts/GPU", "power"),
+    *("capex", "energy", "operations", "node", "per GPU-hour"),
+)
+_EVEN_HEAD = (
+    *("model", "alternative", "self-hosted", "bought"),
+    *("ratio", "utilisation", "break-even utilisation"),
+)
+
+
+@dataclass(frozen=True)
+class UnitTable:
+    """One printed table: its title, header and rows of cells (text, not yet aligned)."""
+
+    key: str
+    title: str
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric_from: int  # cells from this column on are figures (right-aligned)
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, _DECIMALS)
+
+
+def as_of_report(units: UnitEconomics, closed: bool) -> UnitEconomics:
+    """The figures a report prints: a closed month's without what is measured when it runs
+    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later."""
+    if not closed:
+        return units
+    even = tuple(replace(b, utilisation=None) for b in units.break_even)
+    return replace(units, energy=(), break_even=even)
+
+
+def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
+    """Every unit-economics figure, for the report's JSON."""
+    units = as_of_report(units, closed)
+    return {
+        "gpu_prices": [
+            {
+                "kind": p.kind,
+                "name": p.name,
+                "price_per_gpu_hour": _r(p.price),
+                "source": p.source,
+            }
+            for p in units.prices
+        ],
+        "gpu_price_builds": [
+            {
+                "kind": b.kind,
+                "name": b.name,
+                "gpus_per_node": b.gpus,
+                "watts_per_gpu": _r(b.watts),
+                "power": b.power,
+                "capex_per_node_hour": _r(b.capex_per_hour),
+                "energy_per_node_hour": _r(b.energy_per_hour),
+                "operations_per_node_hour": _r(b.operations_per_hour),
+                "node_per_hour": _r(b.node_per_hour),
+                "price_per_gpu_hour": _r(b.gpu_hour),
+            }
+            for b in units.builds
+        ],
+        "gpu_energy_now": [
+            {
+                "team": e.team,
+                "watts": _r(e.watts),
+                "kwh_per_hour": _r(e.kwh_per_hour),
+                "cost_per_hour": _r(e.cost_per_hour),
+                "co2e_grams_per_hour": _r(e.co2e_grams_per_hour),
+            }
+            for e in units.energy
+        ],
+        "llm_models": [
+            {
+                "model": m.model,
+                "kind": m.kind,
+                "tokens": m.tokens,
+                "requests": m.requests,
+                "declared_per_million_tokens": _r(m.declared_per_million),
+                "measured_per_million_tokens": _r(m.measured_per_million),
+                "measured_per_request": _r(m.measured_per_request),
+            }
+            for m in units.models
+        ],
+        "llm_teams": [
+            {
+                "team": t.team,
+                "model": t.model,
+                "kind": t.kind,
+                "tokens": t.tokens,
+                "requests": t.requests,
+                "cost": _r(t.cost),
+                "per_million_tokens": _r(t.per_million),
+                "per_request": _r(t.per_request),
+            }
+            for t in units.teams
+        ],
+        "build_or_buy": {
+            "teams": [
+                {
+                    "team": a.team,
+                    "model": a.model,
+                    "self_hosted": _r(a.self_hosted),
+                    "alternative": _r(a.alternative),
+                }
+                for a in units.alternatives
+            ],
+            "models": [
+                {
+                    "model": b.model,
+                    "alternative": b.alternative_name,
+                    "self_hosted": _r(b.self_hosted),
+                    "alternative_cost": _r(b.alternative),
+                    "utilisation": _r(b.utilisation),
+                    "break_even_ratio": _r(b.ratio),
+                    "break_even_utilisation": _r(b.utilisation_at_break_even),
+                }
+                for b in units.break_even
+            ],
+        },
+    }
+
+
+Format = Callable[[float | None], str]
+
+
+@dataclass(frozen=True)
+class Formats:
+    """How each kind of figure prints: money, a small price, a count, a ratio, a plain figure."""
+
+    money: Format
+    fine: Format  # a request's cost: four decimals
+    count: Callable[[int], str]
+    ratio: Format  # a percentage
+    plain: Format  # watts, kWh, grams: two decimals
+    team: Callable[[str], str] = str  # a team's name (the statement names reserved rows)
+    word: Callable[[str], str] = str  # an identifier: a kind, a source, a power basis
+
+
+def _text(pattern: str) -> Format:
+    return lambda v: "" if v is None else format(v, pattern)
+
+
+TEXT = Formats(
+    money=_text(",.2f"),
+    fine=_text(",.4f"),
+    count=lambda n: f"{n:,}",
+    ratio=lambda v: "" if v is None else f"{100 * v:,.1f} %",
+    plain=_text(",.2f"),
+)
+
+
+def unit_tables(
+    units: UnitEconomics, currency: str, closed: bool = False, f: Formats = TEXT
+) -> list[UnitTable]:
+    """The tables with rows, in print order (an empty one is left out)."""
+    units = as_of_report(units, closed)
+    tables = [
+        UnitTable(
+            "gpu_prices",
+            f"GPU-hour prices applied ({currency} per GPU-hour)",
+            ("kind", "name", "price", "source"),
+            tuple(
+                (f.word(p.kind), p.name, f.money(p.price), f.word(p.source)) for p in units.prices
+            ),
+            2,
+        ),
+        UnitTable(
+            "gpu_price_builds",
+            f"GPU prices built from their parts ({currency} per node and hour)",
+            _BUILD_HEAD,
+            tuple(
+                (
+                    f.word(b.kind),
+                    b.name,
+                    f.count(b.gpus),
+                    f.plain(b.watts),
+                    f.word(b.power),
+                    f.money(b.capex_per_hour),
+                    f.money(b.energy_per_hour),
+                    f.money(b.operations_per_hour),
+                    f.money(b.node_per_hour),
+                    f.money(b.gpu_hour),
+                )
+                for b in units.builds
+            ),
+            2,
+        ),
+        UnitTable(
+            "gpu_energy_now",
+            f"GPU power and energy when the report ran (per hour; cost in {currency})",
+            ("team", "watts", "kWh", "cost", "g CO2e"),
+            tuple(
+                (
+                    f.team(e.team),
+                    f.plain(e.watts),
+                    f.plain(e.kwh_per_hour),
+                    f.money(e.cost_per_hour),
+                    f.plain(e.co2e_grams_per_hour),
+                )
+                for e in units.energy
+            ),
+            1,
+        ),
+        UnitTable(
+            "llm_models",
+            f"LLM cost per million tokens by model ({currency})",
+            ("model", "kind", "tokens", "requests", "declared", "measured", "measured/request"),
+            tuple(
+                (
+                    m.model,
+                    f.word(m.kind),
+                    f.count(m.tokens),
+                    f.count(m.requests),
+                    f.money(m.declared_per_million),
+                    f.money(m.measured_per_million),
+                    f.fine(m.measured_per_request),
+                )
+                for m in units.models
+            ),
+            2,
+        ),
+        UnitTable(
+            "llm_teams",
+            f"What each team paid per million tokens, by model ({currency})",
+            ("team", "model", "kind", "tokens", "requests", "paid", "per million", "per request"),
+            tuple(
+                (
+                    f.team(t.team),
+                    t.model,
+                    f.word(t.kind),
+                    f.count(t.tokens),
+                    f.count(t.requests),
+                    f.money(t.cost),
+                    f.money(t.per_million),
+                    f.fine(t.per_request),
+                )
+                for t in units.teams
+            ),
+            3,
+        ),
+        UnitTable(
+            "build_or_buy_teams",
+            f"Build or buy: each team's self-hosted tokens bought instead ({currency})",
+            ("team", "model", "self-hosted", "bought"),
+            tuple(
+                (f.team(a.team), a.model, f.money(a.self_hosted), f.money(a.alternative))
+                for a in units.alternatives
+            ),
+            2,
+        ),
+        UnitTable(
+            "build_or_buy_models",
+            f"Build or buy: where self-hosting breaks even ({currency})",
+            _EVEN_HEAD,
+            tuple(
+                (
+                    b.model,
+                    f.word(b.alternative_name),
+                    f.money(b.self_hosted),
+                    f.money(b.alternative),
+                    f.ratio(b.ratio),
+                    f.ratio(b.utilisation),
+                    f.ratio(b.utilisation_at_break_even),
+                )
+                for b in units.break_even
+            ),
+            2,
+        ),
+    ]
+    return [t for t in tables if t.rows]
+
+
+def for_team(units: UnitEconomics, team: str) -> UnitEconomics:
+    """Only the rows about one team (a team's statement shows no other team's figures)."""
+    return replace(
+        units,
+        energy=tuple(e for e in units.energy if e.team == team),
+        models=(),
+        teams=tuple(t for t in units.teams if t.team == team),
+        alternatives=tuple(a for a in units.alternatives if a.team == team),
+        break_even=(),
+    )
+
+
+def text_lines(tables: Sequence[UnitTable]) -> list[str]:
+    """The tables as text, each under its title: names left-aligned, figures right-aligned."""
+    lines: list[str] = []
+    for t in tables:
+        rows = [t.head, *t.rows]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(t.head))]
+        lines += ["", t.title, ""]
+        for n, row in enumerate(rows):
+            cells = [
+                c.rjust(w) if i >= t.numeric_from else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ]
+            lines.append("  ".join(cells).rstrip())
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths))
+    return lines

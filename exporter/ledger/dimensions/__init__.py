@@ -1,0 +1,1 @@
+"""Beyond the team: shared costs spread, then the ledger split by each configured dimension."""

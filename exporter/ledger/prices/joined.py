@@ -1,0 +1,106 @@
+"""The GPU prices the join charges, by model and Kueue flavor, and Kueue's quota joined once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from exporter.config.schema import Config
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs.gpus import PriceLookup, model_price
+from exporter.ledger.costs.quota import FlavorOf, TeamGpuQuota, gpu_quota_by_flavor, lend
+from exporter.ledger.prices.applied import effective_prices
+from exporter.ledger.prices.build import BuiltPrice
+from exporter.ledger.prices.gpu import GpuPrices, node_models
+from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.table import Records
+
+__all__ = [
+    "JoinedQuota",
+    "gpu_prices",
+    "joined_quota",
+    "node_flavor",
+    "price_lookup",
+    "prices_by_flavor",
+]
+
+
+@dataclass(frozen=True)
+class JoinedQuota:
+    """Kueue joined once per refresh: lending apportioned once, summed per team."""
+
+    kueue: KueueSnapshot
+    flavors: Mapping[str, TeamGpuQuota]  # GPU flavor -> quota per team
+    lent: Mapping[tuple[str, str, str], float]
+
+
+def gpu_prices(
+    config: Config, records: Records, builds: tuple[BuiltPrice, ...] = ()
+) -> GpuPrices | None:
+    """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
+    opencost = records.opencost
+    if opencost is None:
+        return None
+    by_model, by_flavor = effective_prices(config, builds)
+    return GpuPrices(
+        (opencost.rate, opencost.month),
+        assets=opencost.gpu_nodes,
+        flavors=records.kueue.flavors if records.kueue is not None else (),
+        dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
+        by_model=by_model,
+        by_flavor=by_flavor,
+    )
+
+
+def price_lookup(
+    config: Config, prices: GpuPrices | None, builds: tuple[BuiltPrice, ...]
+) -> PriceLookup:
+    """Waste's price of a GPU model: `gpu_prices` (or its build), else its nodes' OpenCost price,
+    else blended."""
+    configured = model_price(effective_prices(config, builds)[0])
+    if prices is None:
+        return configured
+    blended = prices.blended
+
+    def lookup(model: str) -> float | None:
+        found = configured(model)
+        found = prices.model(model) if found is None else found
+        return blended if found is None else found
+
+    return lookup
+
+
+def prices_by_flavor(prices: GpuPrices | None, quota: JoinedQuota | None) -> dict[str, float]:
+    """Each GPU flavor's price; one nothing prices takes the cluster's blended price."""
+    if prices is None or quota is None:
+        return {}
+    out: dict[str, float] = {}
+    for flavor in sorted(quota.flavors):
+        price = prices.flavor(flavor)
+        price = prices.blended if price is None else price
+        if price is not None:
+            out[flavor] = price
+    return out
+
+
+def node_flavor(prices: GpuPrices | None, quota: JoinedQuota) -> FlavorOf:
+    """Which flavor a node's GPU-hours count against: the flavor that selects the node, else
+    the team's flavor with the most nominal quota (a node no flavor selects is unlabelled)."""
+    flavors = sorted(quota.flavors)
+
+    def flavor_of(node: str, team: str) -> str | None:
+        found = prices.flavor_of_node(node, flavors) if prices is not None else None
+        if found is not None:
+            return found
+        held = [(-quota.flavors[f].nominal.get(team, 0.0), f) for f in flavors]
+        return min(held)[1] if held else None
+
+    return flavor_of
+
+
+def joined_quota(kueue: KueueSnapshot | None, attributor: Attributor) -> JoinedQuota | None:
+    """Kueue's quota per GPU flavor and team, lending apportioned once; None without Kueue."""
+    if kueue is None:
+        return None
+    lent = lend(kueue.queues)
+    return JoinedQuota(kueue, gpu_quota_by_flavor(kueue, attributor, lent), lent)

@@ -1,0 +1,1 @@
+"""Unit economics: cost per token and request, energy, and build or buy."""

@@ -1,0 +1,112 @@
+"""The team table's operating columns, worked by hand for a closed month of 744 hours."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from exporter.calendar import Month
+from exporter.exposition.catalogue import QUOTA_NOMINAL, TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
+from exporter.exposition.samples import Sample
+from exporter.finance.report.teams import (
+    TeamUsage,
+    period_hours,
+    team_usage,
+    usage_cells,
+    usage_json,
+    usage_total_cells,
+)
+from exporter.ledger.attribution import OTHER
+from exporter.ledger.costs.ledger import Ledger
+from exporter.ledger.join import Chargeback
+from exporter.ledger.llm import TeamModelUsage
+from exporter.sources.reading import Reading
+
+UTC = ZoneInfo("UTC")
+
+
+def _quota(team: str, queue: str, resource: str, nominal: float) -> Sample:
+    return Sample.of(
+        QUOTA_NOMINAL,
+        nominal,
+        team=team,
+        cluster_queue=queue,
+        cohort="all",
+        flavor="h100",
+        resource=resource,
+    )
+
+
+def _chargeback() -> Chargeback:
+    # October 2026 in UTC: 31 days, 744 hours.
+    reading = Reading.closed_month(Month.parse("2026-10", UTC))
+    return Chargeback(
+        reading,
+        None,
+        Ledger(),
+        (
+            # research holds 1.5 + 0.5 = 2 GPUs over two queues; its CPU quota is not a GPU.
+            _quota("research", "research-train", "nvidia.com/gpu", 1.5),
+            _quota("research", "research-serve", "nvidia.com/gpu", 0.5),
+            _quota("research", "research-train", "cpu", 64.0),
+            _quota("vision", "vision", "nvidia.com/gpu", 4.0),
+            Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, 100.0, team="research"),
+            Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, 6.0, team="tiny"),
+        ),
+        folded_teams=("tiny",),
+        llm_usage={
+            ("research", "gpt-4o"): TeamModelUsage(1.0, 1000, 500, 3),
+            ("research", "llama"): TeamModelUsage(None, 200, 50, 1),
+            ("tiny", "gpt-4o"): TeamModelUsage(0.1, 10, 5, 1),
+        },
+        gpu_hours={"research": 1116.0, "vision": 744.0, "tiny": 10.0},
+    )
+
+
+def test_figures_per_team_worked_by_hand() -> None:
+    chargeback = _chargeback()
+    assert period_hours(chargeback) == 744.0
+    usage = team_usage(chargeback)
+    research = usage["research"]
+    assert research.gpu_hours == 1116.0
+    assert research.idle_gpu_hours == 100.0
+    assert research.guaranteed_gpus == 2.0
+    # 1000 + 500 + 200 + 50 tokens.
+    assert research.tokens == 1750
+    # 1116 GPU-hours of 2 GPUs x 744 hours = 1488 guaranteed: 75 %.
+    assert research.occupancy_percent == pytest.approx(75.0)
+    # vision used 744 of 4 x 744 = 2976: 25 %; no DCGM history, no tokens.
+    vision = usage["vision"]
+    assert vision.occupancy_percent == pytest.approx(25.0)
+    assert (vision.idle_gpu_hours, vision.tokens) == (None, None)
+    # A folded team counts under __other__, as its cost does.
+    assert "tiny" not in usage
+    other = usage[OTHER]
+    assert (other.gpu_hours, other.idle_gpu_hours, other.tokens) == (10.0, 6.0, 15)
+    assert other.occupancy_percent is None
+
+
+def test_cells_totals_and_json() -> None:
+    usage = team_usage(_chargeback())
+    assert usage_cells(usage["research"]) == ["1,116.00", "100.00", "75.0", "2.00", "1,750"]
+    assert usage_cells(usage["research"], ".2f") == ["1116.00", "100.00", "75.0", "2.00", "1750"]
+    assert usage_cells(None) == ["", "", "", "", ""]
+    rows = [usage["research"], usage["vision"], None, usage[OTHER]]
+    # 1116 + 744 + 10 GPU-hours; 100 + 6 idle; 2 + 4 GPUs; 1750 + 15 tokens.
+    assert usage_total_cells(rows) == ["1,870.00", "106.00", "", "6.00", "1,765"]
+    assert usage_json(usage["vision"]) == {
+        "gpu_hours": 744.0,
+        "idle_gpu_hours": None,
+        "occupancy_percent": 25.0,
+        "guaranteed_gpus": 4.0,
+        "tokens": None,
+    }
+    assert usage_json(None)["gpu_hours"] is None
+
+
+def test_the_month_to_date_counts_the_hours_so_far() -> None:
+    usage = TeamUsage(gpu_hours=36.0, guaranteed_gpus=3.0, hours=24.0)
+    # 36 GPU-hours of 3 x 24 = 72: 50 %.
+    assert usage.occupancy_percent == pytest.approx(50.0)
+    assert TeamUsage(gpu_hours=1.0, guaranteed_gpus=0.0, hours=24.0).occupancy_percent is None
