@@ -27,7 +27,7 @@ clusters; where no series has a cluster label, the cluster is simply the empty o
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
-from exporter.exposition.catalogue import COMPONENTS
+from exporter.ledger.costs.components import Component
 
 __all__ = [
     "GROUP",
@@ -44,7 +44,7 @@ GROUP = "chargeback.rules"
 Rule = dict[str, object]
 
 LLM_COMPONENTS: tuple[str, ...] = ("llm_serving", "llm_external")
-assert all(c in COMPONENTS for c in LLM_COMPONENTS)
+assert all(c in tuple(Component) for c in LLM_COMPONENTS)
 HARDWARE_MATCHER = 'component!~"' + "|".join(LLM_COMPONENTS) + '"'
 GPU_BUDGET_MATCHER = 'component!="llm_external"'
 

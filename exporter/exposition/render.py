@@ -11,9 +11,9 @@ from prometheus_client.openmetrics.exposition import (
     CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE,
 )
 
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.health import (
     BUILD_ERRORS,
-    CATALOGUE,
     SOURCE_BACKOFF_SECONDS,
     SOURCE_DURATION_SECONDS,
     SOURCE_ERRORS,

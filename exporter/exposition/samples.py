@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from exporter.exposition.catalogue import Family
+from exporter.exposition.catalogue.family import Family
 
 __all__ = ["Sample"]
 

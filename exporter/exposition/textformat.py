@@ -36,7 +36,8 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
-from exporter.exposition.catalogue import BACKGROUND_NOTE, CATALOGUE, Family, Kind
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.family import BACKGROUND_NOTE, Family, Kind
 from exporter.exposition.deflate import Chunk
 from exporter.exposition.render_cache import Layout, RenderCache, Rendered
 from exporter.exposition.samples import Sample

@@ -35,7 +35,7 @@ from exporter.calendar import Month
 from exporter.config.schema import Config, ReportPrometheus
 from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError
-from exporter.exposition.catalogue import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
+from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
 from exporter.sources.clients import make_client
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector

@@ -14,11 +14,8 @@ from datetime import datetime
 
 from exporter.calendar import Month
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import (
-    CLUSTER_COST_PER_HOUR,
-    SOURCE_ENDPOINTS,
-    TEAMS_OVER_CAP,
-)
+from exporter.exposition.catalogue.cluster import CLUSTER_COST_PER_HOUR, TEAMS_OVER_CAP
+from exporter.exposition.catalogue.health import SOURCE_ENDPOINTS
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.backlog import Backlog, backlog_samples, team_backlog

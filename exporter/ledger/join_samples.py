@@ -6,13 +6,13 @@ from collections.abc import Iterable, Mapping
 
 from exporter.calendar import Month
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.costs import (
     ATTRIBUTION_FALLBACK_COST_PER_HOUR,
-    LLM_MONTH_EDGE_OFFSET_SECONDS,
     TEAM_BUDGET,
     TEAM_COST_MONTH_TO_DATE,
     TEAM_COST_PER_HOUR,
 )
+from exporter.exposition.catalogue.llm import LLM_MONTH_EDGE_OFFSET_SECONDS
 from exporter.exposition.samples import Sample
 from exporter.ledger.costs.ledger import Ledger
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from exporter import __version__
 from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import BUILD, CONFIG
+from exporter.exposition.catalogue.health import BUILD, CONFIG
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo

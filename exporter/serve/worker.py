@@ -29,7 +29,7 @@ from multiprocessing.process import BaseProcess
 from exporter import logs
 from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import SOURCE_UP, WORKER_RESTARTS, WORKER_UP
+from exporter.exposition.catalogue.health import SOURCE_UP, WORKER_RESTARTS, WORKER_UP
 from exporter.exposition.render import Exposition, SourceHealth, render, render_before
 from exporter.exposition.samples import Sample
 from exporter.ledger.join import Chargeback

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import LLM_SPEND_MONTH_TO_DATE
+from exporter.exposition.catalogue.llm import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join

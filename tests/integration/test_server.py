@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.catalogue.health import SOURCE_UP
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.samples import Sample
 from exporter.serve.server import MetricsServer

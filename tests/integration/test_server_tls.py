@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from exporter.config.web import WebServing, load_web_config
-from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.catalogue.health import SOURCE_UP
 from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
 from exporter.serve.server import MetricsServer

@@ -17,7 +17,8 @@ from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin import alerts, generate, rules
 from chargeback_mixin.config import DEFAULT, MixinConfig, load_config
-from exporter.exposition.catalogue import CATALOGUE, Kind
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.family import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ import yaml
 
 from exporter.calendar import month_start
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
+from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.join import Chargeback, join

@@ -4,14 +4,6 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.family import G, family
 
-__all__ = [
-    "GPUS",
-    "TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE",
-    "TEAM_GPU_UTILIZATION_RATIO",
-    "TEAM_GPU_WASTE_COST_MONTH_TO_DATE",
-    "TEAM_GPU_WASTE_COST_PER_HOUR",
-]
-
 GPUS = family(
     "gpus",
     G,

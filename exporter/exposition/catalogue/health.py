@@ -4,22 +4,6 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.family import INFO, C, G, family
 
-__all__ = [
-    "BUILD",
-    "BUILD_ERRORS",
-    "CONFIG",
-    "SOURCE_BACKOFF_SECONDS",
-    "SOURCE_DURATION_SECONDS",
-    "SOURCE_ENDPOINTS",
-    "SOURCE_ERRORS",
-    "SOURCE_LAST_SUCCESS_TIMESTAMP_SECONDS",
-    "SOURCE_RECONCILE_REPAIRS",
-    "SOURCE_RECORDS_DROPPED",
-    "SOURCE_UP",
-    "WORKER_RESTARTS",
-    "WORKER_UP",
-]
-
 SOURCE_UP = family(
     "source_up",
     G,

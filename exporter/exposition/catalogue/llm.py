@@ -4,23 +4,6 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.family import G, family
 
-__all__ = [
-    "LLM_BUDGET_MAX",
-    "LLM_BUDGET_RESET_TIMESTAMP_SECONDS",
-    "LLM_BUDGET_SOFT",
-    "LLM_BUDGET_SPEND",
-    "LLM_COMPLETION_WEIGHT",
-    "LLM_COMPLETION_WEIGHT_FALLBACK",
-    "LLM_COST_PER_TOKEN",
-    "LLM_MONTH_EDGE_OFFSET_SECONDS",
-    "LLM_RECOMMENDED_COST_PER_TOKEN",
-    "LLM_REQUESTS_MONTH_TO_DATE",
-    "LLM_SECONDS_PER_TOKEN",
-    "LLM_SPEND_MONTH_TO_DATE",
-    "LLM_TOKENS_MONTH_TO_DATE",
-    "LLM_UNKNOWN_MODELS",
-]
-
 LLM_SPEND_MONTH_TO_DATE = family(
     "llm_spend_month_to_date",
     G,

@@ -4,15 +4,6 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.family import G, family
 
-__all__ = [
-    "QUOTA_BORROWED",
-    "QUOTA_BORROWING_LIMIT",
-    "QUOTA_LENDING_LIMIT",
-    "QUOTA_LENT",
-    "QUOTA_NOMINAL",
-    "QUOTA_USAGE",
-]
-
 QUOTA_LABELS = ("team", "cluster_queue", "cohort", "flavor", "resource")
 
 QUOTA_NOMINAL = family(

@@ -4,22 +4,6 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.family import G, family
 
-__all__ = [
-    "GPU_PRICE_BUILD_PER_HOUR",
-    "GPU_PRICE_BUILD_WATTS",
-    "GPU_PRICE_PER_HOUR",
-    "LLM_BREAK_EVEN_RATIO",
-    "LLM_BREAK_EVEN_UTILIZATION_RATIO",
-    "LLM_COST_PER_MILLION_TOKENS",
-    "TEAM_GPU_CO2E_GRAMS_PER_HOUR",
-    "TEAM_GPU_ENERGY_COST_PER_HOUR",
-    "TEAM_GPU_ENERGY_KWH_PER_HOUR",
-    "TEAM_GPU_POWER_WATTS",
-    "TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE",
-    "TEAM_LLM_COST_PER_MILLION_TOKENS",
-    "TEAM_LLM_COST_PER_REQUEST",
-]
-
 GPU_PRICE_PER_HOUR = family(
     "gpu_price_per_hour",
     G,

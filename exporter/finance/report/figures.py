@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from exporter.exposition.catalogue import COMPONENTS
 from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
@@ -151,7 +151,7 @@ def build_report(
     for reserved in (IDLE, UNALLOCATED):
         by_team.setdefault(reserved, {})
     used = {c for costs in by_team.values() for c in costs}
-    components = tuple(c for c in COMPONENTS if c in used)
+    components = tuple(c.value for c in Component if c in used)
     teams = sorted(by_team, key=_row_order)
     footed = foot([[cents(by_team[t].get(c, 0.0)) for c in components] for t in teams])
     rows = tuple(

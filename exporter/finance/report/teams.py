@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from exporter.exposition.catalogue import QUOTA_NOMINAL, TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
+from exporter.exposition.catalogue.gpus import TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
+from exporter.exposition.catalogue.quota import QUOTA_NOMINAL
 from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.quota import GPU_RESOURCES
 from exporter.ledger.join import Chargeback

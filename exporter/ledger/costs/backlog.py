@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import LABELLING_BACKLOG_COST_MONTH_TO_DATE
+from exporter.exposition.catalogue.costs import LABELLING_BACKLOG_COST_MONTH_TO_DATE
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import OTHER, UNALLOCATED, Placement
 from exporter.ledger.costs.ledger import CostLine

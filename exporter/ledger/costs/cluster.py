@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from exporter.calendar import Month
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.calendar import (
+    MONTH_END_TIMESTAMP_SECONDS,
+    MONTH_START_TIMESTAMP_SECONDS,
+)
+from exporter.exposition.catalogue.cluster import (
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
     CLUSTER_RESOURCE_COST_PER_HOUR,
-    MONTH_END_TIMESTAMP_SECONDS,
-    MONTH_START_TIMESTAMP_SECONDS,
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.costs.ledger import IDLE_RESOURCES

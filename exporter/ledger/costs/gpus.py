@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.gpus import (
     GPUS,
     TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
     TEAM_GPU_UTILIZATION_RATIO,

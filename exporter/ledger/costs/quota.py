@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.quota import (
     QUOTA_BORROWED,
     QUOTA_BORROWING_LIMIT,
     QUOTA_LENDING_LIMIT,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.dimensions import (
     DIMENSION_COST_MONTH_TO_DATE,
     DIMENSION_COST_PER_HOUR,
     DIMENSION_VALUES_OVER_CAP,

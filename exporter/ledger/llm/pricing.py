@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import ModelDecl
-from exporter.exposition.catalogue import LLM_COST_PER_TOKEN, LLM_RECOMMENDED_COST_PER_TOKEN
+from exporter.exposition.catalogue.llm import LLM_COST_PER_TOKEN, LLM_RECOMMENDED_COST_PER_TOKEN
 from exporter.exposition.samples import Sample
 from exporter.ledger.llm.routing import Routed, declaration, usage_order, weighted_tokens
 from exporter.sources.litellm.snapshot import ModelUsage

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue import LLM_UNKNOWN_MODELS
+from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import Ledger

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.llm import (
     LLM_BUDGET_MAX,
     LLM_BUDGET_RESET_TIMESTAMP_SECONDS,
     LLM_BUDGET_SOFT,

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.llm import (
     LLM_COMPLETION_WEIGHT,
     LLM_COMPLETION_WEIGHT_FALLBACK,
     LLM_SECONDS_PER_TOKEN,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import GPU_PRICE_PER_HOUR
+from exporter.exposition.catalogue.unit_economics import GPU_PRICE_PER_HOUR
 from exporter.exposition.samples import Sample
 from exporter.gpu_names import canonical_model
 from exporter.ledger.prices.build import FLAVOR, MODEL, BuiltPrice

@@ -24,7 +24,10 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PowerBasis, PriceBuild
-from exporter.exposition.catalogue import GPU_PRICE_BUILD_PER_HOUR, GPU_PRICE_BUILD_WATTS
+from exporter.exposition.catalogue.unit_economics import (
+    GPU_PRICE_BUILD_PER_HOUR,
+    GPU_PRICE_BUILD_WATTS,
+)
 from exporter.exposition.samples import Sample
 from exporter.gpu_names import canonical_model
 from exporter.sources.dcgm.source import GpuRecord

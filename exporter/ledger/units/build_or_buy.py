@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import Alternative
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.unit_economics import (
     LLM_BREAK_EVEN_RATIO,
     LLM_BREAK_EVEN_UTILIZATION_RATIO,
     TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE,

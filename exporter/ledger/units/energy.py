@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PriceBuild
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.unit_economics import (
     TEAM_GPU_CO2E_GRAMS_PER_HOUR,
     TEAM_GPU_ENERGY_COST_PER_HOUR,
     TEAM_GPU_ENERGY_KWH_PER_HOUR,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.unit_economics import (
     LLM_COST_PER_MILLION_TOKENS,
     TEAM_LLM_COST_PER_MILLION_TOKENS,
     TEAM_LLM_COST_PER_REQUEST,

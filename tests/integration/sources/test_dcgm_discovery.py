@@ -17,7 +17,7 @@ from chargeback_demo.fake_kube import make_handler as kube_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.config.schema import Config
 from exporter.errors import UpstreamIncomplete, UpstreamStatusError
-from exporter.exposition.catalogue import SOURCE_ENDPOINTS
+from exporter.exposition.catalogue.health import SOURCE_ENDPOINTS
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.dcgm.source import build_client, fetch

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from exporter.exposition.catalogue import CATALOGUE, Kind
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.family import Kind
 
 
 def test_catalogue_names_follow_the_conventions() -> None:

@@ -7,7 +7,8 @@ import gzip
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
-from exporter.exposition.catalogue import SOURCE_UP, TEAM_COST_PER_HOUR, WORKER_RESTARTS, WORKER_UP
+from exporter.exposition.catalogue.costs import TEAM_COST_PER_HOUR
+from exporter.exposition.catalogue.health import SOURCE_UP, WORKER_RESTARTS, WORKER_UP
 from exporter.exposition.render import render, render_before
 from exporter.exposition.samples import Sample
 

@@ -10,13 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.exposition.catalogue import (
-    CATALOGUE,
-    LLM_SPEND_MONTH_TO_DATE,
-    TEAM_COST_PER_HOUR,
-    Family,
-    Kind,
-)
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.costs import TEAM_COST_PER_HOUR
+from exporter.exposition.catalogue.family import Family, Kind
+from exporter.exposition.catalogue.llm import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import RenderCache, render_formats

@@ -13,7 +13,9 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from exporter import redact
-from exporter.exposition.catalogue import CATALOGUE, TEAM_COST_PER_HOUR, Family
+from exporter.exposition.catalogue import CATALOGUE
+from exporter.exposition.catalogue.costs import TEAM_COST_PER_HOUR
+from exporter.exposition.catalogue.family import Family
 from exporter.exposition.render import families
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import render_formats

@@ -20,7 +20,8 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.exposition.catalogue import LLM_BUDGET_SPEND, TEAM_BUDGET
+from exporter.exposition.catalogue.costs import TEAM_BUDGET
+from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND
 from exporter.exposition.render import build_error_samples, render
 from exporter.exposition.samples import Sample
 from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.exposition.catalogue import SOURCE_UP
+from exporter.exposition.catalogue.health import SOURCE_UP
 from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
 from exporter.serve.http1 import Request

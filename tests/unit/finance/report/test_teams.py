@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from exporter.calendar import Month
-from exporter.exposition.catalogue import QUOTA_NOMINAL, TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
+from exporter.exposition.catalogue.gpus import TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
+from exporter.exposition.catalogue.quota import QUOTA_NOMINAL
 from exporter.exposition.samples import Sample
 from exporter.finance.report.teams import (
     TeamUsage,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.config.schema import Config, IdlePolicy
-from exporter.exposition.catalogue import LABELLING_BACKLOG_COST_MONTH_TO_DATE
+from exporter.exposition.catalogue.costs import LABELLING_BACKLOG_COST_MONTH_TO_DATE
 from exporter.ledger.attribution import OTHER, UNALLOCATED, Attributor, Placement
 from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.backlog import (

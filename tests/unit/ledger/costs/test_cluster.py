@@ -10,12 +10,14 @@ import pytest
 
 from exporter.calendar import Month
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.calendar import (
+    MONTH_END_TIMESTAMP_SECONDS,
+    MONTH_START_TIMESTAMP_SECONDS,
+)
+from exporter.exposition.catalogue.cluster import (
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
     CLUSTER_RESOURCE_COST_PER_HOUR,
-    MONTH_END_TIMESTAMP_SECONDS,
-    MONTH_START_TIMESTAMP_SECONDS,
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue import GPUS
+from exporter.exposition.catalogue.gpus import GPUS
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.gpus import gpu_samples, model_price

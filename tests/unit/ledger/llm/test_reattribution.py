@@ -10,9 +10,7 @@ from exporter.config.schema import (
     AttributionConfig,
     Config,
 )
-from exporter.exposition.catalogue import (
-    LLM_UNKNOWN_MODELS,
-)
+from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.ledger import Ledger, cap_teams

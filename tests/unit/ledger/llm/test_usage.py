@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 from exporter.config.schema import (
     Config,
 )
-from exporter.exposition.catalogue import (
-    TEAM_BUDGET,
-)
+from exporter.exposition.catalogue.costs import TEAM_BUDGET
 from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED
 from exporter.ledger.join_samples import budget_samples, config_budgets

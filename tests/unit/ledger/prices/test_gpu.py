@@ -9,7 +9,7 @@ import pytest
 
 from exporter.calendar import month_start
 from exporter.config.schema import Config, IdlePolicy
-from exporter.exposition.catalogue import TEAM_GPU_WASTE_COST_PER_HOUR
+from exporter.exposition.catalogue.gpus import TEAM_GPU_WASTE_COST_PER_HOUR
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.join import join
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models

@@ -13,7 +13,7 @@ import pytest
 
 from exporter.config.schema import Config
 from exporter.errors import RecordsDropped, UpstreamPayloadError, UpstreamStatusError
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.gpus import (
     TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
 )

@@ -13,7 +13,7 @@ import pytest
 from exporter.cli import main
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig, TeamConfig
 from exporter.errors import ExchangeRateError
-from exporter.exposition.catalogue import (
+from exporter.exposition.catalogue.llm import (
     LLM_BUDGET_MAX,
     LLM_BUDGET_SOFT,
     LLM_BUDGET_SPEND,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from exporter.exposition.catalogue import SOURCE_RECONCILE_REPAIRS as REPAIRS
+from exporter.exposition.catalogue.health import SOURCE_RECONCILE_REPAIRS as REPAIRS
 from exporter.exposition.render import SourceHealth, health_samples
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.opencost import source as opencost
