@@ -27,7 +27,8 @@ from exporter import logs
 from exporter.cli import PAGES
 from exporter.clock import fixed_clock
 from exporter.config.schema import Config, load_config
-from exporter.exposition.render import Exposition, families, health_samples
+from exporter.exposition.render import Exposition, families
+from exporter.exposition.series.health import health_samples
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.refresher import Refresher
 from exporter.serve.server import MetricsServer

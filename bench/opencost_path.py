@@ -17,6 +17,7 @@ from pathlib import Path
 
 from exporter.config.schema import Config
 from exporter.exposition.render import render
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.opencost.source import (
@@ -56,7 +57,7 @@ def opencost(path: str) -> dict[str, float]:
     window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
     records = Records(opencost=OpenCostSnapshot(window, window))
     exposition = render(
-        join(config, Attributor(config), records, Reading.open(NOW, config.zone)).samples
+        series(join(config, Attributor(config), records, Reading.open(NOW, config.zone)))
     )
     return {"cpu": cpu_seconds() - start, "rss": peak_rss_mib(), "bytes": len(exposition.text)}
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from bench.servers import Upstreams
 from bench.synthetic import NOW, SIZES
 from exporter.config.schema import Config, load_config
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.wiring import build_sources
@@ -48,7 +49,7 @@ def count(size_name: str, cache: Path) -> Counter[str]:
     finally:
         upstreams.stop()
     result = join(config, Attributor(config), Records.of(snapshots), Reading.open(NOW, config.zone))
-    return Counter(s.family.exposed_name for s in result.samples)
+    return Counter(s.family.exposed_name for s in series(result))
 
 
 def _patient(config: Config) -> Config:

@@ -22,7 +22,8 @@ from exporter.finance.statement.figures import build_statement, for_team, only_d
 from exporter.finance.statement.html import statement_html
 from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join import join
+from exporter.ledger.result import Chargeback
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.readers import SourceReader
 from exporter.sources.reading import Reading

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from exporter.config.schema import Config
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = ["Artefact", "Page"]
 

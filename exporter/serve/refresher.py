@@ -13,15 +13,9 @@ from typing import Protocol, runtime_checkable
 
 from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
-from exporter.exposition.render import (
-    Exposition,
-    RenderCache,
-    SourceHealth,
-    build_error_samples,
-    health_samples,
-    render,
-)
+from exporter.exposition.render import Exposition, RenderCache, render
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
 from exporter.sources.checks import DROP_REASONS
 
 __all__ = ["MAX_RETRY_AFTER", "Audited", "Builder", "Reconciled", "Refresher", "Source"]

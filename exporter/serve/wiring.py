@@ -11,10 +11,12 @@ from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.health import BUILD, CONFIG
 from exporter.exposition.samples import Sample
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo
-from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
+from exporter.ledger.result import Chargeback
 from exporter.serve.refresher import Refresher, Source
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.readers import SourceReader, open_readers
@@ -80,7 +82,7 @@ class Joiner:
                 self._config.attribution.max_teams,
                 ", ".join(folded),
             )
-        return chargeback.samples
+        return series(chargeback)
 
 
 def make_refresher(

@@ -30,9 +30,10 @@ from exporter import logs
 from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.health import SOURCE_UP, WORKER_RESTARTS, WORKER_UP
-from exporter.exposition.render import Exposition, SourceHealth, render, render_before
+from exporter.exposition.render import Exposition, render, render_before
 from exporter.exposition.samples import Sample
-from exporter.ledger.join import Chargeback
+from exporter.exposition.series.health import SourceHealth
+from exporter.ledger.result import Chargeback
 from exporter.serve.pages import Artefact
 from exporter.serve.refresher import Refresher
 from exporter.serve.wiring import Joiner, build_sources, static_samples

@@ -10,6 +10,7 @@ from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.clock import fixed_clock
 from exporter.config.schema import Config
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.reading import Reading
@@ -22,7 +23,7 @@ def _samples(
     result = join(
         config, Attributor(config), read_all(config), Reading.open(FIXED_NOW, config.zone)
     )
-    return {(s.family.base, tuple(sorted(s.labels))): s.value for s in result.samples}
+    return {(s.family.base, tuple(sorted(s.labels))): s.value for s in series(result)}
 
 
 @pytest.mark.parametrize("policy", ["separate", "proportional", "reservation"])

@@ -8,6 +8,7 @@ from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.llm import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.samples import Sample
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
@@ -26,7 +27,9 @@ def _snapshots(records: Records) -> dict[str, object]:
 
 
 def _cold(config: Config, records: Records) -> tuple[Sample, ...]:
-    return join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)).samples
+    return tuple(
+        series(join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)))
+    )
 
 
 def test_joins_that_reuse_the_litellm_part_equal_cold_joins(stack: DemoStack) -> None:

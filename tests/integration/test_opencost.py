@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.calendar import month_start
 from exporter.config.schema import Config
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.wiring import build_sources
@@ -143,8 +144,8 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     attributor = Attributor(config)
     refresher = Refresher(
         build_sources(config),
-        lambda records, t: (
-            join(config, attributor, Records.of(records), Reading.open(t, config.zone)).samples
+        lambda records, t: series(
+            join(config, attributor, Records.of(records), Reading.open(t, config.zone))
         ),
         static_samples(config),
         clock=lambda: now[0],

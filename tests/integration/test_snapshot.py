@@ -9,13 +9,9 @@ from pathlib import Path
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
 from chargeback_demo.stack import DemoStack
-from exporter.exposition.render import (
-    Exposition,
-    SourceHealth,
-    build_error_samples,
-    health_samples,
-    render,
-)
+from exporter.exposition.render import Exposition, render
+from exporter.exposition.series import series
+from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.refresher import Reconciled
@@ -42,9 +38,9 @@ def _demo_exposition(stack: DemoStack) -> Exposition:
         for name, snapshot in snapshots.items()
         if snapshot is not None
     }
-    samples = join(
-        config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)
-    ).samples
+    samples = series(
+        join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone))
+    )
     self_samples = [*health_samples(health, DROP_REASONS), *build_error_samples({})]
     return render([*static_samples(config), *samples, *self_samples])
 

@@ -14,7 +14,7 @@ import pytest
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from chargeback_demo.stack import DemoStack
 from exporter.config.schema import Config
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 from exporter.serve.server import MetricsServer
 from exporter.serve.worker import WorkerRefresher
 from tests.conftest import CLOCK, FIXED_NOW

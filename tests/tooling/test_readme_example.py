@@ -20,11 +20,13 @@ import yaml
 from exporter.calendar import month_start
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
+from exporter.exposition.series import series
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join import join
 from exporter.ledger.llm import EXTERNAL, weighted_tokens
 from exporter.ledger.prices.joined import gpu_prices
+from exporter.ledger.result import Chargeback
 from exporter.sources.kube_client import build_client as kube_client
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot
@@ -318,5 +320,5 @@ def test_the_public_names_differ_from_the_deployments_and_are_declared() -> None
     declared = {m.model for m in config.llm_models}
     assert declared == {LLAMA, GPT4O}
     result = _join(config, records)
-    unknown = [s.value for s in result.samples if s.family is LLM_UNKNOWN_MODELS]
+    unknown = [s.value for s in series(result) if s.family is LLM_UNKNOWN_MODELS]
     assert unknown == [0.0]

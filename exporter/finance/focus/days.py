@@ -27,7 +27,8 @@ from exporter.ledger.attribution import OTHER, Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.window import cost_lines, gpu_hours_by_team
 from exporter.ledger.dimensions.joint import Combination
-from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join import join
+from exporter.ledger.result import Chargeback
 from exporter.sources.opencost.source import AllocationSet
 from exporter.sources.reading import Reading, as_of
 from exporter.sources.table import Records

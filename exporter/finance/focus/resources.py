@@ -25,8 +25,8 @@ from exporter.config.schema import Config
 from exporter.finance.report.footing import largest_remainder
 from exporter.ledger.attribution import OTHER, Attributor
 from exporter.ledger.costs.window import cost_lines
-from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import weighted_tokens
+from exporter.ledger.result import Chargeback
 from exporter.sources.opencost.source import AllocationSet
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from exporter.finance.focus.tags import Tagging, tagging
 from exporter.finance.report.figures import Report, build_report
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = ["dimension_report", "dimension_reports", "focus_tagging"]
 

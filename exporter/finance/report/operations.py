@@ -11,7 +11,7 @@ from exporter.finance.report.backlog import backlog_of_team, printed_backlog
 from exporter.finance.report.figures import Report, model_rows
 from exporter.finance.report.teams import team_usage
 from exporter.finance.report.units import for_team as units_for_team
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = ["model_kinds", "team_report", "with_operations"]
 

@@ -1,12 +1,13 @@
 """The team table's operating columns: GPU-hours used and idle, occupancy, guaranteed GPUs, tokens.
 
-Each figure is one the exporter already serves, read from the same join the costs come from:
+Each figure is one the exporter already serves, read from the same typed result the costs come
+from:
 
 - `gpu_hours`: GPU-hours the team's allocations used this month (OpenCost's `gpuHours`, placed
   by the same rules as their cost);
-- `idle_gpu_hours`: the month's idle GPU-hours (`chargeback_team_gpu_idle_hours_month_to_date`,
-  DCGM through Prometheus); empty when the DCGM source has no history;
-- `guaranteed_gpus`: nominal GPU quota over the team's ClusterQueues (`chargeback_quota_nominal`
+- `idle_gpu_hours`: the month's idle GPU-hours (as `chargeback_team_gpu_idle_hours_month_to_date`
+  serves them, DCGM through Prometheus); empty when the DCGM source has no history;
+- `guaranteed_gpus`: nominal GPU quota over the team's ClusterQueues (as `chargeback_quota_nominal`
   of the GPU resources: Kueue's quota now, or the month's average with `report.prometheus`);
 - `occupancy_percent`: GPU-hours used over guaranteed GPU-hours (guaranteed GPUs x the hours of
   the period), so above 100 % the team borrowed; empty without a guarantee;
@@ -22,11 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from exporter.exposition.catalogue.gpus import TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
-from exporter.exposition.catalogue.quota import QUOTA_NOMINAL
 from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.quota import GPU_RESOURCES
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = [
     "USAGE_COLUMNS",
@@ -73,16 +72,11 @@ def team_usage(chargeback: Chargeback) -> dict[str, TeamUsage]:
         return OTHER if team in folded else team
 
     used = _summed((fold(t), h) for t, h in chargeback.gpu_hours.items())
-    idle = _summed(
-        (fold(_label(s.labels, "team")), s.value)
-        for s in chargeback.samples
-        if s.family is TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
-    )
-    guaranteed = _summed(
-        (fold(_label(s.labels, "team")), s.value)
-        for s in chargeback.samples
-        if s.family is QUOTA_NOMINAL and _label(s.labels, "resource") in GPU_RESOURCES
-    )
+    gpus = chargeback.gpus
+    idle_hours = gpus.idle_hours if gpus is not None and gpus.idle_hours is not None else ()
+    idle = _summed((fold(t.team), t.hours) for t in idle_hours)
+    quota = chargeback.quota or ()
+    guaranteed = _summed((fold(q.team), q.nominal) for q in quota if q.resource in GPU_RESOURCES)
     tokens: dict[str, int] = defaultdict(int)
     for (team, _), use in sorted(chargeback.llm_usage.items()):
         tokens[fold(team)] += use.prompt_tokens + use.completion_tokens
@@ -92,10 +86,6 @@ def team_usage(chargeback: Chargeback) -> dict[str, TeamUsage]:
         t: TeamUsage(used.get(t), idle.get(t), guaranteed.get(t), tokens.get(t), hours)
         for t in teams
     }
-
-
-def _label(labels: Iterable[tuple[str, str]], name: str) -> str:
-    return next((v for k, v in labels if k == name), "")
 
 
 def _summed(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:

@@ -20,7 +20,7 @@ from exporter.finance.report.footing import cents, foot, round_cents
 from exporter.finance.report.operations import with_operations
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = [
     "ABSORBED",

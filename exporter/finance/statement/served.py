@@ -5,7 +5,7 @@ from __future__ import annotations
 from exporter.config.schema import Config
 from exporter.finance.statement.figures import build_statement, statement_report
 from exporter.finance.statement.page import CSP
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
 
 __all__ = ["STATEMENT", "STATEMENT_HEADERS", "render_statement", "statement_artefact"]
 

@@ -21,8 +21,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue.costs import LABELLING_BACKLOG_COST_MONTH_TO_DATE
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import OTHER, UNALLOCATED, Placement
 from exporter.ledger.costs.ledger import CostLine
 from exporter.sources.opencost.source import AllocationSet
@@ -35,7 +33,6 @@ __all__ = [
     "BacklogRow",
     "Entry",
     "backlog",
-    "backlog_samples",
     "team_backlog",
     "team_keys",
     "workload_of",
@@ -166,18 +163,3 @@ def _ranked(
         folded = sum(sorted(sums[k] for k in rest))
         rows.append(BacklogRow(OTHER, OTHER, OTHER, (), folded))
     return tuple(rows)
-
-
-def backlog_samples(found: Backlog) -> Iterator[Sample]:
-    """`chargeback_labelling_backlog_cost_month_to_date`: both lists, bounded by the limit."""
-    for kind, rows in ((UNPLACED, found.unallocated), (FALLBACK, found.fallback)):
-        for row in rows:
-            yield Sample.of(
-                LABELLING_BACKLOG_COST_MONTH_TO_DATE,
-                row.cost,
-                kind=kind,
-                namespace=row.namespace,
-                workload=row.workload,
-                team=row.owner,
-                key=row.keys[0] if kind == FALLBACK and row.keys else "",
-            )

@@ -25,18 +25,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue.gpus import (
-    GPUS,
-    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
-    TEAM_GPU_UTILIZATION_RATIO,
-    TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
-    TEAM_GPU_WASTE_COST_PER_HOUR,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
 
-__all__ = ["PriceLookup", "gpu_samples", "idle_month_samples", "model_price"]
+__all__ = [
+    "PriceLookup",
+    "TeamGpus",
+    "TeamIdleGpuHours",
+    "idle_gpu_hours",
+    "model_price",
+    "team_gpus",
+]
 
 PriceLookup = Callable[[str], float | None]
 
@@ -72,13 +71,44 @@ class _Tally:
         return self.busy + self.idle
 
 
-def gpu_samples(
+@dataclass(frozen=True)
+class TeamGpus:
+    """What one team holds now, in GPU shares, and what its idle ones cost an hour.
+
+    `utilisation` is None when no GPU of the team reports one, or one's sample was corrupt;
+    `waste_per_hour` is None when the team holds none, or an idle one has no price or an
+    unknown use (a figure that leaves some out would read too low).
+    """
+
+    team: str
+    busy: float
+    idle: float
+    unallocated: float
+    utilisation: float | None
+    waste_per_hour: float | None
+
+    @property
+    def allocated(self) -> float:
+        """Share of GPUs that pods hold."""
+        return self.busy + self.idle
+
+
+@dataclass(frozen=True)
+class TeamIdleGpuHours:
+    """The month's idle GPU-hours of one team, and their cost (None when a model is unpriced)."""
+
+    team: str
+    hours: float
+    cost: float | None
+
+
+def team_gpus(
     snapshot: DcgmSnapshot,
     attributor: Attributor,
     idle_threshold: float,
     price: PriceLookup,
-) -> list[Sample]:
-    """Samples for `gpus`, `team_gpu_utilization_ratio` and `team_gpu_waste_cost_per_hour`."""
+) -> tuple[TeamGpus, ...]:
+    """Each team's GPUs by state, utilisation and waste; `__unallocated__` holds the free ones."""
     tallies: dict[str, _Tally] = {UNALLOCATED: _Tally()}
     for record in snapshot.gpus:
         if not record.allocated:
@@ -86,7 +116,20 @@ def gpu_samples(
             continue
         team = attributor.place(record.namespace, record.labels).team
         _count(tallies.setdefault(team, _Tally()), record, idle_threshold, price)
-    return _samples(tallies)
+    return tuple(_team_gpus(team, tallies[team]) for team in sorted(tallies))
+
+
+def _team_gpus(team: str, tally: _Tally) -> TeamGpus:
+    known = tally.measured > 0 and not tally.unknown
+    priced = tally.allocated > 0 and not tally.unpriced and not tally.unknown
+    return TeamGpus(
+        team,
+        tally.busy,
+        tally.idle,
+        tally.unallocated,
+        tally.weighted_use / tally.measured if known else None,
+        tally.waste if priced else None,
+    )
 
 
 def _count(tally: _Tally, record: GpuRecord, idle_threshold: float, price: PriceLookup) -> None:
@@ -107,29 +150,12 @@ def _count(tally: _Tally, record: GpuRecord, idle_threshold: float, price: Price
         tally.waste += record.share * hourly
 
 
-def _samples(tallies: Mapping[str, _Tally]) -> list[Sample]:
-    out: list[Sample] = []
-    for team in sorted(tallies):
-        tally = tallies[team]
-        if tally.allocated > 0:
-            out.append(Sample.of(GPUS, tally.busy, team=team, state="busy"))
-            out.append(Sample.of(GPUS, tally.idle, team=team, state="idle"))
-        if team == UNALLOCATED:
-            out.append(Sample.of(GPUS, tally.unallocated, team=team, state="unallocated"))
-        if tally.measured > 0 and not tally.unknown:
-            ratio = tally.weighted_use / tally.measured
-            out.append(Sample.of(TEAM_GPU_UTILIZATION_RATIO, ratio, team=team))
-        if tally.allocated > 0 and not tally.unpriced and not tally.unknown:
-            out.append(Sample.of(TEAM_GPU_WASTE_COST_PER_HOUR, tally.waste, team=team))
-    return out
-
-
-def idle_month_samples(
+def idle_gpu_hours(
     snapshot: DcgmSnapshot, attributor: Attributor, price: PriceLookup
-) -> list[Sample]:
-    """The month's idle GPU-hours and their cost per team; none when the source has no history."""
+) -> tuple[TeamIdleGpuHours, ...] | None:
+    """The month's idle GPU-hours and their cost per team; None when the source has no history."""
     if snapshot.idle_hours is None:
-        return []
+        return None
     hours: dict[str, float] = {}
     cost: dict[str, float] = {}
     unpriced: set[str] = set()
@@ -141,10 +167,7 @@ def idle_month_samples(
             unpriced.add(team)  # a figure that leaves out some hours would read too low
         else:
             cost[team] = cost.get(team, 0.0) + entry.hours * hourly
-    out: list[Sample] = []
-    for team in sorted(hours):
-        out.append(Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, hours[team], team=team))
-        if team not in unpriced:
-            waste = cost.get(team, 0.0)
-            out.append(Sample.of(TEAM_GPU_WASTE_COST_MONTH_TO_DATE, waste, team=team))
-    return out
+    return tuple(
+        TeamIdleGpuHours(team, hours[team], None if team in unpriced else cost.get(team, 0.0))
+        for team in sorted(hours)
+    )

@@ -1,4 +1,4 @@
-"""Kueue quota per team: quota samples, who lent what was borrowed, and GPU quota money (pure).
+"""Kueue quota per team: each queue's quota, who lent what was borrowed, and GPU quota money (pure).
 
 The lending rule (the exporter's policy; Kueue reports only what each queue borrows): within a
 cohort, per flavor and resource, the total borrowed is apportioned to the queues that have
@@ -15,15 +15,6 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue.quota import (
-    QUOTA_BORROWED,
-    QUOTA_BORROWING_LIMIT,
-    QUOTA_LENDING_LIMIT,
-    QUOTA_LENT,
-    QUOTA_NOMINAL,
-    QUOTA_USAGE,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.policies import IdleRule
@@ -35,6 +26,7 @@ __all__ = [
     "FlavorOf",
     "LendingMismatch",
     "QueueKey",
+    "QueueQuota",
     "TeamGpuQuota",
     "apply_flavor_quota",
     "apply_gpu_quota",
@@ -46,8 +38,8 @@ __all__ = [
     "lendable",
     "lending_mismatches",
     "month_borrowing",
+    "queue_quotas",
     "quota_budgets",
-    "quota_samples",
 ]
 
 QueueKey = tuple[str, str, str]  # (cluster_queue, flavor, resource)
@@ -115,32 +107,46 @@ def lending_mismatches(
     ]
 
 
-def quota_samples(
+@dataclass(frozen=True)
+class QueueQuota:
+    """One ClusterQueue's quota of one flavor and resource, with its team and what it lent."""
+
+    team: str
+    cluster_queue: str
+    cohort: str
+    flavor: str
+    resource: str
+    nominal: float
+    usage: float
+    borrowed: float
+    lent: float
+    borrowing_limit: float
+    lending_limit: float
+
+
+def queue_quotas(
     snapshot: KueueSnapshot,
     attributor: Attributor,
     lent: Mapping[QueueKey, float] | None = None,
-) -> list[Sample]:
-    """Samples for the `quota_*` families; `lent` defaults to `lend(snapshot.queues)`."""
+) -> tuple[QueueQuota, ...]:
+    """Every queue's quota as Kueue reports it; `lent` defaults to `lend(snapshot.queues)`."""
     given = lend(snapshot.queues) if lent is None else lent
-    out: list[Sample] = []
-    for r in snapshot.queues:
-        labels = {
-            "team": attributor.team_for_queue(r.cluster_queue),
-            "cluster_queue": r.cluster_queue,
-            "cohort": r.cohort,
-            "flavor": r.flavor,
-            "resource": r.resource,
-        }
-        values = (
-            (QUOTA_NOMINAL, r.nominal),
-            (QUOTA_USAGE, r.usage),
-            (QUOTA_BORROWED, r.borrowed),
-            (QUOTA_LENT, given.get((r.cluster_queue, r.flavor, r.resource), 0.0)),
-            (QUOTA_BORROWING_LIMIT, r.borrowing_limit),
-            (QUOTA_LENDING_LIMIT, r.lending_limit),
+    return tuple(
+        QueueQuota(
+            attributor.team_for_queue(r.cluster_queue),
+            r.cluster_queue,
+            r.cohort,
+            r.flavor,
+            r.resource,
+            r.nominal,
+            r.usage,
+            r.borrowed,
+            given.get((r.cluster_queue, r.flavor, r.resource), 0.0),
+            r.borrowing_limit,
+            r.lending_limit,
         )
-        out.extend(Sample.of(name, value, **labels) for name, value in values)
-    return out
+        for r in snapshot.queues
+    )
 
 
 def gpu_quota_by_team(

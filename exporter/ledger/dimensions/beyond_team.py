@@ -8,16 +8,9 @@ each configured dimension divides the resulting team ledger over its values, cap
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue.dimensions import (
-    DIMENSION_COST_MONTH_TO_DATE,
-    DIMENSION_COST_PER_HOUR,
-    DIMENSION_VALUES_OVER_CAP,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.window import Window
 from exporter.ledger.dimensions.joint import JointSplit, joint_split
@@ -31,7 +24,7 @@ from exporter.ledger.dimensions.split import (
 )
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 
-__all__ = ["DimensionSplit", "beyond_team", "dimension_samples", "llm_tags", "month_joint"]
+__all__ = ["DimensionSplit", "beyond_team", "llm_tags", "month_joint"]
 
 
 @dataclass(frozen=True)
@@ -119,18 +112,3 @@ def llm_tags(llm: LiteLLMSnapshot | None, attributor: Attributor) -> LlmTags | N
         {t: dict(v) for t, v in by_team.items()},
         dict(team_total),
     )
-
-
-def dimension_samples(splits: Iterable[DimensionSplit]) -> Iterable[Sample]:
-    """The dimension families: hourly, month to date, and how many values were folded."""
-    for split in splits:
-        name = split.name
-        for family, costs in (
-            (DIMENSION_COST_PER_HOUR, split.hourly.costs),
-            (DIMENSION_COST_MONTH_TO_DATE, split.month.costs),
-        ):
-            for (value, component), amount in sorted(costs.items()):
-                # Built directly: the label `value` would clash with Sample.of's argument.
-                labels = (("dimension", name), ("value", value), ("component", component))
-                yield Sample(family, labels, amount)
-        yield Sample.of(DIMENSION_VALUES_OVER_CAP, float(len(split.folded)), dimension=name)

@@ -1,27 +1,26 @@
-"""LLM chargeback (pure): LiteLLM usage routed to teams, as samples, as money, and as prices.
+"""LLM chargeback (pure): LiteLLM usage routed to teams, as money, and as prices.
 
-`routing` finds each usage record's team and declaration; `usage` turns usage and budgets into
-samples; `reattribution` adds external spend and moves self-hosted serving cost onto the teams
+`routing` finds each usage record's team and declaration; `usage` sums usage and budgets per
+team; `reattribution` adds external spend and moves self-hosted serving cost onto the teams
 that sent the tokens; `pricing` compares declared and measured cost per weighted token.
 """
 
 from __future__ import annotations
 
-from exporter.ledger.llm.pricing import ModelPricing, llm_pricing_samples, model_pricing
+from exporter.ledger.llm.pricing import ModelPricing, model_pricing
 from exporter.ledger.llm.reattribution import (
     EXTERNAL,
     SERVING,
     LlmReport,
     apply_llm,
     apply_llm_to,
-    llm_report_samples,
     serving_namespaces,
 )
 from exporter.ledger.llm.routing import Routed, declaration, route, weighted_tokens
 from exporter.ledger.llm.usage import (
+    TeamLlmBudget,
     TeamModelUsage,
-    llm_budget_state_samples,
-    llm_usage_samples,
+    team_llm_budgets,
     team_model_usage,
 )
 
@@ -31,17 +30,15 @@ __all__ = [
     "LlmReport",
     "ModelPricing",
     "Routed",
+    "TeamLlmBudget",
     "TeamModelUsage",
     "apply_llm",
     "apply_llm_to",
     "declaration",
-    "llm_budget_state_samples",
-    "llm_pricing_samples",
-    "llm_report_samples",
-    "llm_usage_samples",
     "model_pricing",
     "route",
     "serving_namespaces",
+    "team_llm_budgets",
     "team_model_usage",
     "weighted_tokens",
 ]

@@ -6,14 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import ModelDecl
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.llm import (
-    Routed,
+from exporter.ledger.llm.routing import Routed, route
+from exporter.ledger.llm.usage import (
+    TeamLlmBudget,
     TeamModelUsage,
-    llm_budget_state_samples,
-    llm_usage_samples,
-    route,
+    team_llm_budgets,
     team_model_usage,
 )
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
@@ -23,24 +21,23 @@ __all__ = ["LlmMemo", "LlmPart", "llm_part"]
 
 @dataclass(frozen=True)
 class LlmPart:
-    """What the join takes from one LiteLLM snapshot alone: usage and budget state, as samples."""
+    """What the join takes from one LiteLLM snapshot alone: usage and budgets per team."""
 
     llm: LiteLLMSnapshot  # in the exporter's currency
     routed: Routed  # its usage records with their teams and declarations
     usage: Mapping[tuple[str, str], TeamModelUsage]
-    samples: tuple[Sample, ...]
+    budgets: tuple[TeamLlmBudget, ...]
 
 
 def llm_part(
     snapshot: LiteLLMSnapshot, attributor: Attributor, models: tuple[ModelDecl, ...]
 ) -> LlmPart:
-    """Convert the snapshot, route its records, and build its usage per team and model."""
+    """Convert the snapshot, route its records, and sum its usage and budgets per team."""
     # LiteLLM's money enters in the exporter's currency, here and nowhere later.
     llm = snapshot.converted()
     routed = route(llm.usage, models, attributor)
     usage = team_model_usage(routed, attributor)
-    samples = (*llm_usage_samples(usage), *llm_budget_state_samples(llm.teams, attributor))
-    return LlmPart(llm, routed, usage, samples)
+    return LlmPart(llm, routed, usage, team_llm_budgets(llm.teams, attributor))
 
 
 class LlmMemo:

@@ -7,12 +7,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import ModelDecl
-from exporter.exposition.catalogue.llm import LLM_COST_PER_TOKEN, LLM_RECOMMENDED_COST_PER_TOKEN
-from exporter.exposition.samples import Sample
 from exporter.ledger.llm.routing import Routed, declaration, usage_order, weighted_tokens
 from exporter.sources.litellm.snapshot import ModelUsage
 
-__all__ = ["ModelPricing", "llm_pricing_samples", "model_pricing"]
+__all__ = ["ModelPricing", "model_pricing"]
 
 
 @dataclass(frozen=True)
@@ -76,21 +74,4 @@ def model_pricing(
         measured = sum(serving_cost.get(hosted[model], {}).values()) / ns_weight[hosted[model]]
         w = own[model]
         out.append(ModelPricing(model, declared, measured, measured, w * measured, w))
-    return out
-
-
-def llm_pricing_samples(pricing: Iterable[ModelPricing]) -> list[Sample]:
-    """`llm_cost_per_token` (declared, measured) and the recommended LiteLLM prices."""
-    out: list[Sample] = []
-    for p in pricing:
-        if p.declared is not None:
-            out.append(Sample.of(LLM_COST_PER_TOKEN, p.declared, model=p.model, basis="declared"))
-        out.append(Sample.of(LLM_COST_PER_TOKEN, p.measured, model=p.model, basis="measured"))
-        for direction, price in (
-            ("input", p.recommended_input),
-            ("output", p.recommended_output),
-        ):
-            out.append(
-                Sample.of(LLM_RECOMMENDED_COST_PER_TOKEN, price, model=p.model, direction=direction)
-            )
     return out

@@ -19,8 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.window import Window, serving_costs
@@ -33,7 +31,6 @@ __all__ = [
     "LlmReport",
     "apply_llm",
     "apply_llm_to",
-    "llm_report_samples",
     "serving_namespaces",
 ]
 
@@ -132,11 +129,6 @@ def _reattribute(
         ledger.add(ordered[-1], SERVING, cost - given)
         moved += cost
     return moved
-
-
-def llm_report_samples(report: LlmReport) -> list[Sample]:
-    """How many models LiteLLM saw that the config does not declare."""
-    return [Sample.of(LLM_UNKNOWN_MODELS, float(len(report.unknown_models)))]
 
 
 def serving_namespaces(config: Config) -> list[str]:

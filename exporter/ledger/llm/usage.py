@@ -1,29 +1,19 @@
-"""LLM usage and budgets as samples: month-to-date spend, tokens and requests, budget windows."""
+"""LLM usage and budgets per team: month-to-date spend, tokens and requests, budget windows."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from exporter.exposition.catalogue.llm import (
-    LLM_BUDGET_MAX,
-    LLM_BUDGET_RESET_TIMESTAMP_SECONDS,
-    LLM_BUDGET_SOFT,
-    LLM_BUDGET_SPEND,
-    LLM_REQUESTS_MONTH_TO_DATE,
-    LLM_SPEND_MONTH_TO_DATE,
-    LLM_TOKENS_MONTH_TO_DATE,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.llm.routing import Routed, route, team_of
 from exporter.sources.litellm.snapshot import ModelUsage, TeamBudget
 
 __all__ = [
+    "TeamLlmBudget",
     "TeamModelUsage",
-    "llm_budget_state_samples",
-    "llm_usage_samples",
+    "team_llm_budgets",
     "team_model_usage",
 ]
 
@@ -60,50 +50,46 @@ def team_model_usage(
     return {key: TeamModelUsage(spend[key], *counts[key]) for key in sorted(counts)}
 
 
-def llm_usage_samples(totals: Mapping[tuple[str, str], TeamModelUsage]) -> list[Sample]:
-    """Month-to-date spend, tokens and requests per team and model; unknown spend is left out."""
-    out: list[Sample] = []
-    for (team, model), use in sorted(totals.items()):
-        if use.spend is not None:
-            out.append(Sample.of(LLM_SPEND_MONTH_TO_DATE, use.spend, team=team, model=model))
-        for direction, tokens in (
-            ("prompt", use.prompt_tokens),
-            ("completion", use.completion_tokens),
-        ):
-            out.append(
-                Sample.of(
-                    LLM_TOKENS_MONTH_TO_DATE, tokens, team=team, model=model, direction=direction
-                )
-            )
-        out.append(Sample.of(LLM_REQUESTS_MONTH_TO_DATE, use.requests, team=team, model=model))
-    return out
+@dataclass(frozen=True)
+class TeamLlmBudget:
+    """One team's LiteLLM budget window: spend, max and soft budgets, and the next reset.
 
-
-def llm_budget_state_samples(teams: Iterable[TeamBudget], attributor: Attributor) -> list[Sample]:
-    """LiteLLM budget window per team: spend, max, soft, and the next reset as unix seconds.
-
-    When several LiteLLM teams map to one team, spends add up; a cap is exported only when every
+    When several LiteLLM teams map to one team, spends add up; a cap is known only when every
     one of them has it (a team without a cap makes the sum uncapped), and the reset is the
-    earliest.
+    earliest. A figure nothing reports is None.
     """
+
+    team: str
+    spend: float | None
+    max_budget: float | None
+    soft_budget: float | None
+    reset_at: float | None  # Unix seconds
+
+
+def team_llm_budgets(
+    teams: Iterable[TeamBudget], attributor: Attributor
+) -> tuple[TeamLlmBudget, ...]:
+    """LiteLLM's budget windows, per team."""
     groups: dict[str, list[TeamBudget]] = defaultdict(list)
     for record in teams:
         groups[team_of(record, attributor)].append(record)
-    out: list[Sample] = []
+    out: list[TeamLlmBudget] = []
     for team in sorted(groups):
         members = groups[team]
         spends = [m.spend for m in members if m.spend is not None]
-        if spends:
-            out.append(Sample.of(LLM_BUDGET_SPEND, sum(spends), team=team))
-        for family, values in (
-            (LLM_BUDGET_MAX, [m.max_budget for m in members]),
-            (LLM_BUDGET_SOFT, [m.soft_budget for m in members]),
-        ):
-            known = [v for v in values if v is not None]
-            if known and len(known) == len(values):
-                out.append(Sample.of(family, sum(known), team=team))
         resets = [m.budget_reset_at for m in members if m.budget_reset_at is not None]
-        if resets:
-            stamp = min(resets).timestamp()
-            out.append(Sample.of(LLM_BUDGET_RESET_TIMESTAMP_SECONDS, stamp, team=team))
-    return out
+        out.append(
+            TeamLlmBudget(
+                team,
+                sum(spends) if spends else None,
+                _capped([m.max_budget for m in members]),
+                _capped([m.soft_budget for m in members]),
+                min(resets).timestamp() if resets else None,
+            )
+        )
+    return tuple(out)
+
+
+def _capped(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None

@@ -18,12 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue.llm import (
-    LLM_COMPLETION_WEIGHT,
-    LLM_COMPLETION_WEIGHT_FALLBACK,
-    LLM_SECONDS_PER_TOKEN,
-)
-from exporter.exposition.samples import Sample
 from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
 
 __all__ = [
@@ -33,7 +27,6 @@ __all__ = [
     "applied_weights",
     "completion_weights",
     "measure",
-    "weight_samples",
 ]
 
 SOURCE_DOWN = "source_down"  # sources.vllm has no fresh read
@@ -117,25 +110,6 @@ def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[Compl
 def applied_weights(weights: Iterable[CompletionWeight]) -> dict[str, float]:
     """The weight applied to each self-hosted declaration, by its model."""
     return {w.model: w.applied for w in weights}
-
-
-def weight_samples(weights: Iterable[CompletionWeight]) -> list[Sample]:
-    """The weights by basis, the measured time per token, and each fallback with its reason."""
-    out: list[Sample] = []
-    for w in weights:
-        by_basis = [("configured", w.configured), ("applied", w.applied)]
-        if w.measured is not None:
-            m = w.measured
-            by_basis.insert(1, ("measured", m.weight))
-            phases = (("prefill", m.prefill_per_token), ("decode", m.decode_per_token))
-            for phase, seconds in phases:
-                out.append(Sample.of(LLM_SECONDS_PER_TOKEN, seconds, model=w.model, phase=phase))
-        for basis, value in by_basis:
-            out.append(Sample.of(LLM_COMPLETION_WEIGHT, value, model=w.model, basis=basis))
-        if w.fallback is not None:
-            reason = w.fallback
-            out.append(Sample.of(LLM_COMPLETION_WEIGHT_FALLBACK, 1.0, model=w.model, reason=reason))
-    return out
 
 
 def _hosted(models: Iterable[ModelDecl]) -> list[ModelDecl]:

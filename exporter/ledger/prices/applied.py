@@ -16,15 +16,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.catalogue.unit_economics import GPU_PRICE_PER_HOUR
-from exporter.exposition.samples import Sample
 from exporter.gpu_names import canonical_model
 from exporter.ledger.prices.build import FLAVOR, MODEL, BuiltPrice
 from exporter.ledger.prices.gpu import ASSETS, CHARGED, CONFIGURED, GpuPrices
 
 __all__ = [
     "AppliedPrice",
-    "applied_price_samples",
     "applied_prices",
     "effective_prices",
 ]
@@ -120,11 +117,3 @@ def _answer(
         return price, _SOURCES.get(source or "", AVERAGE)
     blended = prices.blended
     return None if blended is None else (blended, AVERAGE)
-
-
-def applied_price_samples(applied: Iterable[AppliedPrice]) -> list[Sample]:
-    """`chargeback_gpu_price_per_hour` per model and flavor."""
-    return [
-        Sample.of(GPU_PRICE_PER_HOUR, p.price, kind=p.kind, name=p.name, source=p.source)
-        for p in applied
-    ]

@@ -24,11 +24,6 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PowerBasis, PriceBuild
-from exporter.exposition.catalogue.unit_economics import (
-    GPU_PRICE_BUILD_PER_HOUR,
-    GPU_PRICE_BUILD_WATTS,
-)
-from exporter.exposition.samples import Sample
 from exporter.gpu_names import canonical_model
 from exporter.sources.dcgm.source import GpuRecord
 
@@ -38,7 +33,6 @@ __all__ = [
     "build_price",
     "built_prices",
     "measured_watts",
-    "price_build_samples",
 ]
 
 HOURS_PER_YEAR = 8_760.0
@@ -135,16 +129,3 @@ def built_prices(
         if found is not None:
             out.append(found)
     return tuple(out)
-
-
-def price_build_samples(builds: Iterable[BuiltPrice]) -> list[Sample]:
-    """Each build's parts per node and hour, and the watts per GPU it used."""
-    out: list[Sample] = []
-    for b in builds:
-        for part, amount in b.parts.items():
-            labels = {"kind": b.kind, "name": b.name, "part": part}
-            out.append(Sample.of(GPU_PRICE_BUILD_PER_HOUR, amount, **labels))
-        out.append(
-            Sample.of(GPU_PRICE_BUILD_WATTS, b.watts, kind=b.kind, name=b.name, power=b.power)
-        )
-    return out

@@ -20,12 +20,6 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import Alternative
-from exporter.exposition.catalogue.unit_economics import (
-    LLM_BREAK_EVEN_RATIO,
-    LLM_BREAK_EVEN_UTILIZATION_RATIO,
-    TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.units.tokens import MILLION, ModelTokenCost, TeamTokenCost
 from exporter.sources.dcgm.source import GpuRecord
 
@@ -34,7 +28,6 @@ __all__ = [
     "TeamAlternative",
     "alternative_prices",
     "build_or_buy",
-    "build_or_buy_samples",
     "namespace_utilisation",
 ]
 
@@ -128,18 +121,3 @@ def build_or_buy(
         use = utilisation.get(decl.self_hosted.namespace)
         even.append(BreakEven(model, name, m.measured, alternative, use))
     return tuple(out), tuple(even)
-
-
-def build_or_buy_samples(
-    teams: Iterable[TeamAlternative], even: Iterable[BreakEven]
-) -> list[Sample]:
-    """Alternative cost per team and model, and each model's break-even."""
-    family = TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE
-    out = [Sample.of(family, t.alternative, team=t.team, model=t.model) for t in teams]
-    for b in even:
-        if b.ratio is not None:
-            out.append(Sample.of(LLM_BREAK_EVEN_RATIO, b.ratio, model=b.model))
-        at = b.utilisation_at_break_even
-        if at is not None:
-            out.append(Sample.of(LLM_BREAK_EVEN_UTILIZATION_RATIO, at, model=b.model))
-    return out

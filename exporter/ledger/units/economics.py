@@ -13,31 +13,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import Window, serving_costs
 from exporter.ledger.llm import Routed, serving_namespaces
-from exporter.ledger.prices.applied import AppliedPrice, applied_price_samples, applied_prices
+from exporter.ledger.prices.applied import AppliedPrice, applied_prices
 from exporter.ledger.prices.build import (
     BuiltPrice,
     built_prices,
     measured_watts,
-    price_build_samples,
 )
 from exporter.ledger.prices.gpu import GpuPrices, node_models
 from exporter.ledger.units.build_or_buy import (
     BreakEven,
     TeamAlternative,
     build_or_buy,
-    build_or_buy_samples,
     namespace_utilisation,
 )
-from exporter.ledger.units.energy import TeamEnergy, energy_samples, team_energy
+from exporter.ledger.units.energy import TeamEnergy, team_energy
 from exporter.ledger.units.tokens import (
     ModelTokenCost,
     TeamTokenCost,
     WeightOf,
-    token_cost_samples,
     token_costs,
     weight_of,
 )
@@ -57,16 +53,6 @@ class UnitEconomics:
     teams: tuple[TeamTokenCost, ...] = ()
     alternatives: tuple[TeamAlternative, ...] = ()
     break_even: tuple[BreakEven, ...] = ()
-
-    def samples(self) -> list[Sample]:
-        """Every figure as samples."""
-        return [
-            *applied_price_samples(self.prices),
-            *price_build_samples(self.builds),
-            *energy_samples(self.energy),
-            *token_cost_samples(self.models, self.teams),
-            *build_or_buy_samples(self.alternatives, self.break_even),
-        ]
 
 
 def price_builds(config: Config, records: Records) -> tuple[BuiltPrice, ...]:

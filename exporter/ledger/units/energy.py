@@ -15,18 +15,11 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PriceBuild
-from exporter.exposition.catalogue.unit_economics import (
-    TEAM_GPU_CO2E_GRAMS_PER_HOUR,
-    TEAM_GPU_ENERGY_COST_PER_HOUR,
-    TEAM_GPU_ENERGY_KWH_PER_HOUR,
-    TEAM_GPU_POWER_WATTS,
-)
-from exporter.exposition.samples import Sample
 from exporter.gpu_names import canonical_model
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.sources.dcgm.source import GpuRecord
 
-__all__ = ["TeamEnergy", "energy_samples", "team_energy"]
+__all__ = ["TeamEnergy", "team_energy"]
 
 
 @dataclass(frozen=True)
@@ -85,16 +78,3 @@ def team_energy(
         )
         for team, t in sorted(tallies.items())
     )
-
-
-def energy_samples(energy: Iterable[TeamEnergy]) -> list[Sample]:
-    """Power, energy, energy cost and emissions rates per team."""
-    out: list[Sample] = []
-    for e in energy:
-        out.append(Sample.of(TEAM_GPU_POWER_WATTS, e.watts, team=e.team))
-        out.append(Sample.of(TEAM_GPU_ENERGY_KWH_PER_HOUR, e.kwh_per_hour, team=e.team))
-        if e.cost_per_hour is not None:
-            out.append(Sample.of(TEAM_GPU_ENERGY_COST_PER_HOUR, e.cost_per_hour, team=e.team))
-        if e.co2e_grams_per_hour is not None:
-            out.append(Sample.of(TEAM_GPU_CO2E_GRAMS_PER_HOUR, e.co2e_grams_per_hour, team=e.team))
-    return out

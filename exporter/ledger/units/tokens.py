@@ -22,12 +22,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
-from exporter.exposition.catalogue.unit_economics import (
-    LLM_COST_PER_MILLION_TOKENS,
-    TEAM_LLM_COST_PER_MILLION_TOKENS,
-    TEAM_LLM_COST_PER_REQUEST,
-)
-from exporter.exposition.samples import Sample
 from exporter.ledger.llm import Routed, weighted_tokens
 
 __all__ = [
@@ -39,7 +33,6 @@ __all__ = [
     "WeightOf",
     "cost_per_million_tokens",
     "per_million",
-    "token_cost_samples",
     "token_costs",
     "weight_of",
 ]
@@ -235,28 +228,3 @@ def _models(
             )
         )
     return tuple(out)
-
-
-def token_cost_samples(
-    models: Iterable[ModelTokenCost], teams: Iterable[TeamTokenCost]
-) -> list[Sample]:
-    """Cost per million tokens per model (declared, measured) and per team and model, and per
-    request per team and model; a figure that is not known is left out."""
-    out: list[Sample] = []
-    for m in models:
-        bases = (("declared", m.declared_per_million), ("measured", m.measured_per_million))
-        for basis, value in bases:
-            if value is not None:
-                out.append(
-                    Sample.of(LLM_COST_PER_MILLION_TOKENS, value, model=m.model, basis=basis)
-                )
-    for t in teams:
-        if t.cost is None:
-            continue
-        million, request = t.per_million, t.per_request
-        if million is not None:
-            family = TEAM_LLM_COST_PER_MILLION_TOKENS
-            out.append(Sample.of(family, million, team=t.team, model=t.model))
-        if request is not None:
-            out.append(Sample.of(TEAM_LLM_COST_PER_REQUEST, request, team=t.team, model=t.model))
-    return out

@@ -18,6 +18,7 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.config.schema import Config
 from exporter.errors import UpstreamIncomplete, UpstreamStatusError
 from exporter.exposition.catalogue.health import SOURCE_ENDPOINTS
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.dcgm.source import build_client, fetch
@@ -133,9 +134,11 @@ def test_the_endpoint_counts_are_published_with_the_gpus(
             snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
-    samples = join(
-        config, Attributor(config), Records(dcgm=snapshot), Reading.open(FIXED_NOW, config.zone)
-    ).samples
+    samples = series(
+        join(
+            config, Attributor(config), Records(dcgm=snapshot), Reading.open(FIXED_NOW, config.zone)
+        )
+    )
     got = {dict(s.labels)["state"]: s.value for s in samples if s.family is SOURCE_ENDPOINTS}
     assert got == {"scraped": 1.0, "failed": 1.0, "not_ready": 1.0}
 

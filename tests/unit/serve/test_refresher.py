@@ -22,8 +22,9 @@ from exporter.errors import (
 )
 from exporter.exposition.catalogue.costs import TEAM_BUDGET
 from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND
-from exporter.exposition.render import build_error_samples, render
+from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.health import build_error_samples
 from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.teams import TEAM_LIST

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from exporter.config.schema import Config
-from exporter.ledger.join import Chargeback
+from exporter.ledger.result import Chargeback
+from exporter.ledger.units.economics import UnitEconomics
 from exporter.serve.worker import _Artefacts, _Spec
 from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
@@ -35,7 +36,8 @@ def test_artefacts_are_rendered_again_at_most_once_a_minute(
     spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
     seconds = [1000.0]
     monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: seconds[0])
-    chargeback = Chargeback(Reading.open(FIXED_NOW, ZoneInfo("UTC")), None, None, ())
+    reading = Reading.open(FIXED_NOW, ZoneInfo("UTC"))
+    chargeback = Chargeback(reading=reading, budgets={}, units=UnitEconomics())
     artefacts = _Artefacts(spec)
     assert not artefacts.render_if_due(chargeback), "no join yet"
     artefacts.outdated = True

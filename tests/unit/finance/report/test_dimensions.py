@@ -12,7 +12,8 @@ from exporter.finance.report.figures import build_report
 from exporter.finance.report.formats import format_report
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback, join
+from exporter.ledger.join import join
+from exporter.ledger.result import Chargeback
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 from tests.unit.ledger.dimensions.test_beyond_team import EXAMPLE, _example_records

@@ -19,8 +19,9 @@ from exporter.finance.report.operations import team_report, with_operations
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.backlog import Entry, backlog
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
+from exporter.ledger.result import Chargeback, LlmFigures
+from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 
 CONFIG = Config.model_validate({"timezone": "UTC", "currency": "EUR"})
@@ -44,15 +45,16 @@ def _chargeback() -> Chargeback:
         Entry("tools", "deployment:grafana", NONE, third),
         Entry("default", "cronjob:etl", Placement("research", "fallback", "part_of"), 12.345),
     ]
+    usage = {
+        ("research", "gpt-4o"): TeamModelUsage(4.0, 1000, 500, 3),
+        ("vision", "gpt-4o"): TeamModelUsage(6.0, 2000, 100, 2),
+    }
     return Chargeback(
-        Reading.closed_month(Month.parse("2026-10", ZoneInfo("UTC"))),
-        None,
-        ledger,
-        (),
-        llm_usage={
-            ("research", "gpt-4o"): TeamModelUsage(4.0, 1000, 500, 3),
-            ("vision", "gpt-4o"): TeamModelUsage(6.0, 2000, 100, 2),
-        },
+        reading=Reading.closed_month(Month.parse("2026-10", ZoneInfo("UTC"))),
+        budgets={},
+        units=UnitEconomics(),
+        month=ledger,
+        llm=LlmFigures(usage=usage, budgets=()),
         backlog=backlog(entries, KEYS),
         gpu_hours={"research": 372.0},
     )

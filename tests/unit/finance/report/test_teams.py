@@ -7,9 +7,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from exporter.calendar import Month
-from exporter.exposition.catalogue.gpus import TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE
-from exporter.exposition.catalogue.quota import QUOTA_NOMINAL
-from exporter.exposition.samples import Sample
 from exporter.finance.report.teams import (
     TeamUsage,
     period_hours,
@@ -19,48 +16,45 @@ from exporter.finance.report.teams import (
     usage_total_cells,
 )
 from exporter.ledger.attribution import OTHER
+from exporter.ledger.costs.gpus import TeamIdleGpuHours
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback
+from exporter.ledger.costs.quota import QueueQuota
 from exporter.ledger.llm import TeamModelUsage
+from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
+from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 
 UTC = ZoneInfo("UTC")
 
 
-def _quota(team: str, queue: str, resource: str, nominal: float) -> Sample:
-    return Sample.of(
-        QUOTA_NOMINAL,
-        nominal,
-        team=team,
-        cluster_queue=queue,
-        cohort="all",
-        flavor="h100",
-        resource=resource,
-    )
+def _quota(team: str, queue: str, resource: str, nominal: float) -> QueueQuota:
+    return QueueQuota(team, queue, "all", "h100", resource, nominal, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def _chargeback() -> Chargeback:
     # October 2026 in UTC: 31 days, 744 hours.
     reading = Reading.closed_month(Month.parse("2026-10", UTC))
+    usage = {
+        ("research", "gpt-4o"): TeamModelUsage(1.0, 1000, 500, 3),
+        ("research", "llama"): TeamModelUsage(None, 200, 50, 1),
+        ("tiny", "gpt-4o"): TeamModelUsage(0.1, 10, 5, 1),
+    }
+    idle = (TeamIdleGpuHours("research", 100.0, None), TeamIdleGpuHours("tiny", 6.0, None))
     return Chargeback(
-        reading,
-        None,
-        Ledger(),
-        (
+        reading=reading,
+        budgets={},
+        units=UnitEconomics(),
+        month=Ledger(),
+        quota=(
             # research holds 1.5 + 0.5 = 2 GPUs over two queues; its CPU quota is not a GPU.
             _quota("research", "research-train", "nvidia.com/gpu", 1.5),
             _quota("research", "research-serve", "nvidia.com/gpu", 0.5),
             _quota("research", "research-train", "cpu", 64.0),
             _quota("vision", "vision", "nvidia.com/gpu", 4.0),
-            Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, 100.0, team="research"),
-            Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, 6.0, team="tiny"),
         ),
+        gpus=GpuFigures(teams=(), idle_hours=idle, endpoints={}),
         folded_teams=("tiny",),
-        llm_usage={
-            ("research", "gpt-4o"): TeamModelUsage(1.0, 1000, 500, 3),
-            ("research", "llama"): TeamModelUsage(None, 200, 50, 1),
-            ("tiny", "gpt-4o"): TeamModelUsage(0.1, 10, 5, 1),
-        },
+        llm=LlmFigures(usage=usage, budgets=()),
         gpu_hours={"research": 1116.0, "vision": 744.0, "tiny": 10.0},
     )
 

@@ -17,9 +17,11 @@ from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.backlog import Entry, backlog
+from exporter.ledger.costs.cluster import ClusterCosts
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.join import Chargeback
 from exporter.ledger.llm import TeamModelUsage
+from exporter.ledger.result import Chargeback, LlmFigures
+from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 from tests.support.statement_dom import read_page
 
@@ -54,12 +56,20 @@ def _chargeback(**overrides: object) -> Chargeback:
                 (UNALLOCATED, "cpu"): 4.0,
             }
         ),
-        "samples": (),
         "budgets": {("research", "gpu"): 2000.0, ("research", "llm"): 50.0},
-        "month_idle": 0.0,
+        "units": UnitEconomics(),
+        "cluster": _cluster(0.0),
     }
+    if "month_idle" in overrides:
+        overrides["cluster"] = _cluster(overrides.pop("month_idle"))  # type: ignore[arg-type]
+    if "llm_usage" in overrides:
+        overrides["llm"] = LlmFigures(usage=overrides.pop("llm_usage"), budgets=())  # type: ignore[arg-type]
     fields.update(overrides)
     return Chargeback(**fields)  # type: ignore[arg-type]
+
+
+def _cluster(month_idle: float) -> ClusterCosts:
+    return ClusterCosts(0.0, None, None, {}, month_idle)
 
 
 def _statement(chargeback: Chargeback, *, closed: bool = False) -> str:

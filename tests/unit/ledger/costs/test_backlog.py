@@ -10,16 +10,10 @@ from hypothesis import strategies as st
 
 from exporter.config.schema import Config, IdlePolicy
 from exporter.exposition.catalogue.costs import LABELLING_BACKLOG_COST_MONTH_TO_DATE
+from exporter.exposition.series.costs import backlog_samples
 from exporter.ledger.attribution import OTHER, UNALLOCATED, Attributor, Placement
 from exporter.ledger.costs import window as costs
-from exporter.ledger.costs.backlog import (
-    Entry,
-    backlog,
-    backlog_samples,
-    team_backlog,
-    team_keys,
-    workload_of,
-)
+from exporter.ledger.costs.backlog import Entry, backlog, team_backlog, team_keys, workload_of
 from exporter.ledger.costs.policies import idle_rule
 from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
 

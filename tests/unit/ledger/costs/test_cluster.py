@@ -15,13 +15,13 @@ from exporter.exposition.catalogue.calendar import (
     MONTH_START_TIMESTAMP_SECONDS,
 )
 from exporter.exposition.catalogue.cluster import (
-    CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
-    CLUSTER_RESOURCE_COST_PER_HOUR,
 )
 from exporter.exposition.samples import Sample
+from exporter.exposition.series import series
+from exporter.exposition.series.calendar import month_samples
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.costs.cluster import idle_samples, month_samples
+from exporter.ledger.costs.cluster import cluster_costs
 from exporter.ledger.join import join
 from exporter.sources.opencost.source import (
     AllocationSet,
@@ -80,17 +80,11 @@ def test_every_gpu_allocated_means_zero_gpu_idle_however_much_cpu_idles() -> Non
     # Two 1-hour steps, so rates are per 2 hours: GPU 11.2 / 2 = 5.6 per hour, none idle;
     # CPU idle (3 + 1) / 2 = 2.0 of (0.5 + 0.5 + 4) / 2 = 2.5; RAM idle 1.0 of 1.25.
     snapshot = OpenCostSnapshot(rate=_window(2.0), month=_window(300.0))
-    samples = list(idle_samples(snapshot))
-    assert _by(samples, CLUSTER_IDLE_COST_PER_HOUR.name) == pytest.approx(
-        {"gpu": 0.0, "cpu": 2.0, "ram": 1.0}
-    )
-    assert _by(samples, CLUSTER_RESOURCE_COST_PER_HOUR.name) == pytest.approx(
-        {"gpu": 5.6, "cpu": 2.5, "ram": 1.25}
-    )
+    cluster = cluster_costs(snapshot, 0.0)
+    assert cluster.idle_per_hour == pytest.approx({"gpu": 0.0, "cpu": 2.0, "ram": 1.0})
+    assert cluster.resource_per_hour == pytest.approx({"gpu": 5.6, "cpu": 2.5, "ram": 1.25})
     # Month to date is the window's total, not a rate.
-    assert _by(samples, CLUSTER_IDLE_COST_MONTH_TO_DATE.name) == pytest.approx(
-        {"gpu": 0.0, "cpu": 4.0, "ram": 2.0}
-    )
+    assert cluster.idle_month == pytest.approx({"gpu": 0.0, "cpu": 4.0, "ram": 2.0})
 
 
 def test_a_resource_with_no_idle_entry_reads_zero_not_missing() -> None:
@@ -99,9 +93,10 @@ def test_a_resource_with_no_idle_entry_reads_zero_not_missing() -> None:
         "data": [{"n1/ns-a/pod:x": {"properties": {"namespace": "ns-a"}, "gpuCost": 2.0}}],
     }
     snapshot = OpenCostSnapshot(rate=_window(1.0, body), month=_window(10.0, body))
-    samples = list(idle_samples(snapshot))
-    assert _by(samples, CLUSTER_IDLE_COST_PER_HOUR.name) == {"gpu": 0.0, "cpu": 0.0, "ram": 0.0}
-    assert _by(samples, CLUSTER_RESOURCE_COST_PER_HOUR.name)["gpu"] == pytest.approx(2.0)
+    cluster = cluster_costs(snapshot, 0.0)
+    assert cluster.idle_per_hour == {"gpu": 0.0, "cpu": 0.0, "ram": 0.0}
+    assert cluster.resource_per_hour is not None
+    assert cluster.resource_per_hour["gpu"] == pytest.approx(2.0)
 
 
 def _bounds(now: datetime, zone: str) -> tuple[float, float]:
@@ -151,7 +146,7 @@ def test_madrid_march_is_743_hours() -> None:
 def test_join_exports_the_bounds_from_its_instant_even_without_sources() -> None:
     config = Config.model_validate({"timezone": "Pacific/Auckland"})
     now = datetime(2026, 12, 31, 12, tzinfo=UTC)
-    samples = join(config, Attributor(config), Records(), Reading.open(now, config.zone)).samples
+    samples = series(join(config, Attributor(config), Records(), Reading.open(now, config.zone)))
     got = {s.family.name: s.value for s in samples}
     assert got[MONTH_START_TIMESTAMP_SECONDS.name] == _utc(2026, 12, 31, 11)
     assert got[MONTH_END_TIMESTAMP_SECONDS.name] == _utc(2027, 1, 31, 11)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.config.schema import Config, IdlePolicy
+from exporter.exposition.series.quota import quota_samples
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Attributor, Placement
 from exporter.ledger.costs.ledger import CostLine, Ledger, charge
 from exporter.ledger.costs.policies import RULES, IdleRule, idle_rule
@@ -23,8 +24,8 @@ from exporter.ledger.costs.quota import (
     lendable,
     lending_mismatches,
     month_borrowing,
+    queue_quotas,
     quota_budgets,
-    quota_samples,
 )
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 
@@ -236,7 +237,7 @@ def snapshot() -> KueueSnapshot:
 
 
 def test_quota_samples_carry_team_and_every_family() -> None:
-    samples = quota_samples(snapshot(), attributor())
+    samples = quota_samples(queue_quotas(snapshot(), attributor()))
     got = {
         (s.family.base, dict(s.labels)["cluster_queue"], dict(s.labels)["resource"]): s
         for s in samples

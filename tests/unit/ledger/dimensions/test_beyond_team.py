@@ -10,6 +10,7 @@ import pytest
 
 from exporter.calendar import month_start
 from exporter.config.schema import Config
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
@@ -158,9 +159,9 @@ def test_the_example_is_served_as_dimension_series() -> None:
     )
     month = {
         (dict(s.labels)["dimension"], dict(s.labels)["value"], dict(s.labels)["component"]): s.value
-        for s in result.samples
+        for s in series(result)
         if s.family.base == "dimension_cost_month_to_date"
     }
     assert month[("environment", "staging", "shared")] == pytest.approx(30.0)
-    over = [s.value for s in result.samples if s.family.base == "dimension_values_over_cap"]
+    over = [s.value for s in series(result) if s.family.base == "dimension_values_over_cap"]
     assert over == [0.0, 0.0]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.ledger.llm.pricing import llm_pricing_samples, model_pricing
+from exporter.exposition.series.llm import llm_pricing_samples
+from exporter.ledger.llm.pricing import model_pricing
 from tests.unit.ledger.llm.test_routing import (
     MODELS,
     RESEARCH,

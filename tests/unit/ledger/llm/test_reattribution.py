@@ -12,9 +12,10 @@ from exporter.config.schema import (
 )
 from exporter.exposition.catalogue.llm import LLM_UNKNOWN_MODELS
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.llm import unknown_model_samples
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.ledger import Ledger, cap_teams
-from exporter.ledger.llm.reattribution import LlmReport, apply_llm, llm_report_samples
+from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.sources.litellm.snapshot import ModelUsage
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
@@ -133,7 +134,7 @@ def test_unknown_and_unpriced_models_are_reported() -> None:
     assert report.unknown_models == ("mystery-model",)
     assert report.unpriced_models == ("gpt-4o",)
     assert after.costs == {("stranger", "llm_external"): 0.25}
-    assert llm_report_samples(report) == [Sample.of(LLM_UNKNOWN_MODELS, 1.0)]
+    assert unknown_model_samples(report.unknown_models) == [Sample.of(LLM_UNKNOWN_MODELS, 1.0)]
 
 
 def test_undeclared_alias_is_its_own_team_and_the_cap_folds_it() -> None:

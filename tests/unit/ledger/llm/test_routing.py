@@ -13,12 +13,13 @@ from exporter.config.schema import (
     TeamConfig,
 )
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.llm import llm_usage_samples
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm.pricing import model_pricing
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.ledger.llm.routing import route
-from exporter.ledger.llm.usage import llm_usage_samples, team_model_usage
+from exporter.ledger.llm.usage import team_model_usage
 from exporter.sources.litellm.snapshot import ModelUsage
 
 TEAMS = (

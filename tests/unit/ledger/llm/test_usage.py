@@ -9,9 +9,11 @@ from exporter.config.schema import (
 )
 from exporter.exposition.catalogue.costs import TEAM_BUDGET
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.costs import budget_samples
+from exporter.exposition.series.llm import llm_budget_samples, llm_usage_samples
 from exporter.ledger.attribution import UNALLOCATED
-from exporter.ledger.join_samples import budget_samples, config_budgets
-from exporter.ledger.llm.usage import llm_budget_state_samples, llm_usage_samples, team_model_usage
+from exporter.ledger.costs.budgets import config_budgets
+from exporter.ledger.llm.usage import team_llm_budgets, team_model_usage
 from exporter.sources.litellm.snapshot import TeamBudget
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
@@ -54,7 +56,7 @@ def test_budget_state_samples() -> None:
         TeamBudget("stranger", None, 1.0, 10.0, None, None),
         TeamBudget("another", None, 2.0, None, None, None),
     ]
-    got = _values(llm_budget_state_samples(teams, ATTRIBUTOR))
+    got = _values(llm_budget_samples(team_llm_budgets(teams, ATTRIBUTOR)))
     assert got == {
         ("llm_budget_spend", (("team", "stranger"),)): 1.0,
         ("llm_budget_max", (("team", "stranger"),)): 10.0,

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from exporter.config.schema import Config
 from exporter.exposition.samples import Sample
+from exporter.exposition.series import series
+from exporter.exposition.series.llm import weight_samples
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.join import join
@@ -22,7 +24,6 @@ from exporter.ledger.llm.weights import (
     TOO_FEW_REQUESTS,
     applied_weights,
     completion_weights,
-    weight_samples,
 )
 from exporter.sources.litellm.snapshot import ModelUsage
 from exporter.sources.reading import Reading
@@ -118,7 +119,7 @@ def test_the_join_exports_the_weights_without_other_sources() -> None:
     chargeback = join(
         config, Attributor(config), Records(vllm=_snapshot(LLAMA)), Reading.open(now, config.zone)
     )
-    got = _values(list(chargeback.samples))
+    got = _values(list(series(chargeback)))
     assert got[("llm_completion_weight", (("model", "llama-70b"), ("basis", "applied")))] == (
         pytest.approx(50.0)
     )

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.config.schema import IdlePolicy
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.prices.applied import effective_prices
@@ -61,9 +62,9 @@ def test_each_price_and_where_it_came_from() -> None:
     assert applied[("flavor", "l40s")].source == "opencost_charge"
     (build,) = result.units.builds
     assert build.node_per_hour == pytest.approx(3.56)
-    series = {(s.family.base, s.labels) for s in result.samples}
+    served = {(s.family.base, s.labels) for s in series(result)}
     labels = (("kind", "model"), ("name", L40S), ("source", "price_build"))
-    assert ("gpu_price_per_hour", labels) in series
+    assert ("gpu_price_per_hour", labels) in served
 
 
 def test_a_plain_price_overrides_a_build_of_the_same_model() -> None:

@@ -6,13 +6,8 @@ import pytest
 
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PowerBasis, PriceBuild
-from exporter.ledger.prices.build import (
-    BuiltPrice,
-    build_price,
-    built_prices,
-    measured_watts,
-    price_build_samples,
-)
+from exporter.exposition.series.unit_economics import price_build_samples
+from exporter.ledger.prices.build import BuiltPrice, build_price, built_prices, measured_watts
 from exporter.sources.dcgm.source import GpuRecord
 
 H100 = "NVIDIA H100 80GB HBM3"

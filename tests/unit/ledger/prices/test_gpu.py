@@ -10,6 +10,7 @@ import pytest
 from exporter.calendar import month_start
 from exporter.config.schema import Config, IdlePolicy
 from exporter.exposition.catalogue.gpus import TEAM_GPU_WASTE_COST_PER_HOUR
+from exporter.exposition.series import series
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.join import join
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models
@@ -261,7 +262,7 @@ def test_waste_uses_the_price_of_each_gpus_model() -> None:
     result = join(config, Attributor(config), bundle, Reading.open(FIXED_NOW, config.zone))
     waste = {
         dict(s.labels)["team"]: s.value
-        for s in result.samples
+        for s in series(result)
         if s.family is TEAM_GPU_WASTE_COST_PER_HOUR
     }
     # a leaves 1 H100 idle: 2.10 an hour; b leaves 1 L40S idle: 0.90 (blended would be 1.50).

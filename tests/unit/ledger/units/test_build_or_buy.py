@@ -6,12 +6,8 @@ from __future__ import annotations
 import pytest
 
 from exporter.config.schema import Config
-from exporter.ledger.units.build_or_buy import (
-    BreakEven,
-    build_or_buy,
-    build_or_buy_samples,
-    namespace_utilisation,
-)
+from exporter.exposition.series.unit_economics import build_or_buy_samples
+from exporter.ledger.units.build_or_buy import BreakEven, build_or_buy, namespace_utilisation
 from exporter.ledger.units.tokens import ModelTokenCost, TeamTokenCost
 from exporter.sources.dcgm.source import GpuRecord
 

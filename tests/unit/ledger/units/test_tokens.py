@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.config.schema import Config, ModelDecl, SelfHosted, TeamConfig
+from exporter.exposition.series.unit_economics import token_cost_samples
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.llm import route
 from exporter.ledger.units.tokens import (
     cost_per_million_tokens,
     per_million,
-    token_cost_samples,
     token_costs,
     weight_of,
 )

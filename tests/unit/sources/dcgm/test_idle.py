@@ -17,8 +17,9 @@ from exporter.exposition.catalogue.gpus import (
     TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
 )
+from exporter.exposition.series.gpus import idle_gpu_samples
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.costs.gpus import idle_month_samples, model_price
+from exporter.ledger.costs.gpus import idle_gpu_hours, model_price
 from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
 from exporter.sources.dcgm.records import IdleHours
 from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
@@ -237,7 +238,7 @@ def test_month_waste_prices_each_models_hours_and_leaves_unpriced_teams_out() ->
     )
     snapshot = DcgmSnapshot((), idle_hours=idle)
     price = model_price({H100: 2.0, "nvidia a30": 0.8})
-    samples = idle_month_samples(snapshot, _attributor(), price)
+    samples = idle_gpu_samples(idle_gpu_hours(snapshot, _attributor(), price) or ())
     got = {(s.family, dict(s.labels)["team"]): s.value for s in samples}
     hours, cost = TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, TEAM_GPU_WASTE_COST_MONTH_TO_DATE
     assert got == pytest.approx(
@@ -254,4 +255,4 @@ def test_month_waste_prices_each_models_hours_and_leaves_unpriced_teams_out() ->
 def test_modes_without_history_expose_no_month_figures() -> None:
     snapshot = DcgmSnapshot(())
     assert snapshot.idle_hours is None
-    assert idle_month_samples(snapshot, _attributor(), model_price({H100: 2.0})) == []
+    assert idle_gpu_hours(snapshot, _attributor(), model_price({H100: 2.0})) is None

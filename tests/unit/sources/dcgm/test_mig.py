@@ -9,8 +9,9 @@ import pytest
 
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig
 from exporter.errors import RecordsDropped
+from exporter.exposition.series.gpus import gpu_samples
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.ledger.costs.gpus import gpu_samples
+from exporter.ledger.costs.gpus import team_gpus
 from exporter.sources.checks import OUT_OF_RANGE, Tally
 from exporter.sources.dcgm.source import (
     UNSLICED,
@@ -100,7 +101,7 @@ def test_gpu_states_of_a_carved_gpu_add_up_to_one() -> None:
     snapshot = DcgmSnapshot(tuple(parse_metrics(text)))
     got = {
         (dict(s.labels)["team"], dict(s.labels)["state"]): s.value
-        for s in gpu_samples(snapshot, attributor, 0.05, lambda _: 2.0)
+        for s in gpu_samples(team_gpus(snapshot, attributor, 0.05, lambda _: 2.0))
         if s.family.base == "gpus"
     }
     # One 3g.40gb busy (0.8), one idle (0.01 < 0.05), and the seventh slice held by nobody.

@@ -19,6 +19,7 @@ from exporter.exposition.catalogue.llm import (
     LLM_BUDGET_SPEND,
     LLM_SPEND_MONTH_TO_DATE,
 )
+from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
@@ -161,7 +162,7 @@ def test_spend_and_budgets_are_converted_where_they_enter_the_join() -> None:
     result = join(
         config, Attributor(config), Records(litellm=snapshot), Reading.open(NOW, config.zone)
     )
-    values = {(s.family.name, s.labels): s.value for s in result.samples}
+    values = {(s.family.name, s.labels): s.value for s in series(result)}
     team = (("team", "research"),)
     assert values[(LLM_BUDGET_SPEND.name, team)] == pytest.approx(11.25)
     assert values[(LLM_BUDGET_MAX.name, team)] == pytest.approx(90.0)

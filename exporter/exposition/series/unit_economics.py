@@ -1,0 +1,129 @@
+"""Unit-economics series: GPU prices applied and built, energy, cost per token, build or buy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from exporter.exposition.catalogue.unit_economics import (
+    GPU_PRICE_BUILD_PER_HOUR,
+    GPU_PRICE_BUILD_WATTS,
+    GPU_PRICE_PER_HOUR,
+    LLM_BREAK_EVEN_RATIO,
+    LLM_BREAK_EVEN_UTILIZATION_RATIO,
+    LLM_COST_PER_MILLION_TOKENS,
+    TEAM_GPU_CO2E_GRAMS_PER_HOUR,
+    TEAM_GPU_ENERGY_COST_PER_HOUR,
+    TEAM_GPU_ENERGY_KWH_PER_HOUR,
+    TEAM_GPU_POWER_WATTS,
+    TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE,
+    TEAM_LLM_COST_PER_MILLION_TOKENS,
+    TEAM_LLM_COST_PER_REQUEST,
+)
+from exporter.exposition.samples import Sample
+from exporter.ledger.prices.applied import AppliedPrice
+from exporter.ledger.prices.build import BuiltPrice
+from exporter.ledger.result import Chargeback
+from exporter.ledger.units.build_or_buy import BreakEven, TeamAlternative
+from exporter.ledger.units.economics import UnitEconomics
+from exporter.ledger.units.energy import TeamEnergy
+from exporter.ledger.units.tokens import ModelTokenCost, TeamTokenCost
+
+__all__ = [
+    "applied_price_samples",
+    "build_or_buy_samples",
+    "energy_samples",
+    "price_build_samples",
+    "series",
+    "token_cost_samples",
+    "unit_samples",
+]
+
+
+def series(chargeback: Chargeback) -> list[Sample]:
+    """Every unit-economics figure of the join."""
+    return unit_samples(chargeback.units)
+
+
+def unit_samples(units: UnitEconomics) -> list[Sample]:
+    """Every unit-economics figure as samples."""
+    return [
+        *applied_price_samples(units.prices),
+        *price_build_samples(units.builds),
+        *energy_samples(units.energy),
+        *token_cost_samples(units.models, units.teams),
+        *build_or_buy_samples(units.alternatives, units.break_even),
+    ]
+
+
+def applied_price_samples(applied: Iterable[AppliedPrice]) -> list[Sample]:
+    """`chargeback_gpu_price_per_hour` per model and flavor."""
+    return [
+        Sample.of(GPU_PRICE_PER_HOUR, p.price, kind=p.kind, name=p.name, source=p.source)
+        for p in applied
+    ]
+
+
+def price_build_samples(builds: Iterable[BuiltPrice]) -> list[Sample]:
+    """Each build's parts per node and hour, and the watts per GPU it used."""
+    out: list[Sample] = []
+    for b in builds:
+        for part, amount in b.parts.items():
+            labels = {"kind": b.kind, "name": b.name, "part": part}
+            out.append(Sample.of(GPU_PRICE_BUILD_PER_HOUR, amount, **labels))
+        out.append(
+            Sample.of(GPU_PRICE_BUILD_WATTS, b.watts, kind=b.kind, name=b.name, power=b.power)
+        )
+    return out
+
+
+def energy_samples(energy: Iterable[TeamEnergy]) -> list[Sample]:
+    """Power, energy, energy cost and emissions rates per team."""
+    out: list[Sample] = []
+    for e in energy:
+        out.append(Sample.of(TEAM_GPU_POWER_WATTS, e.watts, team=e.team))
+        out.append(Sample.of(TEAM_GPU_ENERGY_KWH_PER_HOUR, e.kwh_per_hour, team=e.team))
+        if e.cost_per_hour is not None:
+            out.append(Sample.of(TEAM_GPU_ENERGY_COST_PER_HOUR, e.cost_per_hour, team=e.team))
+        if e.co2e_grams_per_hour is not None:
+            out.append(Sample.of(TEAM_GPU_CO2E_GRAMS_PER_HOUR, e.co2e_grams_per_hour, team=e.team))
+    return out
+
+
+def token_cost_samples(
+    models: Iterable[ModelTokenCost], teams: Iterable[TeamTokenCost]
+) -> list[Sample]:
+    """Cost per million tokens per model (declared, measured) and per team and model, and per
+    request per team and model; a figure that is not known is left out."""
+    out: list[Sample] = []
+    for m in models:
+        bases = (("declared", m.declared_per_million), ("measured", m.measured_per_million))
+        for basis, value in bases:
+            if value is not None:
+                out.append(
+                    Sample.of(LLM_COST_PER_MILLION_TOKENS, value, model=m.model, basis=basis)
+                )
+    for t in teams:
+        if t.cost is None:
+            continue
+        million, request = t.per_million, t.per_request
+        if million is not None:
+            family = TEAM_LLM_COST_PER_MILLION_TOKENS
+            out.append(Sample.of(family, million, team=t.team, model=t.model))
+        if request is not None:
+            out.append(Sample.of(TEAM_LLM_COST_PER_REQUEST, request, team=t.team, model=t.model))
+    return out
+
+
+def build_or_buy_samples(
+    teams: Iterable[TeamAlternative], even: Iterable[BreakEven]
+) -> list[Sample]:
+    """Alternative cost per team and model, and each model's break-even."""
+    family = TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE
+    out = [Sample.of(family, t.alternative, team=t.team, model=t.model) for t in teams]
+    for b in even:
+        if b.ratio is not None:
+            out.append(Sample.of(LLM_BREAK_EVEN_RATIO, b.ratio, model=b.model))
+        at = b.utilisation_at_break_even
+        if at is not None:
+            out.append(Sample.of(LLM_BREAK_EVEN_UTILIZATION_RATIO, at, model=b.model))
+    return out
