@@ -23,10 +23,12 @@ ALLOWED: dict[str, set[str]] = {
     LEAF: set(),
     "config": {LEAF},
     "sources": {LEAF, "config"},
-    "exposition": {LEAF},
-    "ledger": {LEAF, "config", "sources", "exposition"},
+    # The ledger answers in money; the series are built from its result at the edge.
+    "ledger": {LEAF, "config", "sources"},
+    "exposition": {LEAF, "sources", "ledger"},
     "serve": {LEAF, "config", "sources", "exposition", "ledger"},
-    "finance": {LEAF, "config", "sources", "exposition", "ledger"},
+    # Finance reads the ledger's typed result, never the served samples.
+    "finance": {LEAF, "config", "sources", "ledger"},
     "cli": {LEAF, *STAGES},
 }
 
@@ -82,6 +84,17 @@ def test_every_folder_imports_only_what_its_allow_list_names() -> None:
         for module, targets in _graph().items()
         for target in targets
         if _folder(target) != _folder(module) and _folder(target) not in ALLOWED[_folder(module)]
+    )
+    assert bad == []
+
+
+def test_the_ledger_imports_nothing_from_exposition_serve_or_finance() -> None:
+    bad = sorted(
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if _folder(module) == "ledger"
+        for target in targets
+        if _folder(target) in ("exposition", "serve", "finance")
     )
     assert bad == []
 
