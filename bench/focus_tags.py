@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     alone = time.perf_counter() - began
     began = time.perf_counter()
     joint = joint_split(NAMES, ledger, lines, values, None, (), folded)
-    tagged = focus_rows(report, days, ctx, tagging(joint, [], reports))
+    tagged = focus_rows(report, days, ctx, tagging(joint, reports))
     took = time.perf_counter() - began
     print(f"size {size.name}: {size.teams:,} teams, {size.workloads:,} workloads, {DAYS} days")
     print(f"  rows with the team alone in Tags: {len(plain):,} ({alone:.1f} s)")

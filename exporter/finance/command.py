@@ -63,7 +63,7 @@ def run_report(
     read = read_month(readers, reading, replaced)
     records = Records.of(read.snapshots)
     focus = request.format == "focus"
-    chargeback = join(config, Attributor(config), records, reading, joint=focus)
+    chargeback = join(config, Attributor(config), records, reading, detail=focus)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
     if chargeback.month is None or records.opencost is None:

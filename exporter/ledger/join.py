@@ -9,14 +9,15 @@ serving side renders it (`exporter.exposition.series`) and finance reads it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.ledger.attribution import Attributor
+from exporter.ledger.attribution import OTHER, Attributor
 from exporter.ledger.costs.backlog import Backlog, team_backlog
 from exporter.ledger.costs.budgets import config_budgets
 from exporter.ledger.costs.cluster import ClusterCosts, cluster_costs
+from exporter.ledger.costs.consumption import Consumption, consumption
 from exporter.ledger.costs.gpus import idle_gpu_hours, team_gpus
 from exporter.ledger.costs.ledger import Ledger, cap_teams
 from exporter.ledger.costs.policies import idle_rule
@@ -33,7 +34,7 @@ from exporter.ledger.dimensions.beyond_team import (
     llm_tags,
     month_joint,
 )
-from exporter.ledger.dimensions.joint import JointSplit
+from exporter.ledger.dimensions.joint import JointSplit, folded_joint
 from exporter.ledger.llm import (
     ModelPricing,
     Routed,
@@ -75,6 +76,7 @@ class _Costs:
     cluster: ClusterCosts
     splits: tuple[DimensionSplit, ...]
     joint: JointSplit
+    consumption: Consumption
     pricing: tuple[ModelPricing, ...]
     unknown_models: tuple[str, ...] | None
 
@@ -86,15 +88,15 @@ def join(
     reading: Reading,
     memo: LlmMemo | None = None,
     *,
-    joint: bool = False,
+    detail: bool = False,
     windows: WindowMemo | None = None,
 ) -> Chargeback:
     """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
     have fresh records.
 
     A caller that joins again and again passes an LlmMemo and a WindowMemo; the result is the
-    same without. `joint` also splits the month by every dimension at once (`Chargeback.joint`,
-    for FOCUS).
+    same without. `detail` also gives the month by every dimension at once and its consumption
+    (`Chargeback.joint` and `consumption`, for FOCUS).
     """
     quota = joined_quota(records.kueue, attributor)
     builds = price_builds(config, records)
@@ -110,7 +112,7 @@ def join(
     if records.opencost is not None:
         made = _windows(config, attributor, records.opencost, reading, windows or WindowMemo())
         parts = (part, quota, prices)
-        costs = _costs(config, attributor, records.opencost, made, parts, weights, joint=joint)
+        costs = _costs(config, attributor, records.opencost, made, parts, weights, detail=detail)
     units = unit_economics(
         config,
         attributor,
@@ -138,6 +140,7 @@ def join(
         gpu_hours=gpu_hours_by_team(costs.month.lines, costs.month.allocations) if costs else {},
         dimensions=costs.splits if costs is not None else (),
         joint=costs.joint if costs is not None else JointSplit(),
+        consumption=costs.consumption if costs is not None else Consumption(),
     )
 
 
@@ -196,7 +199,7 @@ def _costs(
     parts: tuple[LlmPart | None, JoinedQuota | None, GpuPrices | None],
     weights: Mapping[str, float],
     *,
-    joint: bool,
+    detail: bool,
 ) -> _Costs:
     """OpenCost's windows through quota, LLM, shared costs and dimensions, then the team cap."""
     hourly, month = windows
@@ -221,6 +224,13 @@ def _costs(
     cap = config.attribution.max_teams
     month_ledger, folded = cap_teams(month.ledger, declared, cap)
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, cap, fold=folded)
+    joint, used = JointSplit(), Consumption()
+    if detail:
+        joint = folded_joint(month_joint(config, month, tags, splits), folded)
+        usage = part.usage if part is not None else {}
+        used = consumption(
+            month, usage, pricing, _served(config, pricing), *_counting(config, folded)
+        )
     return _Costs(
         hourly,
         month,
@@ -230,10 +240,23 @@ def _costs(
         backlog,
         cluster_costs(opencost, hourly.cluster_cost),
         splits,
-        month_joint(config, month, tags, splits) if joint else JointSplit(),
+        joint,
+        used,
         pricing,
         unknown,
     )
+
+
+def _served(config: Config, pricing: tuple[ModelPricing, ...]) -> frozenset[str]:
+    """The public names of the self-hosted models: declared, or priced as served."""
+    declared = {m.model for m in config.llm_models if m.self_hosted is not None}
+    return frozenset(declared | {p.model for p in pricing})
+
+
+def _counting(config: Config, folded: list[str]) -> tuple[float, Callable[[str], str]]:
+    """The configured completion weight, and the team a team counts under once capped."""
+    gone = frozenset(folded)
+    return config.llm_completion_weight, lambda team: OTHER if team in gone else team
 
 
 def _windows(

@@ -1,37 +1,24 @@
-"""A month's chargeback day by day: the month-to-date ledger at each local day's end.
+"""A month's chargeback day by day: each day the difference of two month-to-date ledgers.
 
-The join is not linear (idle is shared by each window's usage, borrowing is measured against
-the window's hours), so a day's cost is not the join of that day alone. Instead the month is
-joined as it stood at the end of every local day, from the month's start, and a day's ledger is
-the difference of two consecutive month-to-date ledgers. The differences add up exactly to the
-last one, which is the month the report prints.
-
-Days are local calendar days in the configured zone ([midnight, next midnight), 23 or 25 hours
-across a DST change; in the month to date, today so far). The month is read once, by day
-(`Reading.by_day`), and each day's month to date is asked of the snapshots (`as_of`): OpenCost
-and LiteLLM sum their days up to it; Kueue and DCGM keep no history and answer the same for
-every day.
+The ledger gives the month to date at the end of every local day (`ledger.days`), from the
+month's start; a day's figures are the difference of two consecutive ones, so the days add up
+exactly to the last, which is the month the report prints. Days are local calendar days in the
+configured zone ([midnight, next midnight), 23 or 25 hours across a DST change; in the month to
+date, today so far).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
 from exporter.config.schema import Config
-from exporter.finance.focus.resources import ResourceFigures, resource_figures
-from exporter.ledger.attribution import OTHER, Attributor
-from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.costs.window import cost_lines, gpu_hours_by_team
-from exporter.ledger.dimensions.joint import Combination
-from exporter.ledger.join import join
-from exporter.ledger.result import Chargeback
-from exporter.sources.opencost.source import AllocationSet
-from exporter.sources.reading import Reading, as_of
-from exporter.sources.table import Records
+from exporter.ledger.costs.consumption import ResourceKey
+from exporter.ledger.days import month_to_date_by_day
+from exporter.ledger.dimensions.joint import Combination, JointSplit
+from exporter.sources.reading import Reading
 
 __all__ = ["DayLedger", "daily_ledgers", "differences"]
 
@@ -42,7 +29,7 @@ class DayLedger:
 
     Quantities are what OpenCost and LiteLLM measured, in their units: GPU-hours, core-hours,
     byte-hours of memory and volumes, bytes sent, tokens. The same per (team, component,
-    resource) for GPU and LLM components (`finance.focus.resources`), where the cost is the
+    resource) for GPU and LLM components (`ledger.costs.consumption`), where the cost is the
     resource's weight in its cell rather than the cell's money.
     """
 
@@ -50,16 +37,17 @@ class DayLedger:
     end: datetime
     costs: Mapping[tuple[str, str], float]
     quantities: Mapping[tuple[str, str], float] = field(default_factory=dict)
-    resource_costs: ResourceFigures = field(default_factory=dict)
-    resource_quantities: ResourceFigures = field(default_factory=dict)
+    resource_costs: _Resources = field(default_factory=dict)
+    resource_quantities: _Resources = field(default_factory=dict)
     # Cost per (team, component, combination of dimension values): the day's own mix.
     combos: Mapping[tuple[str, str, Combination], float] = field(default_factory=dict)
 
 
 _Figures = Mapping[tuple[str, str], float]
+_Resources = Mapping[ResourceKey, float]
 _Combos = Mapping[tuple[str, str, Combination], float]
 # Month-to-date at a day's end: costs, quantities, resource costs and quantities, combinations.
-_ToDate = tuple[_Figures, _Figures, ResourceFigures, ResourceFigures, _Combos]
+_ToDate = tuple[_Figures, _Figures, _Resources, _Resources, _Combos]
 
 
 def differences(bounds: list[tuple[datetime, datetime]], to_date: list[_ToDate]) -> list[DayLedger]:
@@ -87,66 +75,32 @@ def _minus(now: Mapping[_K, float], before: Mapping[_K, float]) -> dict[_K, floa
 def daily_ledgers(
     config: Config, snapshots: Mapping[str, object], reading: Reading
 ) -> list[DayLedger]:
-    """Join the month as it stood at the end of each local day; return the days' costs.
+    """Each local day's figures, from the month to date at every day's end.
 
     `snapshots` were read `by_day` for `reading`; the last day is the whole month as read, so
     the days add up to the report's ledger.
     """
-    attributor = Attributor(config)
-    days = reading.day_ends()
     to_date: list[_ToDate] = []
-    for day in days:
-        records = Records.of({name: as_of(s, day) for name, s in snapshots.items()})
-        if records.opencost is None:
+    for chargeback in month_to_date_by_day(config, snapshots, reading):
+        if chargeback.month is None:
             raise ValueError("the FOCUS export needs OpenCost's month, which was not read")
-        whole = records.opencost.month
-        chargeback = join(config, attributor, records, day, joint=bool(config.dimensions))
+        used = chargeback.consumption
         to_date.append(
             (
-                _costs(chargeback.month),
-                _quantities(config, attributor, chargeback, whole),
-                *resource_figures(config, attributor, chargeback, whole),
-                _combinations(chargeback),
+                dict(chargeback.month.costs),
+                used.quantities,
+                used.resource_costs,
+                used.resource_quantities,
+                _combinations(chargeback.joint),
             )
         )
     return differences(reading.days(), to_date)
 
 
-def _combinations(chargeback: Chargeback) -> _Combos:
-    """Month-to-date cost per team (folded as the ledger is), component and combination."""
-    folded = set(chargeback.folded_teams)
-    out: dict[tuple[str, str, Combination], float] = defaultdict(float)
-    for (team, component), mix in sorted(chargeback.joint.by_team.items()):
-        for combo, amount in sorted(mix.items()):
-            out[(OTHER if team in folded else team, component, combo)] += amount
-    return dict(out)
-
-
-def _costs(ledger: Ledger | None) -> _Figures:
-    return dict(ledger.costs) if ledger is not None else {}
-
-
-def _quantities(
-    config: Config, attributor: Attributor, chargeback: Chargeback, whole: AllocationSet
-) -> _Figures:
-    """Month-to-date consumption per team and component, folded into `__other__` as the
-    ledger is: OpenCost's GPU-hours and usage (placed on teams by the rules that place their
-    cost), and LiteLLM's tokens."""
-    folded = set(chargeback.folded_teams)
-
-    def team(name: str) -> str:
-        return OTHER if name in folded else name
-
-    out: dict[tuple[str, str], float] = defaultdict(float)
-    lines = cost_lines(whole, attributor)
-    for name, used in sorted(gpu_hours_by_team(lines, whole).items()):
-        out[(team(name), "gpu")] += used
-    for line, allocation in zip(lines, whole.allocations, strict=True):
-        for component, amount in allocation.usage.items():
-            out[(team(line.placement.team), component)] += amount
-    # Models the config does not declare are charged as external, as the join does.
-    served = {m.model for m in config.llm_models if m.self_hosted is not None}
-    for (name, model), use in sorted(chargeback.llm_usage.items()):
-        component = "llm_serving" if model in served else "llm_external"
-        out[(team(name), component)] += use.prompt_tokens + use.completion_tokens
-    return dict(out)
+def _combinations(joint: JointSplit) -> _Combos:
+    """Month-to-date cost per team (counted as the ledger counts it), component, combination."""
+    return {
+        (team, component, combo): amount
+        for (team, component), mix in sorted(joint.by_team.items())
+        for combo, amount in sorted(mix.items())
+    }

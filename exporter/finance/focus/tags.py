@@ -19,15 +19,14 @@ by the combination's own daily cost where the days have it (`rows`).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from exporter.finance.focus.aim import Share, aim
 from exporter.finance.report.figures import Report
 from exporter.finance.report.footing import largest_remainder
-from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.dimensions.joint import Combination, JointSplit
 
 __all__ = ["Share", "Tagging", "cell_cents", "combination_cents", "tagging"]
@@ -45,23 +44,15 @@ class Tagging:
     targets: tuple[Mapping[tuple[str, str], int], ...] = ()  # per dimension: (value, comp) ->
 
 
-def tagging(
-    joint: JointSplit,
-    folded_teams: Iterable[str],
-    by_dimension: Sequence[Report] = (),
-) -> Tagging:
-    """The join's joint split with teams folded into `__other__`, and the dimension reports'
-    printed cells as the sums to aim for."""
-    gone = set(folded_teams)
-    mix: dict[_Cell, dict[Combination, float]] = defaultdict(lambda: defaultdict(float))
-    for (team, component), combos in sorted(joint.by_team.items()):
-        for combo, amount in sorted(combos.items()):
-            mix[(OTHER if team in gone else team, component)][combo] += amount
+def tagging(joint: JointSplit, by_dimension: Sequence[Report] = ()) -> Tagging:
+    """The join's joint split (teams counted as the ledger counts them), and the dimension
+    reports' printed cells as the sums to aim for."""
+    mix = {cell: dict(sorted(combos.items())) for cell, combos in sorted(joint.by_team.items())}
     targets = tuple(
         {(row.team, c): cell_cents(row.costs[c]) for row in report.rows for c in report.components}
         for report in by_dimension
     )
-    return Tagging(joint.names, {k: dict(v) for k, v in mix.items()}, targets)
+    return Tagging(joint.names, mix, targets)
 
 
 def cell_cents(amount: Decimal) -> int:

@@ -45,6 +45,4 @@ def dimension_reports(chargeback: Chargeback, team_report: Report) -> tuple[Repo
 def focus_tagging(chargeback: Chargeback, team_report: Report) -> Tagging:
     """What the FOCUS rows are tagged with: every dimension's values, aiming at each
     dimension's report (`report --by NAME`) to the cent."""
-    return tagging(
-        chargeback.joint, chargeback.folded_teams, dimension_reports(chargeback, team_report)
-    )
+    return tagging(chargeback.joint, dimension_reports(chargeback, team_report))

@@ -27,7 +27,7 @@ from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.ledger import CostLine, Ledger
 from exporter.ledger.dimensions.split import LlmTags, positive_costs, tag_values
 
-__all__ = ["Combination", "JointSplit", "joint_split"]
+__all__ = ["Combination", "JointSplit", "folded_joint", "joint_split"]
 
 Combination = tuple[str, ...]  # one value per dimension, in config order
 _Mix = dict[Combination, float]
@@ -153,3 +153,14 @@ def _fold(
             folded[named] += amount
         out[key] = {c: a for c, a in folded.items() if a}
     return out
+
+
+def folded_joint(joint: JointSplit, folded: Collection[str]) -> JointSplit:
+    """The split with the teams the cap folded counted under `__other__`, as the ledgers are."""
+    if not folded:
+        return joint
+    mix: dict[tuple[str, str], _Mix] = defaultdict(lambda: defaultdict(float))
+    for (team, component), combos in sorted(joint.by_team.items()):
+        for combo, amount in sorted(combos.items()):
+            mix[(OTHER if team in folded else team, component)][combo] += amount
+    return JointSplit(joint.names, {cell: dict(combos) for cell, combos in mix.items()})

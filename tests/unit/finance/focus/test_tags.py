@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 from exporter.finance.focus.days import DayLedger
 from exporter.finance.focus.rows import FocusContext, focus_rows
-from exporter.finance.focus.tags import Tagging, cell_cents, combination_cents, tagging
+from exporter.finance.focus.tags import Tagging, cell_cents, combination_cents
 from exporter.finance.report.figures import Report, build_report
-from exporter.ledger.attribution import IDLE, OTHER
+from exporter.ledger.attribution import IDLE
 from exporter.ledger.costs.ledger import Ledger
-from exporter.ledger.dimensions.joint import JointSplit
 
 NAMES = ("product", "environment")
 Mix = dict[tuple[str, str], dict[tuple[str, ...], float]]
@@ -105,13 +104,6 @@ def test_idle_and_unexplained_rows_are_reserved_in_every_dimension() -> None:
     cells = _cents(report, Tagging(NAMES, {}))
     assert cells[(IDLE, "gpu")] == [((IDLE, IDLE), 100)]
     assert cells[("c", "cpu")] == [(("__unallocated__", "__unallocated__"), 200)]
-
-
-def test_teams_the_report_folded_are_other() -> None:
-    joint = JointSplit(
-        NAMES, {("x", "gpu"): {("chat", "prod"): 1.0}, ("y", "gpu"): {("chat", "prod"): 2.0}}
-    )
-    assert tagging(joint, ["x", "y"]).mix == {(OTHER, "gpu"): {("chat", "prod"): 3.0}}
 
 
 def test_rows_carry_every_dimension_and_foot_by_each() -> None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from exporter.config.schema import Config
 from exporter.ledger.attribution import IDLE, OTHER, Attributor, Placement
 from exporter.ledger.costs.ledger import CostLine, Ledger
-from exporter.ledger.dimensions.joint import joint_split
+from exporter.ledger.dimensions.joint import JointSplit, folded_joint, joint_split
 from exporter.ledger.dimensions.split import LlmTags, split_ledger
 from exporter.ledger.join import join
 from exporter.sources.reading import Reading
@@ -107,7 +107,7 @@ def test_the_join_splits_the_docs_worked_example_jointly_when_asked() -> None:
     reading = Reading.open(FIXED_NOW, config.zone)
     plain = join(config, Attributor(config), _example_records(), reading)
     assert plain.joint.by_team == {}  # the exporter's refresh does not pay for it
-    joint = join(config, Attributor(config), _example_records(), reading, joint=True).joint
+    joint = join(config, Attributor(config), _example_records(), reading, detail=True).joint
     assert joint.names == NAMES
     # docs/dimensions.md: search is (chat, prod) throughout, its LLM tags say chat too; vision
     # is (inspection, staging); the notebook is unallocated in both.
@@ -169,3 +169,12 @@ def test_every_dimension_of_the_joint_split_is_its_own_split(
                 summed[key] = summed.get(key, 0.0) + amount
         for key in set(summed) | set(own.by_team):
             assert summed.get(key, 0.0) == pytest.approx(own.by_team.get(key, 0.0), abs=1e-6)
+
+
+def test_teams_the_cap_folded_count_under_other() -> None:
+    names = ("product", "environment")
+    joint = JointSplit(
+        names, {("x", "gpu"): {("chat", "prod"): 1.0}, ("y", "gpu"): {("chat", "prod"): 2.0}}
+    )
+    assert folded_joint(joint, {"x", "y"}).by_team == {(OTHER, "gpu"): {("chat", "prod"): 3.0}}
+    assert folded_joint(joint, set()) is joint
