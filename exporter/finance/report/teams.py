@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.quota import GPU_RESOURCES
 from exporter.ledger.result import Chargeback
 
@@ -66,11 +65,7 @@ def period_hours(chargeback: Chargeback) -> float:
 
 def team_usage(chargeback: Chargeback) -> dict[str, TeamUsage]:
     """Each team's operating figures from one join."""
-    folded = set(chargeback.folded_teams)
-
-    def fold(team: str) -> str:
-        return OTHER if team in folded else team
-
+    fold = chargeback.counted_as
     used = _summed((fold(t), h) for t, h in chargeback.gpu_hours.items())
     gpus = chargeback.gpus
     idle_hours = gpus.idle_hours if gpus is not None and gpus.idle_hours is not None else ()
