@@ -19,8 +19,9 @@ A team folded into `__other__` counts there, as its cost does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from exporter.ledger.costs.quota import GPU_RESOURCES
@@ -28,15 +29,15 @@ from exporter.ledger.result import Chargeback
 
 __all__ = [
     "USAGE_COLUMNS",
+    "Measure",
     "TeamUsage",
+    "UsageColumn",
     "period_hours",
     "team_usage",
     "usage_cells",
     "usage_json",
     "usage_total_cells",
 ]
-
-USAGE_COLUMNS = ["gpu_hours", "idle_gpu_hours", "occupancy_percent", "guaranteed_gpus", "tokens"]
 
 
 @dataclass(frozen=True)
@@ -90,50 +91,84 @@ def _summed(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:
     return dict(out)
 
 
+class Measure(Enum):
+    """How an operating column's figure is written: an amount, a percentage or a count."""
+
+    AMOUNT = "amount"  # two decimals
+    PERCENT = "percent"  # one decimal
+    COUNT = "count"  # a whole number
+
+
+@dataclass(frozen=True)
+class UsageColumn:
+    """One operating column of the team table, in every format that prints it."""
+
+    name: str  # its key in the text table, the CSV and the JSON report
+    label: str  # its head in the statement
+    value: Callable[[TeamUsage], float | None]
+    measure: Measure
+    foots: bool  # the total row sums it (a ratio is per team only)
+    json_digits: int | None = None  # the JSON report rounds it to these digits
+
+
+# The operating columns, in the order every format prints them.
+USAGE_COLUMNS: tuple[UsageColumn, ...] = (
+    UsageColumn("gpu_hours", "GPU-hours", lambda u: u.gpu_hours, Measure.AMOUNT, True),
+    UsageColumn(
+        "idle_gpu_hours", "Idle GPU-hours", lambda u: u.idle_gpu_hours, Measure.AMOUNT, True
+    ),
+    UsageColumn(
+        "occupancy_percent",
+        "Occupancy (%)",
+        lambda u: u.occupancy_percent,
+        Measure.PERCENT,
+        False,
+        json_digits=4,
+    ),
+    UsageColumn(
+        "guaranteed_gpus", "Guaranteed GPUs", lambda u: u.guaranteed_gpus, Measure.AMOUNT, True
+    ),
+    UsageColumn("tokens", "Tokens", lambda u: u.tokens, Measure.COUNT, True),
+)
+
+
 def usage_cells(usage: TeamUsage | None, number: str = ",.2f") -> list[str]:
-    """The five columns of one team; empty where no source says."""
+    """One team's operating columns as text (`number`: the amounts' format); empty where no
+    source says."""
     if usage is None:
-        return ["", "", "", "", ""]
-
-    def opt(value: float | None, spec: str) -> str:
-        return "" if value is None else format(value, spec)
-
-    return [
-        opt(usage.gpu_hours, number),
-        opt(usage.idle_gpu_hours, number),
-        opt(usage.occupancy_percent, number.replace(".2f", ".1f")),
-        opt(usage.guaranteed_gpus, number),
-        "" if usage.tokens is None else format(usage.tokens, "," if "," in number else ""),
-    ]
+        return [""] * len(USAGE_COLUMNS)
+    cells = []
+    for column in USAGE_COLUMNS:
+        value = column.value(usage)
+        cells.append("" if value is None else format(value, _spec(column.measure, number)))
+    return cells
 
 
 def usage_total_cells(usage: Iterable[TeamUsage | None], number: str = ",.2f") -> list[str]:
-    """The total row: sums of the additive columns; occupancy is per team only."""
+    """The total row: the sums of the columns that foot; empty where none is known."""
     present = [u for u in usage if u is not None]
+    cells = []
+    for column in USAGE_COLUMNS:
+        known = [v for u in present if (v := column.value(u)) is not None]
+        foots = column.foots and known
+        cells.append(format(sum(known), _spec(column.measure, number)) if foots else "")
+    return cells
 
-    def total(values: list[Any], spec: str) -> str:
-        known = [v for v in values if v is not None]
-        return format(sum(known), spec) if known else ""
 
-    token_spec = "," if "," in number else ""
-    return [
-        total([u.gpu_hours for u in present], number),
-        total([u.idle_gpu_hours for u in present], number),
-        "",
-        total([u.guaranteed_gpus for u in present], number),
-        total([u.tokens for u in present], token_spec),
-    ]
+def _spec(measure: Measure, number: str) -> str:
+    if measure is Measure.PERCENT:
+        return number.replace(".2f", ".1f")
+    if measure is Measure.COUNT:
+        return "," if "," in number else ""
+    return number
 
 
 def usage_json(usage: TeamUsage | None) -> dict[str, Any]:
-    """The five figures of one team as the JSON report carries them (null where unknown)."""
-    if usage is None:
-        usage = TeamUsage()
-    occupancy = usage.occupancy_percent
-    return {
-        "gpu_hours": usage.gpu_hours,
-        "idle_gpu_hours": usage.idle_gpu_hours,
-        "occupancy_percent": None if occupancy is None else round(occupancy, 4),
-        "guaranteed_gpus": usage.guaranteed_gpus,
-        "tokens": usage.tokens,
-    }
+    """One team's operating figures as the JSON report carries them (null where unknown)."""
+    usage = usage or TeamUsage()
+    out: dict[str, Any] = {}
+    for column in USAGE_COLUMNS:
+        value = column.value(usage)
+        digits = column.json_digits
+        out[column.name] = value if value is None or digits is None else round(value, digits)
+    return out

@@ -23,7 +23,7 @@ __all__ = [
 TOTAL = "total"
 _PER = "declared and measured per weighted token"
 
-TEAM_COLUMNS_AFTER = [TOTAL, "budget_gpu", "budget_llm", *USAGE_COLUMNS]
+TEAM_COLUMNS_AFTER = [TOTAL, "budget_gpu", "budget_llm", *(c.name for c in USAGE_COLUMNS)]
 MODEL_COLUMNS = [
     "model",
     "kind",

@@ -8,54 +8,48 @@ from decimal import Decimal
 from babel.numbers import format_decimal
 
 from exporter.finance.report.backlog import BacklogLine, BacklogTable
-from exporter.finance.report.teams import TeamUsage
+from exporter.finance.report.teams import USAGE_COLUMNS, Measure, TeamUsage
 from exporter.finance.statement import labels
 from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["USAGE_HEAD", "backlog_lines", "usage_cards", "usage_cells", "usage_totals"]
 
-USAGE_HEAD = ["GPU-hours", "Idle GPU-hours", "Occupancy (%)", "Guaranteed GPUs", "Tokens"]
+USAGE_HEAD = [c.label for c in USAGE_COLUMNS]
 
 
 def usage_cells(usage: TeamUsage | None, numbers: Numbers) -> list[str]:
-    """One team's five operating figures; empty where no source says."""
+    """One team's operating figures; empty where no source says."""
     if usage is None:
-        return [""] * len(USAGE_HEAD)
+        return [""] * len(USAGE_COLUMNS)
+    cells = []
+    for column in USAGE_COLUMNS:
+        value = column.value(usage)
+        cells.append("" if value is None else _written(column.measure, value, numbers))
+    return cells
 
-    def opt(value: float | None) -> str:
-        return "" if value is None else numbers.amount(value)
 
-    occupancy = usage.occupancy_percent
-    return [
-        opt(usage.gpu_hours),
-        opt(usage.idle_gpu_hours),
-        "" if occupancy is None else _one_decimal(occupancy, numbers),
-        opt(usage.guaranteed_gpus),
-        "" if usage.tokens is None else numbers.count(usage.tokens),
-    ]
+def usage_totals(usage: Iterable[TeamUsage | None], numbers: Numbers) -> list[str]:
+    """The total row's operating figures: the columns that foot summed, the others empty."""
+    present = [u for u in usage if u is not None]
+    cells = []
+    for column in USAGE_COLUMNS:
+        known = [v for u in present if (v := column.value(u)) is not None]
+        foots = column.foots and known
+        cells.append(_written(column.measure, sum(known), numbers) if foots else "")
+    return cells
+
+
+def _written(measure: Measure, value: float, numbers: Numbers) -> str:
+    if measure is Measure.PERCENT:
+        return _one_decimal(value, numbers)
+    if measure is Measure.COUNT:
+        return numbers.count(int(value))
+    return numbers.amount(value)
 
 
 def _one_decimal(value: float, numbers: Numbers) -> str:
     # Rounded as the report rounds it (format's .1f), then written in the page's locale.
     return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=numbers.locale))
-
-
-def usage_totals(usage: Iterable[TeamUsage | None], numbers: Numbers) -> list[str]:
-    """The total row's operating figures: the additive ones summed, occupancy left empty."""
-    present = [u for u in usage if u is not None]
-
-    def total(values: list[float | None]) -> str:
-        known = [v for v in values if v is not None]
-        return numbers.amount(sum(known)) if known else ""
-
-    tokens = [u.tokens for u in present if u.tokens is not None]
-    return [
-        total([u.gpu_hours for u in present]),
-        total([u.idle_gpu_hours for u in present]),
-        "",
-        total([u.guaranteed_gpus for u in present]),
-        numbers.count(sum(tokens)) if tokens else "",
-    ]
 
 
 def backlog_lines(
