@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from exporter.finance.report.footing import largest_remainder
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.consumption import NO_RESOURCE
 
 __all__ = [
@@ -40,9 +41,9 @@ class Resource:
 # ResourceId SHOULD be fully qualified and unique within the provider (columns/resourceid.md);
 # the prefix also keeps ResourceName (the bare model name) from duplicating it.
 _KINDS: Mapping[str, tuple[str, str]] = {
-    "gpu": ("gpu-model", "GPU Model"),
-    "llm_serving": ("llm-model", "LLM Model"),
-    "llm_external": ("llm-model", "LLM Model"),
+    Component.GPU: ("gpu-model", "GPU Model"),
+    Component.LLM_SERVING: ("llm-model", "LLM Model"),
+    Component.LLM_EXTERNAL: ("llm-model", "LLM Model"),
 }
 RESOURCE_COMPONENTS = frozenset(_KINDS)
 

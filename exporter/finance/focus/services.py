@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+from exporter.ledger.costs.components import Component
+
 __all__ = ["GIB", "SERVICES", "Meter", "Service", "service"]
 
 GIB = Decimal(2**30)
@@ -44,10 +46,10 @@ _CONTAINERS = ("Compute", "Containers")
 _AI = ("AI and Machine Learning", "Generative AI")
 
 SERVICES: Mapping[str, Service] = {
-    "gpu": Service("GPU Compute", *_CONTAINERS, "GPU time", Meter("GPU-Hours")),
-    "cpu": Service("CPU Compute", *_CONTAINERS, "CPU allocation", Meter("Core-Hours")),
-    "ram": Service("Memory", *_CONTAINERS, "Memory allocation", Meter("GiB-Hours", GIB)),
-    "storage": Service(
+    Component.GPU: Service("GPU Compute", *_CONTAINERS, "GPU time", Meter("GPU-Hours")),
+    Component.CPU: Service("CPU Compute", *_CONTAINERS, "CPU allocation", Meter("Core-Hours")),
+    Component.RAM: Service("Memory", *_CONTAINERS, "Memory allocation", Meter("GiB-Hours", GIB)),
+    Component.STORAGE: Service(
         "Persistent Volumes",
         "Storage",
         "Block Storage",
@@ -55,7 +57,7 @@ SERVICES: Mapping[str, Service] = {
         Meter("GiB-Hours", GIB),
     ),
     # OpenCost prices network by egress, so the bytes sent are what was consumed.
-    "network": Service(
+    Component.NETWORK: Service(
         "Network Egress",
         "Networking",
         "Network Connectivity",
@@ -63,15 +65,17 @@ SERVICES: Mapping[str, Service] = {
         Meter("GiB", GIB),
     ),
     # Load balancers and costs OpenCost attaches from outside the cluster: no quantity.
-    "other": Service("Cluster Services", "Compute", "Other (Compute)", "Other costs"),
-    "idle_share": Service("Idle Capacity", *_CONTAINERS, "Share of idle capacity"),
-    "borrowed": Service("GPU Quota", *_CONTAINERS, "GPU quota borrowed"),
-    "lent": Service("GPU Quota", *_CONTAINERS, "GPU quota lent (credit)"),
-    "shared": Service("Shared Namespaces", *_CONTAINERS, "Shared namespaces, spread by rule"),
-    "llm_serving": Service(
+    Component.OTHER: Service("Cluster Services", "Compute", "Other (Compute)", "Other costs"),
+    Component.IDLE_SHARE: Service("Idle Capacity", *_CONTAINERS, "Share of idle capacity"),
+    Component.BORROWED: Service("GPU Quota", *_CONTAINERS, "GPU quota borrowed"),
+    Component.LENT: Service("GPU Quota", *_CONTAINERS, "GPU quota lent (credit)"),
+    Component.SHARED: Service(
+        "Shared Namespaces", *_CONTAINERS, "Shared namespaces, spread by rule"
+    ),
+    Component.LLM_SERVING: Service(
         "Self-hosted LLM Serving", *_AI, "Self-hosted model serving, moved by tokens sent"
     ),
-    "llm_external": Service(
+    Component.LLM_EXTERNAL: Service(
         "External LLM APIs",
         *_AI,
         "External model spend through the LiteLLM proxy",

@@ -166,7 +166,7 @@ def build_report(
     )
     columns = {c: _money(v) for c, v in zip(components, footed.columns, strict=True)}
     idle_row = next(r.total for r in rows if r.team == IDLE)
-    idle_shared = _shared_idle(ledger, idle, by_team[IDLE], columns.get("idle_share"))
+    idle_shared = _shared_idle(ledger, idle, by_team[IDLE], columns.get(Component.IDLE_SHARE))
     return Report(
         currency,
         month,
@@ -197,7 +197,7 @@ def _shared_idle(
     shared = share or Decimal(0)
     if idle is None:
         return shared
-    exact = ledger_component(ledger, "idle_share")
+    exact = ledger_component(ledger, Component.IDLE_SHARE)
     absorbed = cents(idle) - cents(sum(idle_row.values())) - cents(exact)
     return shared + _money(round_cents(absorbed))
 

@@ -11,6 +11,7 @@ from exporter.finance.report.backlog import backlog_of_team, printed_backlog
 from exporter.finance.report.figures import Report, model_rows
 from exporter.finance.report.teams import team_usage
 from exporter.finance.report.units import for_team as units_for_team
+from exporter.ledger.costs.components import Component
 from exporter.ledger.result import Chargeback
 
 __all__ = ["model_kinds", "team_report", "with_operations"]
@@ -46,8 +47,8 @@ def team_report(report: Report, chargeback: Chargeback, config: Config, team: st
         columns=dict(row.costs),
         total=row.total,
         # The team's own share of idle, not the cluster's.
-        idle=row.costs.get("idle_share", Decimal(0)),
-        idle_shared=row.costs.get("idle_share", Decimal(0)),
+        idle=row.costs.get(Component.IDLE_SHARE, Decimal(0)),
+        idle_shared=row.costs.get(Component.IDLE_SHARE, Decimal(0)),
         models=model_rows(usage, chargeback.llm_pricing, model_kinds(config)),
         usage={team: report.usage[team]} if team in report.usage else {},
         backlog=backlog_of_team(report.backlog, team) if report.backlog is not None else None,

@@ -21,6 +21,7 @@ from exporter.finance.statement.figures import ABSORBED, Statement
 from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.page import note
 from exporter.ledger.attribution import IDLE
+from exporter.ledger.costs.components import Component
 
 __all__ = [
     "CHARTS",
@@ -170,7 +171,9 @@ def _borrowing(statement: Statement, numbers: Numbers) -> str:
     title = f"Quota borrowed and lent ({numbers.symbol})"
     chart = _chart(pygal.Bar, "borrowing", title, numbers, (_PALETTE[0], _CREDIT))
     chart.x_labels = [labels.team(team) for team, _, _ in statement.borrowing]
-    chart.add(labels.component("borrowed"), [_or_none(b) for _, b, _ in statement.borrowing])
+    chart.add(
+        labels.component(Component.BORROWED), [_or_none(b) for _, b, _ in statement.borrowing]
+    )
     chart.add(LENT, [_or_none(lent) for _, _, lent in statement.borrowing])
     return _svg(chart)
 

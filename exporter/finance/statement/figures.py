@@ -19,6 +19,7 @@ from exporter.finance.report.figures import Report, build_report, model_rows
 from exporter.finance.report.footing import cents, foot, round_cents
 from exporter.finance.report.operations import with_operations
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.result import Chargeback
 
@@ -34,7 +35,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LLM_EXTERNAL = "llm_external"
+LLM_EXTERNAL = Component.LLM_EXTERNAL
 # Where idle went besides teams: what reservations absorbed (IDLE is what stayed idle).
 ABSORBED = "__absorbed__"
 KINDS = ("gpu", "llm")
@@ -191,11 +192,11 @@ def _idle_parts(report: Report) -> tuple[tuple[str, Decimal], ...]:
     figure itself comes from the report's sums (`report._shared_idle`), not from the policy.
     """
     parts = [
-        (row.team, row.costs["idle_share"])
+        (row.team, row.costs[Component.IDLE_SHARE])
         for row in report.rows
-        if row.costs.get("idle_share", Decimal(0)) != 0
+        if row.costs.get(Component.IDLE_SHARE, Decimal(0)) != 0
     ]
-    absorbed = report.idle_shared - report.columns.get("idle_share", Decimal(0))
+    absorbed = report.idle_shared - report.columns.get(Component.IDLE_SHARE, Decimal(0))
     if absorbed:
         parts.append((ABSORBED, absorbed))
     parts.append((IDLE, report.idle - report.idle_shared))
@@ -207,7 +208,10 @@ def _borrowing(report: Report) -> tuple[tuple[str, Decimal, Decimal], ...]:
     zero = Decimal(0)
     out = []
     for row in report.rows:
-        borrowed, lent = row.costs.get("borrowed", zero), row.costs.get("lent", zero)
+        borrowed, lent = (
+            row.costs.get(Component.BORROWED, zero),
+            row.costs.get(Component.LENT, zero),
+        )
         if borrowed or lent:
             out.append((row.team, borrowed, lent))
     return tuple(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.costs.components import Component
 
 __all__ = ["COMPONENTS", "KINDS", "component", "kind", "team"]
 
@@ -18,18 +19,18 @@ TEAMS: Mapping[str, str] = {
     OTHER: "Other teams",
 }
 COMPONENTS: Mapping[str, str] = {
-    "gpu": "GPU",
-    "cpu": "CPU",
-    "ram": "Memory",
-    "storage": "Storage",
-    "network": "Network",
-    "other": "Other services",
-    "idle_share": "Share of idle",
-    "borrowed": "Quota borrowed",
-    "lent": "Quota lent",
-    "shared": "Shared namespaces",
-    "llm_serving": "Self-hosted LLMs",
-    "llm_external": "External LLMs",
+    Component.GPU: "GPU",
+    Component.CPU: "CPU",
+    Component.RAM: "Memory",
+    Component.STORAGE: "Storage",
+    Component.NETWORK: "Network",
+    Component.OTHER: "Other services",
+    Component.IDLE_SHARE: "Share of idle",
+    Component.BORROWED: "Quota borrowed",
+    Component.LENT: "Quota lent",
+    Component.SHARED: "Shared namespaces",
+    Component.LLM_SERVING: "Self-hosted LLMs",
+    Component.LLM_EXTERNAL: "External LLMs",
 }
 KINDS: Mapping[str, str] = {
     "external": "External",

@@ -59,9 +59,9 @@ def consumption(
         team = counted_as(line.placement.team)
         for component, amount in a.usage.items():
             quantities[(team, component)] += amount
-        if a.gpu_hours or a.costs.get("gpu", 0.0):
+        if a.gpu_hours or a.costs.get(Component.GPU, 0.0):
             key = (team, Component.GPU.value, a.gpu_model or NO_RESOURCE)
-            costs[key] += a.costs.get("gpu", 0.0)
+            costs[key] += a.costs.get(Component.GPU, 0.0)
             per_resource[key] += a.gpu_hours
     measured = {p.model: p.measured for p in pricing}
     own = {p.model: p.weight for p in pricing}

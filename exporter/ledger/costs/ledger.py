@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from exporter.ledger.attribution import IDLE, OTHER, SHARED, UNALLOCATED, Placement
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.policies import IdleRule
 
 __all__ = [
@@ -126,7 +127,7 @@ def _place_idle(
         return
     # Sorted so the floating-point sum never depends on the order upstream JSON came in.
     for team in sorted(users):
-        ledger.add(team, "idle_share", amount * (users[team] / total_use))
+        ledger.add(team, Component.IDLE_SHARE, amount * (users[team] / total_use))
 
 
 def cap_teams(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from exporter.ledger.attribution import IDLE, Attributor
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.policies import IdleRule
 from exporter.ledger.costs.window import Window
@@ -225,24 +226,24 @@ def _charge_quota(
 ) -> None:
     """Each team pays its reservation, plus what it borrowed, minus what it lent."""
     for team in sorted(set(reserved) | set(extra) | set(credit)):
-        before = out.costs.get((team, "gpu"), 0.0)
+        before = out.costs.get((team, Component.GPU), 0.0)
         pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
-        _set(out, team, "gpu", pays)
-        out.add(team, "borrowed", more)
-        out.add(team, "lent", back)
+        _set(out, team, Component.GPU, pays)
+        out.add(team, Component.BORROWED, more)
+        out.add(team, Component.LENT, back)
         # Conservation by construction: whatever the team now pays beyond its usage
         # is capacity that was sitting on __idle__.
-        idle = out.costs.get((IDLE, "gpu"), 0.0)
-        _set(out, IDLE, "gpu", idle + before - pays - more - back)
+        idle = out.costs.get((IDLE, Component.GPU), 0.0)
+        _set(out, IDLE, Component.GPU, idle + before - pays - more - back)
 
 
 def _move_borrowed(out: Ledger, extra: Mapping[str, float]) -> None:
     """Only the borrowed part of a team's GPU usage moves, from gpu to borrowed."""
     for team in sorted(extra):
-        gpu = out.costs.get((team, "gpu"), 0.0)
+        gpu = out.costs.get((team, Component.GPU), 0.0)
         moved = max(0.0, min(extra[team], gpu))
-        _set(out, team, "gpu", gpu - moved)
-        out.add(team, "borrowed", moved)
+        _set(out, team, Component.GPU, gpu - moved)
+        out.add(team, Component.BORROWED, moved)
 
 
 def _money(
@@ -314,7 +315,7 @@ def quota_budgets(
             for team, gpus in quota[flavor].nominal.items():
                 monthly[team] = monthly.get(team, 0.0) + gpus * prices[flavor]
     return {
-        (team, "gpu"): amount * hours_in_month
+        (team, Component.GPU): amount * hours_in_month
         for team, amount in sorted(monthly.items())
         if team not in configured and not team.startswith("__")
     }

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.window import Window, serving_costs
 from exporter.ledger.llm.routing import Routed, route, weighted_tokens
@@ -34,8 +35,8 @@ __all__ = [
     "serving_namespaces",
 ]
 
-EXTERNAL = "llm_external"
-SERVING = "llm_serving"
+EXTERNAL = Component.LLM_EXTERNAL
+SERVING = Component.LLM_SERVING
 
 
 @dataclass(frozen=True)
