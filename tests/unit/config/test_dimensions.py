@@ -9,7 +9,7 @@ import pytest
 from exporter.cli import main
 from exporter.config.dimensions import ShareRule
 from exporter.config.schema import load_config
-from exporter.errors import ConfigError
+from tests.support.configs import assert_first_issue
 
 GOOD = """\
 teams:
@@ -79,13 +79,7 @@ def test_the_example_loads(write_config: Callable[[str], str]) -> None:
 def test_errors_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
-    path = write_config(text)
-    with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    issue = caught.value.issues[0]
-    assert (issue.line, issue.key) == (line, key)
-    assert message in issue.message
-    assert caught.value.lines()[0].startswith(f"{path}:{line}: ")
+    assert_first_issue(write_config(text), line, key, message)
 
 
 def test_check_config_exits_2(

@@ -13,6 +13,7 @@ from exporter.cli import main
 from exporter.config.schema import format_duration, load_config, parse_duration
 from exporter.credentials import read_secret
 from exporter.errors import ConfigError
+from tests.support.configs import assert_first_issue
 
 VALID = """\
 currency: EUR
@@ -86,13 +87,7 @@ def test_valid_config_loads_frozen(write_config: Callable[[str], str]) -> None:
 def test_errors_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
-    path = write_config(text)
-    with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    issue = caught.value.issues[0]
-    assert (issue.line, issue.key) == (line, key)
-    assert message in issue.message
-    assert caught.value.lines()[0].startswith(f"{path}:{line}: ")
+    assert_first_issue(write_config(text), line, key, message)
 
 
 def test_invalid_yaml_names_the_line(write_config: Callable[[str], str]) -> None:

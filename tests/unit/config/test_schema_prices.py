@@ -8,7 +8,7 @@ import pytest
 
 from exporter.cli import main
 from exporter.config.schema import load_config
-from exporter.errors import ConfigError
+from tests.support.configs import assert_first_issue
 
 PRICES = """\
 currency: EUR
@@ -56,11 +56,7 @@ def test_prices_by_model_and_by_flavor_load(write_config: Callable[[str], str]) 
 def test_bad_price_keys_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_config(write_config(text))
-    issue = caught.value.issues[0]
-    assert (issue.line, issue.key) == (line, key)
-    assert message in issue.message
+    assert_first_issue(write_config(text), line, key, message)
 
 
 def test_check_config_exits_2_on_a_bad_flavor_name(

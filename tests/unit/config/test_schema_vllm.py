@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from exporter.config.schema import load_config
-from exporter.errors import ConfigError
+from tests.support.configs import assert_first_issue
 
 MEASURED = """\
 llm_completion_weight: 3
@@ -73,8 +73,4 @@ def test_the_source_and_a_measured_model_load_with_their_defaults(
 def test_errors_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_config(write_config(text))
-    issue = caught.value.issues[0]
-    assert (issue.line, issue.key) == (line, key)
-    assert message in issue.message
+    assert_first_issue(write_config(text), line, key, message)

@@ -9,7 +9,7 @@ import pytest
 from exporter.cli import main
 from exporter.config.schema import load_config
 from exporter.config.unit_economics import PowerBasis
-from exporter.errors import ConfigError
+from tests.support.configs import assert_first_issue
 
 BUILD = """\
 currency: EUR
@@ -110,11 +110,7 @@ _MINIMAL = "    node_capex: 1\n    gpus_per_node: 1\n    amortisation_years: 1\n
 def test_bad_unit_economics_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        load_config(write_config(text))
-    issue = caught.value.issues[0]
-    assert (issue.line, issue.key) == (line, key)
-    assert message in issue.message
+    assert_first_issue(write_config(text), line, key, message)
 
 
 def test_check_config_exits_2_on_a_bad_price_build(
