@@ -22,6 +22,7 @@ from exporter.ledger.backlog import (
 )
 from exporter.ledger.policies import idle_rule
 from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 CONFIG = Config.model_validate(
@@ -171,7 +172,7 @@ def test_an_owner_known_by_annotation_leaves_the_backlog() -> None:
     }
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     st.lists(
         st.tuples(
@@ -202,7 +203,7 @@ def test_each_list_adds_up_to_the_cost_it_ranks(
     )
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     st.lists(
         st.tuples(

@@ -18,6 +18,7 @@ from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.chargeback import Ledger, cap_teams
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm, llm_report_samples
 from exporter.sources.litellm.snapshot import ModelUsage
+from tests.support.properties import examples
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
     MODELS,
@@ -40,7 +41,7 @@ ledgers = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     ledgers,
     usage_records,
