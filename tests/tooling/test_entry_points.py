@@ -29,6 +29,7 @@ ENTRY_POINTS = {
     "bench.opencost_path": "python -m bench.opencost_path",
     "bench.series": "python -m bench.series",
     "bench.focus_tags": "python -m bench.focus_tags",
+    "bench.listener": "python -m bench.listener",
 }
 PACKAGES = ("exporter", "chargeback_demo", "chargeback_mixin", "chargeback_deploy", "bench")
 # Runs a module as `python -m` would, after refusing what starting anything needs: a socket
