@@ -101,16 +101,18 @@ def _flows(node: ast.AST) -> Iterator[tuple[list[ast.expr], ast.AST]]:
     """(targets, value) for each way `node` binds or fills names with a value."""
     if isinstance(node, ast.Assign):
         target, value = node.targets[0], node.value
-        pairs = isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
-        if pairs and len(node.targets) == 1 and len(target.elts) == len(value.elts):
+        if (
+            len(node.targets) == 1
+            and isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts)
+        ):
             # `started, closed = time.monotonic(), False`: only `started` is a timing.
             for one, its in zip(target.elts, value.elts, strict=True):
                 yield [one], its
         else:
             yield node.targets, node.value
-    elif isinstance(node, ast.NamedExpr) or (
-        isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None
-    ):
+    elif isinstance(node, ast.NamedExpr | ast.AnnAssign | ast.AugAssign) and node.value is not None:
         yield [node.target], node.value
     elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
         yield [node.target], node.iter
