@@ -11,7 +11,11 @@ month once unmeasured, so every body it asks for is cached; then every run start
 `python -c` child in each tree (cwd the tree, so its own `exporter` is imported, never the
 installed one: the child checks), alternating which goes first, that calls
 `exporter.cli.main(["report", ..., "--format", "focus"], fixed_clock(NOW))` with stdout on a
-temporary file. Per run, as JSON:
+temporary file. The config is the bench's (bench.synthetic) with long timeouts and every
+source's max_response_size raised to 1GiB: the FOCUS export reads OpenCost's month as one
+`step=1d` body, at M about 410 MiB for a closed month and 190 MiB for the 14 whole days to
+date, both past the exporter's default of 128MiB, which refuses them (the report exits 1 with
+no cost data); `--max-response-size 128MiB` shows that. Per run, as JSON:
 
   cpu        user + system CPU-s of the report call alone (getrusage in the child, around
              main(); the child's own imports of exporter.cli and exporter.clock excluded, any
@@ -119,6 +123,14 @@ def _child(tree: Path, config: Path, month: str | None, work: Path) -> dict[str,
     return {"ok": True, **result}
 
 
+def _raise_size(config: Path, size: str) -> None:
+    """Set every source's max_response_size: OpenCost's by-day body outgrows the default."""
+    data = json.loads(config.read_text(encoding="utf-8"))
+    for source in data["sources"].values():
+        source["max_response_size"] = size
+    config.write_text(json.dumps(data), encoding="utf-8")
+
+
 def _show(figures: dict[str, Any]) -> str:
     if not figures["ok"]:
         return json.dumps(figures)
@@ -150,6 +162,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--month", metavar="YYYY-MM", help="a closed month (default: the month to date)"
     )
+    parser.add_argument(
+        "--max-response-size",
+        metavar="SIZE",
+        default="1GiB",
+        help="every source's max_response_size (default 1GiB; the exporter's own is 128MiB)",
+    )
     args = parser.parse_args(argv)
     trees: dict[str, Path] = {}
     if not args.skip_this:
@@ -167,6 +185,7 @@ def main(argv: list[str] | None = None) -> None:
             work = Path(tmp)
             # Long timeouts: a first use waits on the generator; a cached body never does.
             config = upstreams.write_config(work / "focus.json", warm=True)
+            _raise_size(config, args.max_response_size)
             for name, tree in list(trees.items()):
                 bodies = len(list(upstreams.cache.rglob("*.body")))
                 began = time.perf_counter()

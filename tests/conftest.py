@@ -16,11 +16,14 @@ from exporter.clock import Clock, fixed_clock
 from exporter.config.schema import Config
 from exporter.serve.wiring import build_sources
 from exporter.sources.table import Records
+from tests.support.properties import FULL, QUICK, QUICK_DEFAULT, profile
 
 # Property tests judge results, never speed: a loaded machine must not fail them on hypothesis'
-# per-example deadline.
-settings.register_profile("project", deadline=None)
-settings.load_profile("project")
+# per-example deadline. `make unit` draws a sample of each, `make integration` the full count
+# (tests/support/properties.py).
+settings.register_profile(FULL, deadline=None)
+settings.register_profile(QUICK, deadline=None, max_examples=QUICK_DEFAULT)
+settings.load_profile(profile())
 
 # Mid-month, mid-day: every demo workload has run, and vision's daytime job is running now.
 # The config's default time zone, for a reading of a config that sets none.
@@ -79,3 +82,10 @@ def certs(tmp_path: Path, ca: trustme.CA) -> Path:
     stranger = trustme.CA().issue_cert("prometheus@monitoring.example")
     stranger.private_key_and_cert_chain_pem.write_to_path(tmp_path / "stranger.pem")
     return tmp_path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every hypothesis test `property`, so `make integration` can run them all in full."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)

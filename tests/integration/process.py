@@ -8,27 +8,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
 from chargeback_demo.prometheus import free_port
+from tests.support.waiting import PATIENCE, until
 
-# Liveness bounds, not performance figures: generous so a loaded machine cannot trip them.
-PATIENCE = 60.0
-
-
-def until(what: str, check: Callable[[], bool], patience: float = PATIENCE) -> None:
-    """Poll `check` until it holds, or fail the test naming `what`."""
-    end = time.monotonic() + patience
-    while not check():
-        if time.monotonic() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.1)
+__all__ = ["PATIENCE", "Exporter", "peak_rss_mib", "until"]
 
 
 class Exporter:

@@ -7,7 +7,7 @@ The rule for tests/unit, checked on every module there (tests, helpers and __ini
 - it imports nothing that starts the demo, a fake upstream on loopback, Prometheus,
   Alertmanager, the exporter's server, service or worker process, or a browser
   (`chargeback_demo.stack.DemoStack`, `chargeback_demo.httpfake.FakeServer`, the demo's
-  command line, its Prometheus and fault proxy helpers, `MetricsServer`, `Service`,
+  command line, its Prometheus and fault proxy helpers, `MetricsServer`, `Lifecycle`,
   `WorkerRefresher`, the bench's upstream servers), nor the integration, e2e or Prometheus
   API helpers of the other kinds;
 - no test asks for the `stack` fixture, which starts every fake upstream of the demo.
@@ -22,6 +22,8 @@ among those .ci/run runs again under faketime.
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -51,7 +53,7 @@ STARTERS = {
     ("chargeback_demo.stack", "DemoStack"),
     ("chargeback_demo.httpfake", "FakeServer"),
     ("exporter.serve.server", "MetricsServer"),
-    ("exporter.serve.lifecycle", "Service"),
+    ("exporter.serve.lifecycle", "Lifecycle"),
     ("exporter.serve.worker", "WorkerRefresher"),
 }
 
@@ -111,6 +113,30 @@ def test_the_rule_sees_what_starts_things(tmp_path: Path) -> None:
         "from tests.support import prometheus_api",
         "test_x asks for `stack`",
     ]
+
+
+def test_every_name_the_rules_look_for_exists() -> None:
+    """A rule naming a module or class that was renamed or removed would silently check nothing."""
+    missing = [m for m in (*STARTS_THINGS, *PROCESS_HELPERS) if importlib.util.find_spec(m) is None]
+    missing += [
+        f"{module}.{name}"
+        for module, name in sorted(STARTERS)
+        if not hasattr(importlib.import_module(module), name)
+    ]
+    missing += [
+        f"tests/**/{name}" for name in sorted(CLOCKLESS) if not list(ROOT.glob(f"tests/**/{name}"))
+    ]
+    if not hasattr(importlib.import_module("tests.conftest"), "stack"):
+        missing.append("the `stack` fixture of tests/conftest.py")
+    assert not missing, f"the rules name what no longer exists: {missing}"
+
+
+def test_the_rule_sees_every_starter_it_names(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    imports = [f"from {module} import {name}" for module, name in sorted(STARTERS)]
+    imports += [f"import {module}" for module in STARTS_THINGS]
+    probe.write_text("\n".join(imports) + "\n", encoding="utf-8")
+    assert [v.split(": ", 1)[1] for v in _violations(probe, tmp_path)] == imports
 
 
 def test_unit_tests_are_named_after_the_module_they_test() -> None:

@@ -24,13 +24,14 @@ from exporter.config.loader import MAX_NODES, load_yaml_with_lines
 from exporter.config.schema import load_config
 from exporter.errors import ConfigError
 from tests.conftest import CLOCK
+from tests.support.properties import examples
 
 LITELLM_KEY = "sk-fuzz-secret-2f9c1e"
 KUBE_TOKEN = "kube-fuzz-token-77ab"
 
 # Deterministic, so `make test` never turns red on a new random draw; a few hundred loads.
 FUZZ = settings(
-    max_examples=100,
+    max_examples=examples(100),
     deadline=None,
     derandomize=True,
     database=None,
@@ -304,7 +305,7 @@ def test_check_config_on_mutated_files(secrets: Path, data: st.DataObject) -> No
         check_error_lines(err.getvalue(), str(path), raw.count(b"\n") + 1)
 
 
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=examples(60))
 @given(data=st.data())
 def test_loaded_trees_stay_within_the_budget(secrets: Path, data: st.DataObject) -> None:
     text = data.draw(structural(secrets))

@@ -17,6 +17,7 @@ from exporter.exposition.catalogue.llm import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import RenderCache, render_formats
+from tests.support.properties import examples
 
 _values = st.text(alphabet=st.sampled_from('ab-_"\\\n é'), max_size=4)
 _numbers = st.one_of(
@@ -83,7 +84,7 @@ def _flat(families: dict[str, list[Sample]]) -> list[Sample]:
     return [s for group in families.values() for s in group]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_steps())
 def test_cached_renders_are_byte_for_byte_uncached_ones(steps: list[_Step]) -> None:
     memo = RenderCache()

@@ -19,6 +19,7 @@ from exporter.exposition.catalogue.family import Family
 from exporter.exposition.render import families
 from exporter.exposition.samples import Sample
 from exporter.exposition.textformat import render_formats
+from tests.support.properties import examples
 
 
 class _Fixed(Collector):
@@ -61,7 +62,7 @@ def _samples(draw: st.DrawFn) -> list[Sample]:
     return draw(st.permutations(out))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_samples())
 def test_both_formats_are_byte_for_byte_the_librarys(samples: list[Sample]) -> None:
     assert render_formats(samples) == _library(samples)

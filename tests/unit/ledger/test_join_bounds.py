@@ -31,6 +31,7 @@ from exporter.sources.opencost.source import (
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
+from tests.support.properties import examples
 
 NAMESPACES = ("ns-research", "ns-vision", "ns-search", "ns-nobody")
 NODES = ("n1", "n2")
@@ -145,7 +146,10 @@ def records(draw: st.DrawFn, with_llm: bool) -> Records:
 @pytest.mark.parametrize("policy", list(IdlePolicy))
 @pytest.mark.parametrize("by_node", [False, True])
 @settings(
-    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(60),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_every_served_number_is_finite_and_money_is_conserved(
@@ -170,7 +174,10 @@ def test_every_served_number_is_finite_and_money_is_conserved(
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))
 @settings(
-    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(60),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_llm_figures_at_their_bounds_stay_finite(policy: IdlePolicy, data: st.DataObject) -> None:

@@ -30,6 +30,7 @@ from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.teams import TEAM_LIST
 from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
+from tests.support.waiting import until
 
 
 def _source(name: str, result: Sequence[object]) -> Source:
@@ -139,10 +140,7 @@ def test_figures_a_failing_render_froze_go_at_max_staleness_with_their_source_do
 
 
 def _wait_for(refresher: Refresher, text: bytes) -> None:
-    deadline = time.monotonic() + 5
-    while text not in refresher.exposition.text:
-        assert time.monotonic() < deadline, f"{text!r} never appeared"
-        time.sleep(0.01)
+    until(f"{text!r} in the exposition", lambda: text in refresher.exposition.text, tick=0.01)
 
 
 def test_background_loops_refresh_and_stop() -> None:

@@ -20,6 +20,7 @@ from exporter.finance.report.formats import format_report
 from exporter.ledger.attribution import IDLE, UNALLOCATED
 from exporter.ledger.costs.ledger import Ledger
 from tests.conftest import FIXED_NOW
+from tests.support.properties import examples
 
 
 def _ledger(costs: dict[tuple[str, str], float]) -> Ledger:
@@ -106,7 +107,7 @@ components = st.sampled_from(["gpu", "cpu", "ram", "idle_share", "borrowed", "ll
 amounts = st.floats(min_value=-50, max_value=5000, allow_nan=False).filter(lambda v: v != 0)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.dictionaries(st.tuples(teams, components), amounts, max_size=30))
 def test_every_printed_row_and_column_foots(costs: dict[tuple[str, str], float]) -> None:
     ledger = _ledger(costs)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exporter.finance.report.footing import cents, foot, largest_remainder
+from tests.support.properties import examples
 
 
 def _table(rows: list[list[str]]) -> list[list[Decimal]]:
@@ -57,7 +58,7 @@ def test_exact_cells_never_move() -> None:
 money = st.decimals(min_value=-500, max_value=5000, places=4, allow_nan=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.integers(1, 8).flatmap(
         lambda m: st.lists(st.lists(money, min_size=m, max_size=m), min_size=1, max_size=12)

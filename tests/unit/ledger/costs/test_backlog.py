@@ -16,6 +16,7 @@ from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.backlog import Entry, backlog, team_backlog, team_keys, workload_of
 from exporter.ledger.costs.policies import idle_rule
 from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 CONFIG = Config.model_validate(
@@ -165,7 +166,7 @@ def test_an_owner_known_by_annotation_leaves_the_backlog() -> None:
     }
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     st.lists(
         st.tuples(
@@ -196,7 +197,7 @@ def test_each_list_adds_up_to_the_cost_it_ranks(
     )
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     st.lists(
         st.tuples(

@@ -13,6 +13,7 @@ from exporter.config.schema import IdlePolicy
 from exporter.ledger.attribution import Placement
 from exporter.ledger.costs.ledger import CostLine, Ledger, cap_teams, charge
 from exporter.ledger.costs.policies import RULES, IdleRule, idle_rule
+from tests.support.properties import examples
 
 PRICE, HOURS = 1.40, 720
 SEPARATE = idle_rule(IdlePolicy.SEPARATE)
@@ -104,7 +105,7 @@ def _cluster_cost(lines: list[CostLine], idle: dict[str, dict[str, float]]) -> f
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cost_lines, idle_by_group, st.sampled_from(list(RULES.values())))
 def test_every_policy_conserves_money(
     lines: list[CostLine], idle: dict[str, dict[str, float]], rule: IdleRule
@@ -114,7 +115,7 @@ def test_every_policy_conserves_money(
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     cost_lines,
     idle_by_group,

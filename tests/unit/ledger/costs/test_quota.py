@@ -28,6 +28,7 @@ from exporter.ledger.costs.quota import (
     quota_budgets,
 )
 from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from tests.support.properties import examples
 
 GPU = "nvidia.com/gpu"
 INF = math.inf
@@ -152,7 +153,7 @@ amounts = st.floats(min_value=0, max_value=1e5, allow_nan=False, allow_infinity=
 gpus = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.floats(0, 64), max_size=4)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     costs=st.dictionaries(st.tuples(teams, st.sampled_from(["gpu", "cpu", "idle_share"])), amounts),
     nominal=gpus,
@@ -320,7 +321,7 @@ def test_default_gpu_budgets() -> None:
 flavor_gpus = st.dictionaries(st.sampled_from(["h100", "l40s"]), gpus, max_size=2)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     costs=st.dictionaries(st.tuples(teams, st.sampled_from(["gpu", "cpu", "idle_share"])), amounts),
     nominal=flavor_gpus,

@@ -16,6 +16,7 @@ from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.policies import IdleRule, idle_rule
 from exporter.ledger.costs.window import gpu_price_per_hour, idle_groups, serving_costs
 from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 SEPARATE = idle_rule(IdlePolicy.SEPARATE)
@@ -56,7 +57,7 @@ allocations = st.lists(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(
     allocations,
     st.floats(0, 500),

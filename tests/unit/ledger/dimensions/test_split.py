@@ -29,6 +29,7 @@ from exporter.sources.opencost.source import Allocation, AllocationSet
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
+from tests.support.properties import examples
 from tests.unit.ledger.test_join_bounds import records
 
 VALUES = ("rag", "chat", "Search Bot", "", "__idle__")
@@ -80,7 +81,10 @@ def labelled(draw: st.DrawFn, window: AllocationSet) -> AllocationSet:
 @pytest.mark.parametrize("policy", list(IdlePolicy))
 @pytest.mark.parametrize("shared", SHARED_RULES)
 @settings(
-    max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(12),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_every_dimension_adds_up_to_the_team_split(

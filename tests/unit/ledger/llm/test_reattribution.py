@@ -17,6 +17,7 @@ from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.ledger import Ledger, cap_teams
 from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.sources.litellm.snapshot import ModelUsage
+from tests.support.properties import examples
 from tests.unit.ledger.llm.test_routing import (
     ATTRIBUTOR,
     MODELS,
@@ -39,7 +40,7 @@ ledgers = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     ledgers,
     usage_records,

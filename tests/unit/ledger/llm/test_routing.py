@@ -21,6 +21,7 @@ from exporter.ledger.llm.reattribution import LlmReport, apply_llm
 from exporter.ledger.llm.routing import route
 from exporter.ledger.llm.usage import team_model_usage
 from exporter.sources.litellm.snapshot import ModelUsage
+from tests.support.properties import examples
 
 TEAMS = (
     TeamConfig(name="research", litellm_teams=("9f3c2a10-research",), budget=BudgetConfig(llm=400)),
@@ -156,7 +157,7 @@ def test_an_undeclared_model_is_reported_by_its_public_name() -> None:
     assert after.costs == {("vision", "llm_external"): 0.75}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(usage_records, serving, st.floats(0.1, 10))
 def test_routed_usage_gives_what_the_records_give(
     usage: list[ModelUsage], serving_cost: dict[str, dict[str, float]], weight: float

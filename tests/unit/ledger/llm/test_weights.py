@@ -29,6 +29,7 @@ from exporter.sources.litellm.snapshot import ModelUsage
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
+from tests.support.properties import examples
 
 # Hand-worked: 60 s of prefill for 600,000 prompt tokens is 0.1 ms a prompt token; 1,200 s of
 # decode for 240,000 completion tokens is 5 ms a completion token; w = 5 / 0.1 = 50.
@@ -150,7 +151,7 @@ weights = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.dictionaries(st.sampled_from(["a", "b", "serving"]), money, max_size=3),
     usage,

@@ -16,6 +16,7 @@ from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import FIXED_NOW
+from tests.support.properties import examples
 from tests.unit.ledger.prices.test_gpu import H100, L40S, _config, _records
 
 # An L40S node: 52,560 over 2 years at full availability = 3.00 an hour; 4 x 350 W x PUE 1 x
@@ -90,7 +91,7 @@ def test_without_opencost_only_configured_prices_show() -> None:
     assert {e.team for e in result.units.energy} == {"a", "b"}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.floats(1_000, 1_000_000),
     st.integers(1, 8),

@@ -18,6 +18,7 @@ from exporter.ledger.units.tokens import (
     weight_of,
 )
 from exporter.sources.litellm.snapshot import ModelUsage
+from tests.support.properties import examples
 
 TEAMS = (
     TeamConfig(name="research", litellm_teams=("research",)),
@@ -89,7 +90,7 @@ def test_without_opencost_a_self_hosted_cost_is_unknown_and_left_out() -> None:
     assert (("team", "search"), ("model", "llama-3-70b")) not in names
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

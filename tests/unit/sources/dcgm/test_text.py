@@ -17,12 +17,13 @@ from exporter.sources.dcgm.parse import parse_metrics, parse_series
 from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.dcgm.text import Sample, fast_samples, library_samples, read_samples
 from tests.conftest import FIXED_NOW
+from tests.support.properties import examples
 
 FIXTURES = Path(__file__).parents[3] / "fixtures" / "dcgm"
 
 # Deterministic, so `make test` never turns red on a new random draw.
 PROPERTY = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     derandomize=True,
     database=None,
