@@ -116,7 +116,19 @@ e2e: $(STAMP) promtool axe
 tooling: $(STAMP) promtool $(CHECKOV)
 	$(BIN)/pytest tests/tooling
 
-test: lint typecheck unit integration e2e tooling
+# The side environments (the FOCUS validator's, checkov's, axe-core) mostly wait on downloads
+# and disks, lint, types and the unit tests on the CPU: they are built meanwhile, and every one is
+# ready before a test can ask for it.
+SIDE_ENVIRONMENTS := focus-validator $(CHECKOV) axe
+
+test: SHELL := bash
+test: $(STAMP)
+	@log=$$(mktemp); $(MAKE) --no-print-directory $(SIDE_ENVIRONMENTS) >"$$log" 2>&1 & side=$$!; \
+	$(MAKE) --no-print-directory lint typecheck unit; checks=$$?; \
+	wait $$side; built=$$?; cat "$$log"; rm -f "$$log"; \
+	if ((checks)); then exit $$checks; fi; \
+	if ((built)); then echo "building the side environments failed"; exit $$built; fi
+	$(MAKE) --no-print-directory integration e2e tooling
 
 demo: $(STAMP)
 	$(BIN)/python -m chargeback_demo.run
