@@ -20,7 +20,7 @@ from exporter.errors import UpstreamIncomplete, UpstreamStatusError
 from exporter.exposition.catalogue import SOURCE_ENDPOINTS
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.dcgm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW
@@ -108,7 +108,7 @@ def test_ready_endpoints_count_and_a_failed_one_is_counted(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            snapshot = KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert snapshot.endpoints == {"scraped": 1, "failed": 1, "not_ready": 1}
@@ -130,7 +130,7 @@ def test_the_endpoint_counts_are_published_with_the_gpus(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            snapshot = KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     samples = join(
@@ -150,7 +150,7 @@ def test_no_ready_endpoint_fails_the_refresh(exporters: Exporters, tmp_path: Pat
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "no ready endpoint" in str(err.value) and "1 not ready" in str(err.value)
@@ -164,7 +164,7 @@ def test_every_endpoint_failing_fails_the_refresh(exporters: Exporters, tmp_path
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "every endpoint failed" in str(err.value) and "node-b" in str(err.value)
@@ -176,7 +176,7 @@ def test_forbidden_names_the_role_the_exporter_needs(tmp_path: Path) -> None:
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamStatusError) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert err.value.reason == "auth"
