@@ -19,9 +19,9 @@ from exporter.config.offline_check import check_config_offline, check_web_config
 from exporter.config.schema import Config, load_config, setting_error
 from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError, UpstreamError
+from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
 from exporter.finance.closed_month import closed_month
 from exporter.finance.command import ReportRequest, run_report
-from exporter.finance.quota_history import open_client, quota_history
 from exporter.finance.report.figures import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
@@ -31,6 +31,7 @@ from exporter.serve.routes import HEALTH_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
 from exporter.sources.deadline import RetryPolicy
+from exporter.sources.kueue.history import QuotaSeries, open_client, quota_history
 from exporter.sources.readers import open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
@@ -320,8 +321,9 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         # and wherever it runs, and a silent fallback would print another.
         if config.report.prometheus is not None:
             _check_report_client(config, path)  # its token is config: exit 2
+            published = QuotaSeries(QUOTA_NOMINAL.name, QUOTA_LENDING_LIMIT.name)
             try:
-                history = quota_history(config, path, reading.month)
+                history = quota_history(config.report.prometheus, path, reading.month, published)
             except (UpstreamError, ValueError) as exc:
                 print(f"error: report.prometheus: {exc}", file=sys.stderr)
                 return 1

@@ -5,7 +5,7 @@ window [start, end) in the configured zone and its rate window (the GPU-hour pri
 `rate_window` of the month; LiteLLM its UTC dates from the zone's 1st to the last. Kueue and
 DCGM answer with their state now: they keep no history, so a closed month's quota figures
 rest on today's quotas, unless `report.prometheus` names where the exporter's own quota
-series are kept (exporter.finance.quota_history).
+series are kept (exporter.sources.kueue.history).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from exporter import __version__
 from exporter.clock import Clock, system_clock
@@ -33,12 +34,11 @@ def build_sources(
 ) -> list[Source]:
     """One scheduled Source per configured upstream, in table order, each reading the open
     month up to the refresh's instant (clients are built now: a bad secret is exit 2)."""
-    return [_scheduled(reader) for reader in open_readers(config, config_path, policy)]
+    zone = config.zone
+    return [_scheduled(reader, zone) for reader in open_readers(config, config_path, policy)]
 
 
-def _scheduled(reader: SourceReader) -> Source:
-    zone = reader.config.zone
-
+def _scheduled(reader: SourceReader, zone: ZoneInfo) -> Source:
     def fetch(now: datetime) -> object:
         return reader.read(Reading.open(now, zone))
 

@@ -5,7 +5,8 @@ time never trips them. Here every connect, TLS handshake, read and write of a ca
 most what is left of that call's deadline, so a call ends at its deadline in whatever phase it
 is, on a new connection or a kept-alive one, with no thread watching it. The deadline is the
 calling thread's (a context variable set around the call); outside a call the operations keep
-httpx's own timeouts.
+httpx's own timeouts. The bounded backend reaches httpcore's pools through httpcore's public
+API, by a transport of our own (BoundedTransport): httpx's own transport takes no backend.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import ssl
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from importlib.util import find_spec
 from typing import Any
 
 import httpcore
 import httpx
 
-__all__ = ["BoundedBackend", "bound_client", "call_ends"]
+__all__ = ["BoundedBackend", "BoundedTransport", "call_ends"]
 
 # Seconds left of the running call (negative once it has passed), or None outside a call.
 _REMAINING: ContextVar[Callable[[], float] | None] = ContextVar("call_remaining", default=None)
@@ -101,17 +103,138 @@ class BoundedBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-def bound_client(client: httpx.Client) -> httpx.Client:
-    """Bound the sockets of every connection pool `client` sends through (its own and any
-    proxy's); a transport without sockets (a mock) is left as it is.
+class BoundedTransport(httpx.BaseTransport):
+    """httpx's transport over an httpcore pool (direct, or through `proxy`) whose sockets are
+    bounded by the running call's deadline.
 
-    httpx builds its pools itself and takes no network backend, so the pools' backend is
-    swapped in place, before any connection exists.
+    httpx's own transport takes no network backend, so this one builds the pool itself, as
+    httpx would from the same settings: requests and responses cross unchanged, the body is
+    streamed, and httpcore's errors become httpx's.
     """
-    transports = [client._transport, *client._mounts.values()]
-    for transport in transports:
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if isinstance(backend, httpcore.NetworkBackend) and not isinstance(backend, BoundedBackend):
-            pool._network_backend = BoundedBackend(backend)  # type: ignore[union-attr]
-    return client
+
+    def __init__(
+        self,
+        *,
+        verify: ssl.SSLContext | bool,
+        limits: httpx.Limits,
+        proxy: httpx.Proxy | None = None,
+    ) -> None:
+        # As httpx makes it: the environment's CA bundle when verifying by default.
+        ssl_context = httpx.create_ssl_context(verify=verify)
+        backend = BoundedBackend(httpcore.SyncBackend())
+        most, kept, expiry = (
+            limits.max_connections,
+            limits.max_keepalive_connections,
+            limits.keepalive_expiry,
+        )
+        self._pool: httpcore.ConnectionPool
+        if proxy is None:
+            self._pool = httpcore.ConnectionPool(
+                ssl_context=ssl_context,
+                max_connections=most,
+                max_keepalive_connections=kept,
+                keepalive_expiry=expiry,
+                network_backend=backend,
+            )
+        elif proxy.url.scheme in ("http", "https"):
+            self._pool = httpcore.HTTPProxy(
+                proxy_url=_core_url(proxy.url),
+                proxy_auth=proxy.raw_auth,
+                proxy_headers=proxy.headers.raw,
+                proxy_ssl_context=proxy.ssl_context,
+                ssl_context=ssl_context,
+                max_connections=most,
+                max_keepalive_connections=kept,
+                keepalive_expiry=expiry,
+                network_backend=backend,
+            )
+        elif proxy.url.scheme in ("socks5", "socks5h"):
+            if find_spec("socksio") is None:  # httpcore would fail only at the first request
+                raise ImportError("a SOCKS proxy needs the 'socksio' package (httpx[socks])")
+            self._pool = httpcore.SOCKSProxy(
+                proxy_url=_core_url(proxy.url),
+                proxy_auth=proxy.raw_auth,
+                ssl_context=ssl_context,
+                max_connections=most,
+                max_keepalive_connections=kept,
+                keepalive_expiry=expiry,
+                network_backend=backend,
+            )
+        else:
+            message = f"proxy {proxy.url.scheme}://: not http, https, socks5 or socks5h"
+            raise ValueError(message)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.SyncByteStream)  # a sync client's request
+        sent = httpcore.Request(
+            method=request.method,
+            url=_core_url(request.url),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _httpx_errors():
+            answer = self._pool.handle_request(sent)
+        assert isinstance(answer.stream, Iterable)  # a sync pool's response
+        return httpx.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=_Body(answer.stream),
+            extensions=answer.extensions,
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _core_url(url: httpx.URL) -> httpcore.URL:
+    return httpcore.URL(
+        scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+    )
+
+
+class _Body(httpx.SyncByteStream):
+    """A response's body as httpcore streams it, its errors httpx's."""
+
+    def __init__(self, stream: Iterable[bytes]) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        with _httpx_errors():
+            yield from self._stream
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
+
+
+# httpcore's errors and httpx's have the same names and the same hierarchy.
+_ERRORS: dict[type[Exception], type[httpx.HTTPError]] = {
+    httpcore.TimeoutException: httpx.TimeoutException,
+    httpcore.ConnectTimeout: httpx.ConnectTimeout,
+    httpcore.ReadTimeout: httpx.ReadTimeout,
+    httpcore.WriteTimeout: httpx.WriteTimeout,
+    httpcore.PoolTimeout: httpx.PoolTimeout,
+    httpcore.NetworkError: httpx.NetworkError,
+    httpcore.ConnectError: httpx.ConnectError,
+    httpcore.ReadError: httpx.ReadError,
+    httpcore.WriteError: httpx.WriteError,
+    httpcore.ProxyError: httpx.ProxyError,
+    httpcore.UnsupportedProtocol: httpx.UnsupportedProtocol,
+    httpcore.ProtocolError: httpx.ProtocolError,
+    httpcore.LocalProtocolError: httpx.LocalProtocolError,
+    httpcore.RemoteProtocolError: httpx.RemoteProtocolError,
+}
+
+
+@contextmanager
+def _httpx_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        # The error's own class first, then its bases: the most specific of httpx's errors.
+        mapped = next((_ERRORS[k] for k in type(exc).__mro__ if k in _ERRORS), None)
+        if mapped is None:
+            raise
+        raise mapped(str(exc)) from exc

@@ -15,15 +15,18 @@ import httpx
 from exporter import __version__
 from exporter.files import check_regular_file
 from exporter.redact import register
-from exporter.sources.bounded import bound_client
+from exporter.sources.bounded import BoundedTransport
+from exporter.sources.proxies import environment_proxies
 
 __all__ = [
     "KEEP_ALIVE",
     "MAX_CONNECT",
     "USER_AGENT",
+    "Sending",
     "lanes",
     "lanes_like",
     "make_client",
+    "sending",
     "tls_context",
 ]
 
@@ -60,18 +63,44 @@ def make_client(
     if verify is None:
         verify = tls_context(ca_file) if ca_file else True
     seconds = timeout.total_seconds()
+    through = sending(verify, limits, transport)
     client = httpx.Client(
         base_url=base_url,
         timeout=httpx.Timeout(seconds, connect=min(seconds, MAX_CONNECT)),
         headers={"User-Agent": USER_AGENT, **(headers or {})},
-        verify=verify,
-        limits=limits,
-        transport=transport,
+        transport=through.transport,
+        mounts=through.mounts,
         follow_redirects=True,
     )
     recipe = _Recipe(base_url, timeout, dict(headers or {}), verify, transport)
     _RECIPES[client] = recipe
-    return bound_client(client)
+    return client
+
+
+@dataclass(frozen=True)
+class Sending:
+    """What a client sends through: its transport, and the proxies' by URL pattern (None: the
+    transport, for a host the environment sends to directly)."""
+
+    transport: httpx.BaseTransport
+    mounts: dict[str, httpx.BaseTransport | None]
+
+
+def sending(
+    verify: ssl.SSLContext | bool, limits: httpx.Limits, transport: httpx.BaseTransport | None
+) -> Sending:
+    """Transports whose every socket operation ends by the running call's deadline (bounded.py):
+    one direct and one per proxy the environment names, as httpx would build them; or
+    `transport` as it is (a mock, which no proxy is put in front of, as in httpx)."""
+    if transport is not None:
+        return Sending(transport, {})
+    mounts: dict[str, httpx.BaseTransport | None] = {
+        pattern: None
+        if proxy is None
+        else BoundedTransport(verify=verify, limits=limits, proxy=proxy)
+        for pattern, proxy in environment_proxies().items()
+    }
+    return Sending(BoundedTransport(verify=verify, limits=limits), mounts)
 
 
 def lanes_like(

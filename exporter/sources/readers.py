@@ -25,9 +25,9 @@ __all__ = ["SourceReader", "open_readers"]
 class SourceReader:
     """One configured upstream: `read` fetches a reading within its `refresh_deadline`."""
 
-    kind: SourceKind[Any, Any]
+    kind: SourceKind[Any, Any, Any]
     settings: Any  # the source's config section
-    config: Config
+    shared: Any  # the settings from outside its section it reads (kind.shared)
     client: httpx.Client
     retries: RetryPolicy
 
@@ -42,7 +42,7 @@ class SourceReader:
         limit = self.settings.max_response_size
         with refresh_deadline(self.retries.start(seconds, limit)) as deadline:
             try:
-                snapshot = self.kind.fetch(self.client, self.config, reading)
+                snapshot = self.kind.fetch(self.client, self.settings, self.shared, reading)
             except UpstreamError as exc:
                 exc.retry_after = deadline.retry_after  # whichever call of the read was told
                 raise
@@ -71,18 +71,20 @@ def open_readers(
 ) -> list[SourceReader]:
     """One reader per configured upstream, in table order, each with its own client.
 
-    Clients are built here, once, so a missing secret or an unreadable kubeconfig is a config
-    error at start (exit 2), not a failing read later.
+    Clients and the shared settings are built here, once, so a missing secret or an unreadable
+    kubeconfig is a config error at start (exit 2), not a failing read later.
     """
     policy = retries or RetryPolicy()
     return [
-        SourceReader(kind, settings, config, _client(kind, settings, config_path), policy)
+        SourceReader(
+            kind, settings, kind.shared(config), _client(kind, settings, config_path), policy
+        )
         for kind in SOURCES.values()
         if (settings := kind.section(config)) is not None
     ]
 
 
-def _client(kind: SourceKind[Any, Any], settings: Any, path: str) -> httpx.Client:
+def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.Client:
     """Build a client from config that may be wrong (secret, kubeconfig): a config error."""
     try:
         return kind.build_client(settings)

@@ -21,7 +21,7 @@ from exporter.sources.vllm.source import VllmSnapshot
 __all__ = ["SOURCES", "Records"]
 
 # A fifth source adds its module's KIND here and a field of the same name to Records.
-SOURCES: Mapping[str, SourceKind[Any, Any]] = {
+SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
     kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
 }
 

@@ -102,7 +102,7 @@ def _readme_readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[SourceRead
         ),
     }
     readers = [
-        SourceReader(kind, kind.section(config), config, clients[name], RetryPolicy())
+        SourceReader(kind, kind.section(config), kind.shared(config), clients[name], RetryPolicy())
         for name, kind in SOURCES.items()
         if name in clients
     ]
@@ -115,7 +115,7 @@ def _readme_readers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[SourceRead
 
 def _readme_export(monkeypatch: pytest.MonkeyPatch, reading: Reading, out: Path) -> str:
     with _readme_readers(monkeypatch) as readers:
-        config = readers[0].config
+        config = _config(_section())
         request = ReportRequest("focus", "teams", output=out, created=NOW)
         assert run_report(config, readers, reading, request) == 0
     (data,) = out.glob("*.csv")

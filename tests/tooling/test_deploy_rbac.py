@@ -86,7 +86,9 @@ def _kueue_needs() -> set[Permission]:
     config = Config.model_validate({"sources": {"kueue": {"url": "https://api.invalid:6443"}}})
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="https://api.invalid:6443", transport=transport) as client:
-        snapshot = kueue.fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+        snapshot = kueue.KIND.fetch_from_config(
+            client, config, Reading.open(FIXED_NOW, config.zone)
+        )
     # Both pages of both lists were read, after the fallback: every request the source makes
     # was seen (the flavor list answers with queue objects, which parse as label-less flavors).
     assert {q.cluster_queue for q in snapshot.queues} == {"a", "b"}

@@ -116,9 +116,9 @@ def _records(config: Config) -> Records:
     ll = litellm.build_client(sources.litellm, transport=httpx.MockTransport(litellm_api))
     with oc, kq, ll:
         return Records(
-            opencost=opencost.fetch(oc, config, Reading.open(NOW, config.zone)),
-            kueue=kueue.fetch(kq, config, Reading.open(NOW, config.zone)),
-            litellm=litellm.fetch(ll, config, Reading.open(NOW, config.zone)),
+            opencost=opencost.KIND.fetch_from_config(oc, config, Reading.open(NOW, config.zone)),
+            kueue=kueue.KIND.fetch_from_config(kq, config, Reading.open(NOW, config.zone)),
+            litellm=litellm.KIND.fetch_from_config(ll, config, Reading.open(NOW, config.zone)),
         )
 
 

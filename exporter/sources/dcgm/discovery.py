@@ -34,9 +34,15 @@ from exporter.errors import (
     UpstreamStatusError,
 )
 from exporter.sources import kube_client
-from exporter.sources.bounded import bound_client
 from exporter.sources.checks import Tally
-from exporter.sources.clients import KEEP_ALIVE, USER_AGENT, lanes, lanes_like, tls_context
+from exporter.sources.clients import (
+    KEEP_ALIVE,
+    USER_AGENT,
+    lanes,
+    lanes_like,
+    sending,
+    tls_context,
+)
 from exporter.sources.dcgm.parse import parse_metrics
 from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.http import get_json, get_text
@@ -70,14 +76,13 @@ class DiscoveryClient(httpx.Client):
     ) -> None:
         seconds = cfg.timeout.total_seconds()
         verify = tls_context(cfg.ca_file) if cfg.ca_file else True
+        through = sending(verify, KEEP_ALIVE, transport)
         super().__init__(
-            transport=transport,
+            transport=through.transport,
+            mounts=through.mounts,
             timeout=httpx.Timeout(seconds, connect=min(seconds, _MAX_CONNECT)),
             headers={"User-Agent": USER_AGENT},
-            verify=verify,
-            limits=KEEP_ALIVE,
         )
-        bound_client(self)
         lanes_like(self, cfg.timeout, verify, transport)
         self.kube = kube
 

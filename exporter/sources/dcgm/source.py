@@ -38,7 +38,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -61,12 +61,13 @@ from exporter.sources.dcgm import prometheus as dcgm_prometheus
 from exporter.sources.dcgm.mig import mig_share, mig_slices
 from exporter.sources.dcgm.parse import parse_metrics, parse_series
 from exporter.sources.dcgm.records import UNSLICED, DcgmSnapshot, GpuRecord, identity, snapshot
-from exporter.sources.kind import SourceKind, section
+from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
 
 __all__ = [
     "KIND",
     "UNSLICED",
+    "DcgmShared",
     "DcgmSnapshot",
     "GpuRecord",
     "build_client",
@@ -78,6 +79,7 @@ __all__ = [
     "mig_slices",
     "parse_metrics",
     "parse_series",
+    "shared_settings",
 ]
 
 SOURCE = "dcgm"
@@ -93,15 +95,37 @@ def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) 
     return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
-def fetch(client: httpx.Client, config: Config, reading: Reading) -> DcgmSnapshot:
+@dataclass(frozen=True)
+class DcgmShared:
+    """What the DCGM source reads from outside `sources.dcgm`, for its Prometheus mode."""
+
+    # The window costs are read over (OpenCost's rate_window, its default without OpenCost):
+    # utilisation is read over the same one unless `prometheus.window` sets its own.
+    cost_window: timedelta
+    # The team label keys, then the fallback ones: the pod labels utilisation is grouped by.
+    label_keys: tuple[str, ...]
+
+
+def shared_settings(config: Config) -> DcgmShared:
+    """The DCGM source's shared settings, built once by the wiring."""
+    opencost = config.sources.opencost
+    attribution = config.attribution
+    return DcgmShared(
+        cost_window=opencost.rate_window if opencost is not None else _DEFAULT_WINDOW,
+        label_keys=(*attribution.team_label_keys, *attribution.fallback_label_keys),
+    )
+
+
+def fetch(
+    client: httpx.Client, cfg: DcgmConfig, shared: DcgmShared, reading: Reading
+) -> DcgmSnapshot:
     """Read every GPU the configured mode can see.
 
     dcgm-exporter answers with its current state; only the Prometheus mode reads a window,
     the one ending at the reading's instant, and the month's idle GPU-hours up to it (idle).
     """
-    cfg = section(config.sources.dcgm, SOURCE)
     if cfg.prometheus is not None:
-        read = fetch_prometheus(client, config, cfg.prometheus, reading)
+        read = fetch_prometheus(client, cfg, cfg.prometheus, shared, reading)
     elif cfg.discovery is not None:
         if not isinstance(client, dcgm_discovery.DiscoveryClient):
             raise TypeError("sources.dcgm.discovery needs the client build_client makes")
@@ -211,15 +235,15 @@ def fetch_discovered(
 
 
 def fetch_prometheus(
-    client: httpx.Client, config: Config, cfg: DcgmPrometheus, reading: Reading
+    client: httpx.Client,
+    dcgm: DcgmConfig,
+    cfg: DcgmPrometheus,
+    shared: DcgmShared,
+    reading: Reading,
 ) -> DcgmSnapshot:
     """Utilisation over the cost's window and the month's idle GPU-hours, from Prometheus."""
-    window = cfg.window
-    if window is None:
-        opencost = config.sources.opencost
-        window = opencost.rate_window if opencost is not None else _DEFAULT_WINDOW
-    keys = (*config.attribution.team_label_keys, *config.attribution.fallback_label_keys)
-    labels = dcgm_prometheus.group_labels(cfg, keys)
+    window = cfg.window if cfg.window is not None else shared.cost_window
+    labels = dcgm_prometheus.group_labels(cfg, shared.label_keys)
     now = reading.at
     series = dcgm_prometheus.read_series(client, window, labels, now)
     tally = Tally()
@@ -227,10 +251,11 @@ def fetch_prometheus(
     records = parse_series(series, where=where, tally=tally) if series else []
     if not records:
         raise UpstreamIncomplete(f"{SOURCE}: {where}: no DCGM utilisation series with a gpu label")
-    threshold = section(config.sources.dcgm, SOURCE).idle_threshold
     span = (reading.month.start, now)
-    idle = dcgm_idle.read_idle_hours(client, labels, threshold, cfg.step, span, tally)
+    idle = dcgm_idle.read_idle_hours(client, labels, dcgm.idle_threshold, cfg.step, span, tally)
     return replace(snapshot(records, tally), idle_hours=idle)
 
 
-KIND = SourceKind(SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, build_client, fetch)
+KIND = SourceKind(
+    SOURCE, DcgmSnapshot, lambda config: config.sources.dcgm, shared_settings, build_client, fetch
+)

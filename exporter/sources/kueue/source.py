@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from exporter.config.schema import Config
+from exporter.config.schema import KueueConfig
 from exporter.sources.checks import Emptiness, Tally, dedupe, refuse_dropped
-from exporter.sources.kind import SourceKind, section
+from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.kube_client import build_client
 from exporter.sources.kueue.clusterqueue import parse_cluster_queue
 from exporter.sources.kueue.flavors import parse_resource_flavors
@@ -44,14 +44,13 @@ __all__ = [
 _SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
-def fetch(client: httpx.Client, config: Config, reading: Reading) -> KueueSnapshot:
+def fetch(client: httpx.Client, cfg: KueueConfig, shared: None, reading: Reading) -> KueueSnapshot:
     """Read every ClusterQueue (all pages) into quota records.
 
     The Kubernetes API answers with the current state: there is no window to ask for, so every
     reading gets the quotas as they are now.
     """
-    del reading
-    cfg = section(config.sources.kueue, SOURCE)
+    del shared, reading
     version, items = list_queues(client, cfg)
     tally = Tally()
     # The same ClusterQueue on two pages is kept once; two different versions of it fail.
@@ -79,4 +78,6 @@ def _queue_key(record: QuotaRecord) -> tuple[str, str, str]:
     return (record.cluster_queue, record.flavor, record.resource)
 
 
-KIND = SourceKind(SOURCE, KueueSnapshot, lambda config: config.sources.kueue, build_client, fetch)
+KIND = SourceKind(
+    SOURCE, KueueSnapshot, lambda config: config.sources.kueue, nothing_shared, build_client, fetch
+)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 import httpx
@@ -47,7 +48,7 @@ from exporter.sources.checks import (
     refuse_dropped,
 )
 from exporter.sources.clients import make_client
-from exporter.sources.kind import SourceKind, section
+from exporter.sources.kind import SourceKind
 from exporter.sources.litellm.by_day import read_dated
 from exporter.sources.litellm.cache import DAY, DailyCache, MonthDates, month_dates
 from exporter.sources.litellm.daily import (
@@ -69,11 +70,13 @@ from exporter.sources.reading import Reading
 __all__ = [
     "KIND",
     "UNASSIGNED",
+    "LiteLLMShared",
     "UsageMetrics",
     "build_client",
     "fetch",
     "merge_daily_pages",
     "parse_timestamp",
+    "shared_settings",
 ]
 
 SOURCE = "litellm"
@@ -101,13 +104,26 @@ _CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDi
 _SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
-def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnapshot:
+@dataclass(frozen=True)
+class LiteLLMShared:
+    """What the LiteLLM source reads from outside `sources.litellm`."""
+
+    reads_tags: bool  # a dimension splits by request tag: spend per tag is read too
+
+
+def shared_settings(config: Config) -> LiteLLMShared:
+    """The LiteLLM source's shared settings, built once by the wiring."""
+    return LiteLLMShared(reads_tags=any(d.litellm_tag_prefix for d in config.dimensions))
+
+
+def fetch(
+    client: httpx.Client, cfg: LiteLLMConfig, shared: LiteLLMShared, reading: Reading
+) -> LiteLLMSnapshot:
     """Read team budgets and the reading's month of usage per team and model.
 
     The month is the configured zone's; LiteLLM's dates are UTC dates (cache). A reading by
     day keeps each date apart and reads them all, whatever the refreshes have kept.
     """
-    cfg = section(config.sources.litellm, SOURCE)
     to_ours, now = exchange_rate(cfg), reading.at
     dates = month_dates(now, reading.month.zone)
     cache = _CACHES.setdefault(client, DailyCache())
@@ -119,7 +135,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
             refuse_dropped(SOURCE, tally, "daily rows")
-            tags, team_tags = _tags(client, config, cfg, dates, tally)
+            tags, team_tags = _tags(client, shared, cfg, dates, tally)
             whole = LiteLLMSnapshot(
                 teams, (), tally.frozen(), to_ours, dated=dated, tags=tags, team_tags=team_tags
             )
@@ -127,7 +143,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
         teams_part = {"the team list": bool(teams)}
         usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, teams_part))
         refuse_dropped(SOURCE, tally, "daily rows")
-        tags, team_tags = _tags(client, config, cfg, dates, tally)
+        tags, team_tags = _tags(client, shared, cfg, dates, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(usage_records(usage, {t.team_id: t.alias for t in teams}))
@@ -139,11 +155,15 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> LiteLLMSnap
 
 
 def _tags(
-    client: httpx.Client, config: Config, cfg: LiteLLMConfig, dates: MonthDates, tally: Tally
+    client: httpx.Client,
+    shared: LiteLLMShared,
+    cfg: LiteLLMConfig,
+    dates: MonthDates,
+    tally: Tally,
 ) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
     """Spend per request tag (and per team and tag), when a dimension reads tags; a proxy
     without the endpoint has none."""
-    if not any(d.litellm_tag_prefix for d in config.dimensions):
+    if not shared.reads_tags:
         return {}, {}
     try:
         return read_tag_spend(client, cfg, dates, tally)
@@ -239,5 +259,10 @@ def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatus
 
 
 KIND = SourceKind(
-    SOURCE, LiteLLMSnapshot, lambda config: config.sources.litellm, build_client, fetch
+    SOURCE,
+    LiteLLMSnapshot,
+    lambda config: config.sources.litellm,
+    shared_settings,
+    build_client,
+    fetch,
 )

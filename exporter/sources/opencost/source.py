@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import msgspec
@@ -40,7 +41,7 @@ from exporter.sources.checks import (
 )
 from exporter.sources.clients import make_client
 from exporter.sources.http import get_json, not_json
-from exporter.sources.kind import SourceKind, section
+from exporter.sources.kind import SourceKind
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
 from exporter.sources.opencost.by_day import read_days, summed
 from exporter.sources.opencost.days import query, reader_for
@@ -61,12 +62,14 @@ __all__ = [
     "KIND",
     "Allocation",
     "AllocationSet",
+    "OpenCostShared",
     "OpenCostSnapshot",
     "build_client",
     "fetch",
     "fetch_window",
     "parse_allocation_response",
     "parse_node_assets",
+    "shared_settings",
 ]
 
 SOURCE = "opencost"
@@ -139,15 +142,29 @@ def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = No
     return make_client(cfg.url, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
 
 
-def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSnapshot:
+@dataclass(frozen=True)
+class OpenCostShared:
+    """What the OpenCost source reads from outside `sources.opencost`."""
+
+    idle_by_node: bool  # idle split by node, the one policy that needs the nodes' costs
+    zone: ZoneInfo  # the zone the month's local days are kept in
+
+
+def shared_settings(config: Config) -> OpenCostShared:
+    """The OpenCost source's shared settings, built once by the wiring."""
+    return OpenCostShared(idle_by_node=config.idle_by_node, zone=config.zone)
+
+
+def fetch(
+    client: httpx.Client, cfg: OpenCostConfig, shared: OpenCostShared, reading: Reading
+) -> OpenCostSnapshot:
     """Fetch the rate window (the last `rate_window` of the reading) and the month's window.
 
     The open month is read as daily sets, its closed days kept between refreshes (see days);
     a closed month as one window, or each local day apart when the reading is `by_day`. Node
     assets are read only when idle is split by node, the one policy that needs them.
     """
-    cfg = section(config.sources.opencost, SOURCE)
-    by_node, tally, until = config.idle_by_node, Tally(), reading.until
+    by_node, tally, until = shared.idle_by_node, Tally(), reading.until
     rate = fetch_window(
         client, until - cfg.rate_window, until, with_node_costs=by_node, tally=tally
     )
@@ -161,7 +178,7 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> OpenCostSna
         return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen())
     month_from = reading.month.start
     reader = reader_for(client)
-    allocations, idle, repairs = reader.read(client, month_from, until, config.zone, tally)
+    allocations, idle, repairs = reader.read(client, month_from, until, shared.zone, tally)
     node_costs = _node_costs(client, month_from, until, tally) if by_node else {}
     month = AllocationSet(month_from, until, allocations, idle, node_costs)
     window_start = until - cfg.rate_window
@@ -314,5 +331,10 @@ def _number(
 
 
 KIND = SourceKind(
-    SOURCE, OpenCostSnapshot, lambda config: config.sources.opencost, build_client, fetch
+    SOURCE,
+    OpenCostSnapshot,
+    lambda config: config.sources.opencost,
+    shared_settings,
+    build_client,
+    fetch,
 )

@@ -17,10 +17,10 @@ from datetime import timedelta
 
 import httpx
 
-from exporter.config.schema import Config, VllmConfig
+from exporter.config.schema import VllmConfig
 from exporter.sources.checks import Tally
 from exporter.sources.clients import make_client
-from exporter.sources.kind import SourceKind, section
+from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.query import read_totals, totals_by_model
 
@@ -76,9 +76,9 @@ def span(cfg: VllmConfig, reading: Reading) -> timedelta:
     return timedelta(seconds=max(1, math.ceil(seconds)))
 
 
-def fetch(client: httpx.Client, config: Config, reading: Reading) -> VllmSnapshot:
+def fetch(client: httpx.Client, cfg: VllmConfig, shared: None, reading: Reading) -> VllmSnapshot:
     """Every served model's prefill and decode time and tokens over the span."""
-    cfg = section(config.sources.vllm, SOURCE)
+    del shared
     over = span(cfg, reading)
     vectors = read_totals(client, over, reading.until, cfg.model_label)
     tally = Tally()
@@ -87,4 +87,6 @@ def fetch(client: httpx.Client, config: Config, reading: Reading) -> VllmSnapsho
     return VllmSnapshot(models, over.total_seconds(), tally.frozen())
 
 
-KIND = SourceKind(SOURCE, VllmSnapshot, lambda config: config.sources.vllm, build_client, fetch)
+KIND = SourceKind(
+    SOURCE, VllmSnapshot, lambda config: config.sources.vllm, nothing_shared, build_client, fetch
+)

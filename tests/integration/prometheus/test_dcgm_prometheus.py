@@ -19,7 +19,7 @@ from exporter.config.schema import Config, DcgmPrometheus
 from exporter.sources.checks import Tally
 from exporter.sources.dcgm.idle import pieces, read_idle_hours
 from exporter.sources.dcgm.prometheus import group_labels
-from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.dcgm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import CLOCK, FIXED_NOW
 from tests.support.prometheus_api import poll, query
@@ -66,7 +66,7 @@ def test_utilisation_through_a_real_prometheus(prometheus: str) -> None:
     )
     assert config.sources.dcgm is not None
     with build_client(config.sources.dcgm) as client:
-        snapshot = fetch(client, config, Reading.open(now, config.zone))
+        snapshot = KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
     assert len(snapshot.gpus) == CLUSTER.gpu_count
     assert snapshot.dropped == {}
     held = {g.gpu: g for g in snapshot.gpus if g.allocated}

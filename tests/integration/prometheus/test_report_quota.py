@@ -18,8 +18,9 @@ from exporter.cli import main
 from exporter.clock import fixed_clock
 from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError
+from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
 from exporter.finance.closed_month import closed_month
-from exporter.finance.quota_history import quota_history
+from exporter.sources.kueue.history import QuotaSeries, quota_history
 from tests.conftest import CLOCK
 from tests.support.backfill import backfilled_prometheus
 
@@ -98,7 +99,9 @@ def _config(url: str, cluster: str | None) -> Config:
 def _history(url: str, cluster: str | None) -> dict[str, tuple[float, float]]:
     config = _config(url, cluster)
     month = closed_month("2026-10", config.zone, CLOCK()).month
-    snapshot = quota_history(config, "config.yaml", month)
+    assert config.report.prometheus is not None
+    series = QuotaSeries(QUOTA_NOMINAL.name, QUOTA_LENDING_LIMIT.name)
+    snapshot = quota_history(config.report.prometheus, "config.yaml", month, series)
     return {r.cluster_queue: (r.nominal, r.lending_limit) for r in snapshot.queues}
 
 

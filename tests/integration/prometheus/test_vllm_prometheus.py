@@ -18,7 +18,7 @@ from exporter.cli import main
 from exporter.config.schema import Config
 from exporter.ledger.llm.weights import TOO_FEW_REQUESTS, completion_weights
 from exporter.sources.reading import Reading
-from exporter.sources.vllm.source import build_client, fetch
+from exporter.sources.vllm.source import KIND, build_client
 from tests.conftest import CLOCK
 from tests.support.backfill import backfilled_prometheus
 
@@ -113,7 +113,7 @@ def _config(url: str, **vllm: Any) -> Config:
 def _weights(config: Config, reading: Reading) -> dict[str, tuple[float, str | None]]:
     assert config.sources.vllm is not None
     with build_client(config.sources.vllm) as client:
-        snapshot = fetch(client, config, reading)
+        snapshot = KIND.fetch_from_config(client, config, reading)
     assert snapshot.dropped == {}
     return {w.model: (w.applied, w.fallback) for w in completion_weights(config, snapshot)}
 

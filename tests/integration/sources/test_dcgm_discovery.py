@@ -21,7 +21,7 @@ from exporter.exposition.catalogue.health import SOURCE_ENDPOINTS
 from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.dcgm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.conftest import CLOCK, FIXED_NOW
@@ -109,7 +109,7 @@ def test_ready_endpoints_count_and_a_failed_one_is_counted(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            snapshot = KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert snapshot.endpoints == {"scraped": 1, "failed": 1, "not_ready": 1}
@@ -131,7 +131,7 @@ def test_the_endpoint_counts_are_published_with_the_gpus(
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client:
-            snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            snapshot = KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     samples = series(
@@ -153,7 +153,7 @@ def test_no_ready_endpoint_fails_the_refresh(exporters: Exporters, tmp_path: Pat
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "no ready endpoint" in str(err.value) and "1 not ready" in str(err.value)
@@ -167,7 +167,7 @@ def test_every_endpoint_failing_fails_the_refresh(exporters: Exporters, tmp_path
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamIncomplete) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert "every endpoint failed" in str(err.value) and "node-b" in str(err.value)
@@ -179,7 +179,7 @@ def test_forbidden_names_the_role_the_exporter_needs(tmp_path: Path) -> None:
         config = _config(tmp_path, api.url)
         assert config.sources.dcgm is not None
         with build_client(config.sources.dcgm) as client, pytest.raises(UpstreamStatusError) as err:
-            fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     finally:
         api.stop()
     assert err.value.reason == "auth"

@@ -9,7 +9,7 @@ import pytest
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_litellm import make_handler
 from chargeback_demo.httpfake import FakeServer
-from exporter.sources.litellm.source import build_client, fetch
+from exporter.sources.litellm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from tests.unit.sources.litellm.test_cache import KEY, _cfg, _config, _usage
 
@@ -28,13 +28,17 @@ def test_incremental_reads_equal_full_reads_over_a_month_on_the_fake() -> None:
         full_reads, steps = 0, 0
         with build_client(cfg) as kept:
             while now[0] < datetime(2027, 1, 1, 8, tzinfo=UTC):
-                incremental = fetch(kept, config, Reading.open(now[0], config.zone))
+                incremental = KIND.fetch_from_config(
+                    kept, config, Reading.open(now[0], config.zone)
+                )
                 steps += 1
                 if steps % 9 == 0 or now[0] + timedelta(hours=7) >= datetime(
                     2027, 1, 1, 8, tzinfo=UTC
                 ):
                     with build_client(cfg) as fresh:
-                        full = fetch(fresh, config, Reading.open(now[0], config.zone))
+                        full = KIND.fetch_from_config(
+                            fresh, config, Reading.open(now[0], config.zone)
+                        )
                     assert _usage(incremental) == _usage(full), now[0]
                     assert incremental.usage, now[0]
                     full_reads += 1

@@ -106,7 +106,9 @@ def test_incremental_reads_equal_a_full_read_over_a_month(upstream: _Upstream) -
     checked = 0
     while now < datetime(2026, 11, 1, 20, tzinfo=MADRID):
         upstream.windows.clear()
-        snapshot = opencost.fetch(client, config, Reading.open(_at(upstream, now), config.zone))
+        snapshot = opencost.KIND.fetch_from_config(
+            client, config, Reading.open(_at(upstream, now), config.zone)
+        )
         full = _full(upstream, now)
         assert snapshot.month.start == month_start(now, MADRID)
         assert _gap(snapshot.month, full) < CENT, now
@@ -125,14 +127,18 @@ def test_a_restart_reads_the_month_once(upstream: _Upstream) -> None:
     config = _config(upstream.server.url)
     now = _at(upstream, datetime(2026, 10, 20, 9, tzinfo=MADRID))
     with upstream.client() as client:
-        opencost.fetch(client, config, Reading.open(now, config.zone))
+        opencost.KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
         first = list(upstream.windows)
         upstream.windows.clear()
-        opencost.fetch(client, config, Reading.open(now + timedelta(minutes=5), config.zone))
+        opencost.KIND.fetch_from_config(
+            client, config, Reading.open(now + timedelta(minutes=5), config.zone)
+        )
         again = list(upstream.windows)
     with upstream.client() as restarted:
         upstream.windows.clear()
-        opencost.fetch(restarted, config, Reading.open(now + timedelta(minutes=10), config.zone))
+        opencost.KIND.fetch_from_config(
+            restarted, config, Reading.open(now + timedelta(minutes=10), config.zone)
+        )
     month = str(int(OCTOBER.timestamp()))
     yesterday = str(int(datetime(2026, 10, 19, tzinfo=MADRID).timestamp()))
     assert [w["window"].split(",")[0] for w in first[1:]] == [month, yesterday]
@@ -147,7 +153,9 @@ def test_reconcile_repairs_rewritten_closed_days_and_counts_them(upstream: _Upst
     config = _config(upstream.server.url)
     now = _at(upstream, datetime(2026, 10, 20, 9, tzinfo=MADRID))
     client = upstream.client()
-    assert opencost.fetch(client, config, Reading.open(now, config.zone)).repairs == 0
+    assert (
+        opencost.KIND.fetch_from_config(client, config, Reading.open(now, config.zone)).repairs == 0
+    )
     before = _closed_days(upstream, now)
     # OpenCost rebuilds its past: every GPU-hour of the month now costs more.
     upstream.fake.cluster = dataclasses.replace(CLUSTER, gpu_price=CLUSTER.gpu_price * 1.5)
@@ -156,15 +164,15 @@ def test_reconcile_repairs_rewritten_closed_days_and_counts_them(upstream: _Upst
     changed += [r for r in ("gpu", "cpu", "ram") if before.idle[r] != after.idle[r]]
     assert changed
     soon = _at(upstream, now + timedelta(minutes=20))
-    stale = opencost.fetch(client, config, Reading.open(soon, config.zone))
+    stale = opencost.KIND.fetch_from_config(client, config, Reading.open(soon, config.zone))
     assert stale.repairs == 0
     assert _gap(stale.month, _full(upstream, soon)) > 1.0  # the kept days are out of date
     later = _at(upstream, now + timedelta(hours=1))
-    repaired = opencost.fetch(client, config, Reading.open(later, config.zone))
+    repaired = opencost.KIND.fetch_from_config(client, config, Reading.open(later, config.zone))
     assert repaired.repairs == len(changed)  # each GPU allocation (and idle, if it moved)
     assert _gap(repaired.month, _full(upstream, later)) < CENT
     assert (
-        opencost.fetch(
+        opencost.KIND.fetch_from_config(
             client, config, Reading.open(later + timedelta(minutes=5), config.zone)
         ).repairs
         == 0
@@ -176,12 +184,14 @@ def test_nothing_for_the_open_days_after_data_is_a_lost_read(upstream: _Upstream
     config = _config(upstream.server.url)
     now = _at(upstream, datetime(2026, 10, 20, 9, tzinfo=MADRID))
     with upstream.client() as client:
-        good = opencost.fetch(client, config, Reading.open(now, config.zone))
+        good = opencost.KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
         upstream.fake.fault = "empty"
         with pytest.raises(UpstreamIncomplete, match="yesterday and today"):
-            opencost.fetch(client, config, Reading.open(now + timedelta(minutes=5), config.zone))
+            opencost.KIND.fetch_from_config(
+                client, config, Reading.open(now + timedelta(minutes=5), config.zone)
+            )
         upstream.fake.fault = ""
-        again = opencost.fetch(
+        again = opencost.KIND.fetch_from_config(
             client, config, Reading.open(now + timedelta(minutes=10), config.zone)
         )
     assert _gap(again.month, good.month) < 1.0 and again.month.total() >= good.month.total()

@@ -13,7 +13,7 @@ from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamUnavailable
 from exporter.finance.month_read import read_month
 from exporter.sources.deadline import RetryPolicy
-from exporter.sources.kind import SourceKind
+from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.readers import SourceReader
 from exporter.sources.reading import Reading
 
@@ -22,15 +22,17 @@ READING = Reading.open(datetime(2026, 11, 15, tzinfo=UTC), ZoneInfo("UTC"))
 
 
 def _reader(name: str, fetch: Any) -> SourceReader:
-    kind = SourceKind(name, object, lambda c: c.sources.opencost, lambda s: httpx.Client(), fetch)
-    return SourceReader(kind, CONFIG.sources.opencost, CONFIG, httpx.Client(), RetryPolicy())
+    kind = SourceKind(
+        name, object, lambda c: c.sources.opencost, nothing_shared, lambda s: httpx.Client(), fetch
+    )
+    return SourceReader(kind, CONFIG.sources.opencost, None, httpx.Client(), RetryPolicy())
 
 
-def _down(client: httpx.Client, config: Config, reading: Reading) -> object:
+def _down(client: httpx.Client, cfg: object, shared: None, reading: Reading) -> object:
     raise UpstreamUnavailable("kueue: unreachable (ConnectError: refused)")
 
 
-def _bug(client: httpx.Client, config: Config, reading: Reading) -> object:
+def _bug(client: httpx.Client, cfg: object, shared: None, reading: Reading) -> object:
     raise KeyError("a bug in a parser")
 
 
@@ -39,7 +41,7 @@ def test_each_source_is_read_once_and_failures_are_left_out(
 ) -> None:
     calls: list[Reading] = []
 
-    def good(client: httpx.Client, config: Config, reading: Reading) -> object:
+    def good(client: httpx.Client, cfg: object, shared: None, reading: Reading) -> object:
         calls.append(reading)
         return "costs"
 

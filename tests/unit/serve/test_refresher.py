@@ -249,7 +249,7 @@ def test_overlapping_litellm_pages_through_the_refresher() -> None:
         "litellm",
         60,
         600,
-        lambda now: litellm.fetch(client, config, Reading.open(now, config.zone)),
+        lambda now: litellm.KIND.fetch_from_config(client, config, Reading.open(now, config.zone)),
     )
     refresher = Refresher([source], lambda records, now: [], clock=CLOCK)
     assert refresher.refresh_all()

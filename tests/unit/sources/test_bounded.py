@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 import httpcore
 import httpx
 
-from exporter.sources.bounded import BoundedBackend, bound_client, call_ends
+from exporter.sources.bounded import BoundedBackend, call_ends
+from exporter.sources.clients import make_client
 
 
 class _Recording(httpcore.NetworkStream, httpcore.NetworkBackend):
@@ -74,12 +76,7 @@ def test_outside_a_call_the_timeouts_are_httpx_own() -> None:
     assert inner.timeouts == [("connect", 5.0), ("read", None)]
 
 
-def test_a_client_sends_through_a_bounded_pool_and_a_mock_is_left_alone() -> None:
-    with bound_client(httpx.Client()) as client:
-        pool = client._transport._pool  # type: ignore[attr-defined]
-        assert isinstance(pool._network_backend, BoundedBackend)
-        bound_client(client)  # twice is once
-        assert not isinstance(pool._network_backend._backend, BoundedBackend)
-    mock = httpx.MockTransport(lambda request: httpx.Response(200))
-    with bound_client(httpx.Client(transport=mock)) as client:
-        assert client._transport is mock
+def test_a_mock_transport_is_used_as_given() -> None:
+    mock = httpx.MockTransport(lambda request: httpx.Response(200, text="mocked"))
+    with make_client("http://upstream", timedelta(seconds=30), transport=mock) as client:
+        assert client.get("/metrics").text == "mocked"

@@ -22,7 +22,7 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.sources.deadline import NO_RETRY, RetryPolicy
-from exporter.sources.kind import SourceKind
+from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
@@ -72,16 +72,16 @@ def test_the_reports_token_is_checked_with_the_config(
     ],
 )
 def test_a_reply_decoders_cannot_read_is_malformed(raised: Exception, said: str) -> None:
-    def fetch(client: httpx.Client, config: Config, reading: Reading) -> object:
+    def fetch(client: httpx.Client, cfg: object, shared: None, reading: Reading) -> object:
         raise raised
 
-    kind: SourceKind[object, object] = SourceKind(  # type: ignore[type-var]
-        "probe", object, lambda c: None, lambda s: httpx.Client(), fetch
+    kind: SourceKind[object, None, object] = SourceKind(  # type: ignore[type-var]
+        "probe", object, lambda c: None, nothing_shared, lambda s: httpx.Client(), fetch
     )
     config = Config.model_validate({"sources": {"opencost": {"url": "http://o"}}})
     settings = config.sources.opencost
     with httpx.Client() as client:
-        reader = SourceReader(kind, settings, config, client, RetryPolicy(clock=CLOCK))
+        reader = SourceReader(kind, settings, None, client, RetryPolicy(clock=CLOCK))
         with pytest.raises(UpstreamPayloadError, match=said) as caught:
             reader.read(Reading.open(FIXED_NOW, config.zone))
     assert caught.value.reason == "malformed"
@@ -97,7 +97,8 @@ def test_a_retry_after_the_refresh_could_not_wait_for_rides_on_the_error() -> No
     config = Config.model_validate({"sources": {"opencost": {"url": "http://o"}}})
     client = httpx.Client(base_url="http://o", transport=httpx.MockTransport(limited))
     kind = SOURCES["opencost"]
-    reader = SourceReader(kind, config.sources.opencost, config, client, RetryPolicy(clock=CLOCK))
+    shared = kind.shared(config)
+    reader = SourceReader(kind, config.sources.opencost, shared, client, RetryPolicy(clock=CLOCK))
     with client, pytest.raises(UpstreamStatusError) as caught:
         reader.read(Reading.open(FIXED_NOW, config.zone))
     assert caught.value.retry_after == 120.0
@@ -108,8 +109,15 @@ NOW = datetime(2026, 11, 15, 12, 30, tzinfo=UTC)
 CONFIG = Config(sources=SourcesConfig(opencost=OpenCostConfig(url="http://opencost:9003")))
 
 
-def _kind(fetch: Any) -> SourceKind[Any, Any]:
-    return SourceKind("fake", object, lambda c: c.sources.opencost, lambda s: httpx.Client(), fetch)
+def _kind(fetch: Any) -> SourceKind[Any, Any, Any]:
+    return SourceKind(
+        "fake",
+        object,
+        lambda c: c.sources.opencost,
+        nothing_shared,
+        lambda s: httpx.Client(),
+        fetch,
+    )
 
 
 def test_only_configured_sources_get_a_reader_in_table_order() -> None:
@@ -135,18 +143,18 @@ def test_a_read_gets_the_reading_and_fails_past_its_deadline() -> None:
     clock = [0.0]
     seen: list[Reading] = []
 
-    def fetch(client: httpx.Client, config: Config, reading: Reading) -> object:
+    def fetch(client: httpx.Client, cfg: object, shared: None, reading: Reading) -> object:
         seen.append(reading)
         clock[0] += 1000.0  # parsing took longer than the whole refresh may
         return object()
 
     policy = RetryPolicy(backoff=NO_RETRY, monotonic=lambda: clock[0])
     settings = CONFIG.sources.opencost
-    reader = SourceReader(_kind(fetch), settings, CONFIG, httpx.Client(), policy)
+    reader = SourceReader(_kind(fetch), settings, None, httpx.Client(), policy)
     reading = Reading.open(NOW, ZoneInfo("UTC"))
     with pytest.raises(UpstreamUnavailable, match="longer than its deadline") as caught:
         reader.read(reading)
     assert caught.value.reason == "timeout" and seen == [reading]
-    quick = replace(reader, kind=_kind(lambda client, config, reading: "snapshot"))
+    quick = replace(reader, kind=_kind(lambda client, cfg, shared, reading: "snapshot"))
     assert quick.read(reading) == "snapshot"
     reader.close()

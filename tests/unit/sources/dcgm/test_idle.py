@@ -22,7 +22,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.gpus import idle_gpu_hours, model_price
 from exporter.sources.dcgm.idle import Piece, idle_expr, pieces
 from exporter.sources.dcgm.records import IdleHours
-from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
+from exporter.sources.dcgm.source import KIND, DcgmSnapshot, build_client
 from exporter.sources.reading import Reading
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -111,7 +111,7 @@ def _fetch(
 ) -> Callable[[datetime], DcgmSnapshot]:
     assert config.sources.dcgm is not None
     client = build_client(config.sources.dcgm, transport=httpx.MockTransport(answer))
-    return lambda now: fetch(client, config, Reading.open(now, config.zone))
+    return lambda now: KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
 
 
 def test_pieces_are_days_from_the_zones_month_start_to_now() -> None:

@@ -14,11 +14,11 @@ from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.gpus import team_gpus
 from exporter.sources.checks import OUT_OF_RANGE, Tally
 from exporter.sources.dcgm.source import (
+    KIND,
     UNSLICED,
     DcgmSnapshot,
     GpuRecord,
     build_client,
-    fetch,
     mig_share,
     mig_slices,
     parse_metrics,
@@ -152,7 +152,7 @@ def test_the_same_carved_gpu_behind_two_urls_counts_once_with_its_rest() -> None
 
     cfg = DcgmConfig(urls=("http://node-7:9400/metrics", "http://dcgm.svc:9400/metrics"))
     with build_client(cfg, transport=httpx.MockTransport(handler)) as client:
-        snapshot = fetch(
+        snapshot = KIND.fetch_from_config(
             client,
             Config(sources=SourcesConfig(dcgm=cfg)),
             Reading.open(FIXED_NOW, UTC_ZONE),

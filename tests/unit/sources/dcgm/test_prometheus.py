@@ -12,7 +12,7 @@ import pytest
 
 from exporter.config.schema import Config
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamStatusError
-from exporter.sources.dcgm.source import build_client, fetch
+from exporter.sources.dcgm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
@@ -33,7 +33,7 @@ def _serve(answer: Callable[[httpx.Request], httpx.Response], config: Config) ->
     assert config.sources.dcgm is not None
     transport = httpx.MockTransport(answer)
     client = build_client(config.sources.dcgm, transport=transport)
-    return lambda: fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+    return lambda: KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def _gpu(gpu: str, **labels: str) -> dict[str, str]:

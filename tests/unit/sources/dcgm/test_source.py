@@ -17,6 +17,7 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
+from exporter.sources.dcgm.source import KIND as DCGM_KIND
 from exporter.sources.dcgm.source import (
     DcgmSnapshot,
     GpuRecord,
@@ -24,7 +25,6 @@ from exporter.sources.dcgm.source import (
     mig_share,
     parse_metrics,
 )
-from exporter.sources.dcgm.source import fetch as fetch_dcgm
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
@@ -35,7 +35,7 @@ H100 = 'modelName="NVIDIA H100 80GB HBM3"'
 def fetch(client: httpx.Client, cfg: DcgmConfig) -> DcgmSnapshot:
     """The source's fetch with a config holding only this section (DCGM has no window)."""
     config = Config(sources=SourcesConfig(dcgm=cfg))
-    return fetch_dcgm(client, config, Reading.open(FIXED_NOW, config.zone))
+    return DCGM_KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def series(name: str, value: str, extra: str = "", gpu: int = 0, host: str = "n1") -> str:
@@ -255,7 +255,7 @@ def test_a_corrupt_sample_takes_the_last_good_value_while_it_is_fresh() -> None:
 
     def read(minutes: int) -> DcgmSnapshot:
         now = FIXED_NOW + timedelta(minutes=minutes)
-        return fetch_dcgm(client, config, Reading.open(now, config.zone))
+        return DCGM_KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
 
     with mock_client(cfg, lambda r: httpx.Response(200, text=body[0])) as client:
         assert [r.utilisation for r in read(0).gpus] == [0.3, 0.5]

@@ -10,7 +10,7 @@ import pytest
 
 from exporter.config.schema import Config, DcgmConfig, SourcesConfig, load_config
 from exporter.errors import ConfigError, UpstreamStatusError, UpstreamUnavailable
-from exporter.sources.dcgm.source import DcgmSnapshot, build_client, fetch
+from exporter.sources.dcgm.source import KIND, DcgmSnapshot, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW, UTC_ZONE
 
@@ -29,7 +29,7 @@ def urls(n: int) -> tuple[str, ...]:
 
 def read(cfg: DcgmConfig, answer: Callable[[httpx.Request], httpx.Response]) -> DcgmSnapshot:
     with build_client(cfg, transport=httpx.MockTransport(answer)) as client:
-        return fetch(
+        return KIND.fetch_from_config(
             client,
             Config(sources=SourcesConfig(dcgm=cfg)),
             Reading.open(FIXED_NOW, UTC_ZONE),

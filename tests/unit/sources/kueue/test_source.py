@@ -23,13 +23,13 @@ from exporter.errors import (
 )
 from exporter.ledger.costs.quota import lend
 from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.source import KIND as KUEUE_KIND
 from exporter.sources.kueue.source import (
     KueueSnapshot,
     QuotaRecord,
     build_client,
     parse_cluster_queue,
 )
-from exporter.sources.kueue.source import fetch as fetch_kueue
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
@@ -42,7 +42,7 @@ BASE = "/apis/kueue.x-k8s.io"
 def fetch(client: httpx.Client, cfg: KueueConfig) -> KueueSnapshot:
     """The source's fetch with a config holding only this section (Kueue has no window)."""
     config = Config(sources=SourcesConfig(kueue=cfg))
-    return fetch_kueue(client, config, Reading.open(FIXED_NOW, config.zone))
+    return KUEUE_KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
 
 
 def status(code: int, reason: str, message: str) -> httpx.Response:

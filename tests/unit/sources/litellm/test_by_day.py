@@ -8,7 +8,7 @@ import pytest
 
 from exporter.calendar import Month
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.litellm.source import fetch
+from exporter.sources.litellm.source import KIND
 from exporter.sources.reading import Reading
 from tests.support.litellm_rows import RowProxy, date_runs
 from tests.unit.sources.litellm.test_cache import (
@@ -36,7 +36,7 @@ def _key_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _read(proxy: RowProxy, reading: Reading) -> LiteLLMSnapshot:
     cfg = _cfg()
     with _client(proxy, cfg) as client:
-        return fetch(client, _config(cfg), reading)
+        return KIND.fetch_from_config(client, _config(cfg), reading)
 
 
 @pytest.mark.parametrize("keys", [True, False])

@@ -16,7 +16,7 @@ from exporter.sources.checks import Tally
 from exporter.sources.litellm.cache import month_dates
 from exporter.sources.litellm.decode import Days, decode_body
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.litellm.source import build_client, fetch
+from exporter.sources.litellm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import UTC_ZONE
 from tests.support.litellm_rows import Row, RowProxy, date_runs
@@ -63,7 +63,9 @@ def _usage(snap: LiteLLMSnapshot) -> Usage:
 def _read(proxy: RowProxy, zone: str = "UTC", now: datetime = NOW, **kw: Any) -> Usage:
     cfg = _cfg(**kw)
     with _client(proxy, cfg) as client:
-        return _usage(fetch(client, _config(cfg, zone), Reading.open(now, ZoneInfo(zone))))
+        return _usage(
+            KIND.fetch_from_config(client, _config(cfg, zone), Reading.open(now, ZoneInfo(zone)))
+        )
 
 
 # --- one read: team x model through the API-key sub-breakdowns -------------------------------
@@ -227,11 +229,15 @@ def test_only_open_days_are_reread_until_the_reconcile_which_repairs_and_counts(
     cfg = _cfg(reconcile_interval="1h")
     config = _config(cfg)
     with _client(proxy, cfg) as client:
-        first = fetch(client, config, Reading.open(NOW, config.zone))
+        first = KIND.fetch_from_config(client, config, Reading.open(NOW, config.zone))
         # A row of a closed day appears behind the cache (a late batch write, a backfill).
         proxy.rows.append(Row("t-growth", "2026-11-02", "k-g", LLAMA, "llama-3-70b", 9, 1, 1, 1))
-        stale = fetch(client, config, Reading.open(NOW + timedelta(minutes=5), config.zone))
-        repaired = fetch(client, config, Reading.open(NOW + timedelta(minutes=61), config.zone))
+        stale = KIND.fetch_from_config(
+            client, config, Reading.open(NOW + timedelta(minutes=5), config.zone)
+        )
+        repaired = KIND.fetch_from_config(
+            client, config, Reading.open(NOW + timedelta(minutes=61), config.zone)
+        )
     # At 13:30 UTC yesterday's rows are all written: only today is read again.
     assert _starts(proxy) == ["2026-11-01", "2026-11-19", "2026-11-01"]
     assert _usage(first) == _usage(stale) == EXPECTED
@@ -243,15 +249,17 @@ def test_a_new_client_and_a_new_month_read_the_whole_month() -> None:
     proxy = RowProxy(list(ROWS), KEY_TEAMS)
     cfg = _cfg(reconcile_interval="1d")
     with _client(proxy, cfg) as client:
-        fetch(client, _config(cfg), Reading.open(NOW, UTC_ZONE))
-        fetch(client, _config(cfg), Reading.open(NOW + timedelta(hours=2), UTC_ZONE))
-        fetch(
+        KIND.fetch_from_config(client, _config(cfg), Reading.open(NOW, UTC_ZONE))
+        KIND.fetch_from_config(
+            client, _config(cfg), Reading.open(NOW + timedelta(hours=2), UTC_ZONE)
+        )
+        KIND.fetch_from_config(
             client,
             _config(cfg),
             Reading.open(datetime(2026, 12, 1, 0, 10, tzinfo=UTC), UTC_ZONE),
         )
     with _client(proxy, cfg) as client:  # a restart
-        fetch(
+        KIND.fetch_from_config(
             client,
             _config(cfg),
             Reading.open(datetime(2026, 12, 1, 0, 20, tzinfo=UTC), UTC_ZONE),

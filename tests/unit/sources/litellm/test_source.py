@@ -21,8 +21,8 @@ from exporter.errors import (
 )
 from exporter.sources.checks import Tally
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
+from exporter.sources.litellm.source import KIND as LITELLM_KIND
 from exporter.sources.litellm.source import build_client, merge_daily_pages, parse_timestamp
-from exporter.sources.litellm.source import fetch as fetch_litellm
 from exporter.sources.reading import Reading
 from tests.support.litellm_rows import date_runs
 
@@ -33,7 +33,7 @@ NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
 def fetch(client: httpx.Client, cfg: LiteLLMConfig, now: datetime) -> LiteLLMSnapshot:
     """The source's fetch with a config holding only this section."""
     config = Config(sources=SourcesConfig(litellm=cfg))
-    return fetch_litellm(client, config, Reading.open(now, config.zone))
+    return LITELLM_KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
-from exporter.sources.litellm.source import build_client, exchange_rate, fetch
+from exporter.sources.litellm.source import KIND, build_client, exchange_rate
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 from tests.support.litellm_rows import Row, RowProxy
@@ -135,12 +135,12 @@ def test_the_rate_file_is_read_on_every_refresh(tmp_path: Path) -> None:
     config = Config(sources=SourcesConfig(litellm=cfg))
     proxy = RowProxy([Row("t", "2026-11-02", "k", "m", "m", 1, 1, 1, 10.0)])
     with build_client(cfg, transport=httpx.MockTransport(proxy)) as client:
-        first = fetch(client, config, Reading.open(NOW, config.zone))
+        first = KIND.fetch_from_config(client, config, Reading.open(NOW, config.zone))
         rate_file.write_text(" 0.5 ", encoding="utf-8")
-        second = fetch(client, config, Reading.open(NOW, config.zone))
+        second = KIND.fetch_from_config(client, config, Reading.open(NOW, config.zone))
         rate_file.unlink()
         with pytest.raises(ExchangeRateError):
-            fetch(client, config, Reading.open(NOW, config.zone))
+            KIND.fetch_from_config(client, config, Reading.open(NOW, config.zone))
     assert (first.exchange_rate, second.exchange_rate) == (0.92, 0.5)
     # Amounts stay in LiteLLM's currency in the snapshot, and convert once.
     assert first.usage[0].spend == 10.0

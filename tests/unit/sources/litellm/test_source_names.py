@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
-from exporter.sources.litellm.source import build_client, fetch
+from exporter.sources.litellm.source import KIND, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import UTC_ZONE
 
@@ -92,7 +92,7 @@ def _route(groups: str = "metrics") -> tuple[Callable[[httpx.Request], httpx.Res
 def _fetch(route: Callable[[httpx.Request], httpx.Response]) -> dict[Any, tuple[Any, ...]]:
     cfg = LiteLLMConfig(url="http://litellm:4000", api_key_env="LITELLM_NAMES_KEY", currency="EUR")
     with build_client(cfg, transport=httpx.MockTransport(route)) as client:
-        snapshot = fetch(
+        snapshot = KIND.fetch_from_config(
             client,
             Config(sources=SourcesConfig(litellm=cfg)),
             Reading.open(NOW, UTC_ZONE),

@@ -161,7 +161,7 @@ def _fetch_paths(node_assets: bool) -> tuple[list[str], OpenCostSnapshot]:
     cfg = OpenCostConfig(url="http://opencost:9003", node_assets=node_assets)
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="http://opencost:9003", transport=transport) as client:
-        snapshot = opencost.fetch(
+        snapshot = opencost.KIND.fetch_from_config(
             client,
             Config(sources=SourcesConfig(opencost=cfg)),
             Reading.open(FIXED_NOW, UTC_ZONE),

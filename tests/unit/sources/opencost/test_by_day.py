@@ -98,7 +98,7 @@ def test_the_snapshot_answers_each_days_month_to_date_and_sums_to_the_month() ->
     )
     reading = Reading.closed_month(OCTOBER, by_day=True)
     with _client(_upstream([])) as client:
-        snapshot = opencost.fetch(client, config, reading)
+        snapshot = opencost.KIND.fetch_from_config(client, config, reading)
     assert len(snapshot.days) == 31
     assert snapshot.month.allocations[0].costs["gpu"] == sum(range(1, 32))
     tenth = snapshot.as_of(reading.day_ends()[9])

@@ -96,7 +96,7 @@ def test_query_asks_for_idle_unshared_and_an_explicit_window() -> None:
         seen.append(request)
         return httpx.Response(200, json={"code": 200, "data": None})
 
-    snapshot = opencost.fetch(
+    snapshot = opencost.KIND.fetch_from_config(
         _client(handler),
         Config(sources=SourcesConfig(opencost=CFG)),
         Reading.open(NOW, UTC_ZONE),

@@ -12,7 +12,7 @@ from exporter.calendar import Month
 from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.reading import Reading
-from exporter.sources.vllm.source import ModelTiming, build_client, fetch
+from exporter.sources.vllm.source import KIND, ModelTiming, build_client
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 # Per measure, what the fake Prometheus answers for model "llama".
@@ -44,7 +44,7 @@ def _fetch(config: Config, reading: Reading, seen: list[httpx.URL]) -> Any:
 
     assert config.sources.vllm is not None
     client = build_client(config.sources.vllm, transport=httpx.MockTransport(answer))
-    return fetch(client, config, reading)
+    return KIND.fetch_from_config(client, config, reading)
 
 
 def test_the_month_to_date_is_read_at_the_reading_instant() -> None:
@@ -94,4 +94,4 @@ def test_an_error_envelope_fails_the_read() -> None:
     assert config.sources.vllm is not None
     client = build_client(config.sources.vllm, transport=httpx.MockTransport(answer))
     with pytest.raises(UpstreamPayloadError, match="bad_data"):
-        fetch(client, config, Reading.open(NOW, config.zone))
+        KIND.fetch_from_config(client, config, Reading.open(NOW, config.zone))

@@ -14,7 +14,7 @@ from chargeback_demo.stack import demo_config_dict
 from exporter.config.schema import Config
 from exporter.ledger.llm.weights import completion_weights
 from exporter.sources.reading import Reading
-from exporter.sources.vllm.source import ModelTiming, build_client, fetch
+from exporter.sources.vllm.source import KIND, ModelTiming, build_client
 from tests.conftest import CLOCK, FIXED_NOW
 
 HANDLE = make_handler(CLUSTER, CLOCK)
@@ -42,7 +42,7 @@ def test_the_demo_measures_llama_by_hand() -> None:
     config = Config.model_validate(demo_config_dict(URLS))
     assert config.sources.vllm is not None
     client = build_client(config.sources.vllm, transport=httpx.MockTransport(_transport))
-    snapshot = fetch(client, config, Reading.open(FIXED_NOW, config.zone))
+    snapshot = KIND.fetch_from_config(client, config, Reading.open(FIXED_NOW, config.zone))
     (timing,) = snapshot.models
     assert timing.model == SERVED_MODEL == "meta-llama/Meta-Llama-3-70B-Instruct"
     expected = ModelTiming(

@@ -1,9 +1,10 @@
-"""A closed month's quota from the exporter's own series in Prometheus (`report.prometheus`).
+"""A closed month's Kueue quota, read back from the exporter's own series in Prometheus.
 
 Kueue keeps no history, so without this a closed month's quota rests on Kueue's quotas when
 the report runs. The exporter publishes every ClusterQueue's nominal quota and lending limit
-(`chargeback_quota_nominal`, `chargeback_quota_lending_limit`); with `report.prometheus` set
-the report reads them back over the month, one instant query each at the month's end:
+(`chargeback_quota_nominal`, `chargeback_quota_lending_limit`; the caller names them, as the
+catalogue does); with `report.prometheus` set the report reads them back over the month, one
+instant query each at the month's end:
 
     avg_over_time((max without (instance, pod, prometheus_replica) (<series>))[<month>s:60s])
 
@@ -27,20 +28,20 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import httpx
 
 from exporter.calendar import Month
-from exporter.config.schema import Config, ReportPrometheus
+from exporter.config.schema import ReportPrometheus
 from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError
-from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
 from exporter.sources.clients import make_client
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
 
-__all__ = ["SOURCE", "open_client", "quota_history", "quota_queries"]
+__all__ = ["SOURCE", "QuotaSeries", "open_client", "quota_history", "quota_queries"]
 
 SOURCE = "report.prometheus"
 STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
@@ -48,12 +49,21 @@ _REPLICA_LABELS = "instance, pod, prometheus_replica"
 _KEYS = ("cluster_queue", "cohort", "flavor", "resource")
 
 
-def quota_queries(cfg: ReportPrometheus, month: Month) -> dict[str, str]:
+@dataclass(frozen=True)
+class QuotaSeries:
+    """The names the exporter publishes a queue's quota under: the metric catalogue's, which
+    the sources do not import (the exposition is downstream of them)."""
+
+    nominal: str
+    lending_limit: str
+
+
+def quota_queries(cfg: ReportPrometheus, month: Month, series: QuotaSeries) -> dict[str, str]:
     """The PromQL of the month's average nominal quota and lending limit, by field."""
     # A JSON string is a valid PromQL string literal, quotes and backslashes escaped.
     selector = f"{{cluster={json.dumps(cfg.cluster)}}}" if cfg.cluster else ""
-    nominal = f"{QUOTA_NOMINAL.name}{selector}"
-    limit = f"{QUOTA_LENDING_LIMIT.name}{selector}"
+    nominal = f"{series.nominal}{selector}"
+    limit = f"{series.lending_limit}{selector}"
     # Timestamps, not aware datetimes: in one zone their difference is wall time, an hour off
     # in a month whose summer time starts or ends.
     seconds = round(month.end.timestamp() - month.start.timestamp())
@@ -81,19 +91,19 @@ def open_client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
     return make_client(cfg.url.rstrip("/"), cfg.timeout, headers=headers, ca_file=cfg.ca_file)
 
 
-def quota_history(config: Config, config_path: str, month: Month) -> KueueSnapshot:
+def quota_history(
+    cfg: ReportPrometheus, config_path: str, month: Month, series: QuotaSeries
+) -> KueueSnapshot:
     """The month's average quota per ClusterQueue, flavor and resource, as Kueue records.
 
-    Raises UpstreamError when Prometheus cannot be read or its answer cannot be billed on.
+    `config_path` places a relative token file. Raises UpstreamError when Prometheus cannot
+    be read or its answer cannot be billed on.
     """
-    cfg = config.report.prometheus
-    if cfg is None:
-        raise ValueError("report.prometheus is not configured")
     at = month.end - timedelta(milliseconds=1)
     with open_client(cfg, config_path) as client:
         found = {
             field: _series(client, expr, at, selected=cfg.cluster is not None)
-            for field, expr in quota_queries(cfg, month).items()
+            for field, expr in quota_queries(cfg, month, series).items()
         }
     records = []
     limits = found["lending_limit"]
@@ -103,7 +113,7 @@ def quota_history(config: Config, config_path: str, month: Month) -> KueueSnapsh
         records.append(QuotaRecord(queue, cohort, flavor, resource, nominal, lending_limit=limit))
     if not records:
         raise UpstreamPayloadError(
-            f"{SOURCE}: no {QUOTA_NOMINAL.name} series in the month: was the exporter "
+            f"{SOURCE}: no {series.nominal} series in the month: was the exporter "
             "scraped then (and is report.prometheus.cluster right)?"
         )
     return KueueSnapshot(tuple(records))

@@ -9,7 +9,7 @@ import pytest
 
 from exporter.config.schema import ReportPrometheus
 from exporter.errors import UpstreamPayloadError
-from exporter.finance.quota_history import _series
+from exporter.sources.kueue.history import _series
 
 
 def _envelope(body: object) -> httpx.Client:
