@@ -13,7 +13,7 @@ installed one: the child checks), alternating which goes first, that calls
 `exporter.cli.main(["report", ..., "--format", "focus"], fixed_clock(NOW))` with stdout on a
 temporary file. The config is the bench's (bench.synthetic) with long timeouts and every
 source's max_response_size raised to 1GiB: the FOCUS export reads OpenCost's month as one
-`step=1d` body, at M about 410 MiB for a closed month and 190 MiB for the 14 whole days to
+`step=1d` body, at M about 410 MiB for a closed month and 185 MiB for the 14 whole days to
 date, both past the exporter's default of 128MiB, which refuses them (the report exits 1 with
 no cost data); `--max-response-size 128MiB` shows that. Per run, as JSON:
 

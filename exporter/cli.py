@@ -9,19 +9,18 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
 from exporter import __version__, logs
+from exporter.calendar import Month
 from exporter.clock import Clock, system_clock
 from exporter.config.offline_check import check_config_offline, check_web_config_offline
 from exporter.config.schema import Config, load_config, setting_error
 from exporter.config.web import WebServing, load_web_config
-from exporter.errors import ConfigError, UpstreamError
+from exporter.errors import ConfigError
 from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
-from exporter.finance.closed_month import closed_month
-from exporter.finance.command import ReportRequest, run_report
+from exporter.finance.command import QuotaHistory, ReportRequest, report_command
 from exporter.finance.report.figures import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
@@ -30,10 +29,8 @@ from exporter.serve.refresher import Refresher
 from exporter.serve.routes import HEALTH_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
-from exporter.sources.deadline import RetryPolicy
 from exporter.sources.kueue.history import QuotaSeries, open_client, quota_history
 from exporter.sources.readers import open_readers
-from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
 
 __all__ = ["main"]
@@ -281,62 +278,33 @@ def _check_report_client(config: Config, path: str) -> None:
 
 
 def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -> int:
-    """Read every source once for the month asked, join it, and print it as the report.
-
-    With --month, the sources read that closed month (see exporter.finance.closed_month); a
-    FOCUS export reads it by day.
-    """
-    if args.output is not None and args.format != "focus":
-        print("error: --output is for --format focus", file=sys.stderr)
-        return 2
-    if args.output is not None and not Path(args.output).is_dir():
-        print(f"error: --output: {args.output} is not a folder", file=sys.stderr)
-        return 2
-    if args.team is not None and args.format == "focus":
-        print("error: --team is not for --format focus", file=sys.stderr)
-        return 2
-    if args.team is not None and args.by is not None:
-        # A team's report is its own rows; a dimension's rows cut across the teams.
-        print("error: --team and --by: choose one", file=sys.stderr)
-        return 2
-    known = [d.name for d in config.dimensions]
-    if args.by is not None and args.by not in known:
-        print(
-            f"error: --by: no dimension {args.by!r} ({', '.join(known) or 'none'})", file=sys.stderr
-        )
-        return 2
-    history = None
-    now = clock()
-    if args.month is None:
-        # The FOCUS export of the month to date reads it by day, as it does a closed month.
-        reading = replace(Reading.open(now, config.zone), by_day=args.format == "focus")
-    else:
-        try:
-            reading = closed_month(args.month, config.zone, now, by_day=args.format == "focus")
-        except ValueError as exc:
-            print(f"error: --month: {exc}", file=sys.stderr)
-            return 2
-        # Configured but unreadable, the quota history fails the report (exit 1) rather than
-        # falling back to Kueue's state now: one closed month must print one bill, whenever
-        # and wherever it runs, and a silent fallback would print another.
-        if config.report.prometheus is not None:
-            _check_report_client(config, path)  # its token is config: exit 2
-            published = QuotaSeries(QUOTA_NOMINAL.name, QUOTA_LENDING_LIMIT.name)
-            try:
-                history = quota_history(config.report.prometheus, path, reading.month, published)
-            except (UpstreamError, ValueError) as exc:
-                print(f"error: report.prometheus: {exc}", file=sys.stderr)
-                return 1
+    """The report asked on the command line (finance.command), with the month's quota history
+    from the Prometheus the config names."""
     output = Path(args.output) if args.output is not None else None
     request = ReportRequest(
-        args.format, args.table, args.max_unallocated, output, now, args.team, by=args.by
+        args.format,
+        args.table,
+        args.max_unallocated,
+        output,
+        team=args.team,
+        by=args.by,
+        month=args.month,
     )
-    readers = open_readers(config, path, RetryPolicy(clock=clock))
-    try:
-        return run_report(config, readers, reading, request, history)
-    finally:
-        for reader in readers:
-            reader.close()
+    return report_command(config, path, clock, request, _quota_history(config, path))
+
+
+def _quota_history(config: Config, path: str) -> QuotaHistory | None:
+    """The month's quota history as the exporter published it, where report.prometheus says."""
+    cfg = config.report.prometheus
+    if cfg is None:
+        return None
+    published = QuotaSeries(QUOTA_NOMINAL.name, QUOTA_LENDING_LIMIT.name)
+
+    def read(month: Month) -> object:
+        _check_report_client(config, path)  # its token is config: exit 2
+        return quota_history(cfg, path, month, published)
+
+    return read
 
 
 if __name__ == "__main__":

@@ -1,16 +1,20 @@
-"""`report`: read a month from every source once, join it, and write it in finance's format."""
+"""`report`: the month asked, read from every source once, joined, in finance's format."""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from exporter.calendar import Month
+from exporter.clock import Clock
 from exporter.config.schema import Config
+from exporter.errors import UpstreamError
+from exporter.finance.closed_month import closed_month
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
@@ -24,14 +28,18 @@ from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
-from exporter.sources.kueue.source import KueueSnapshot
-from exporter.sources.readers import SourceReader
+from exporter.sources.deadline import RetryPolicy
+from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import Records
 
-__all__ = ["ReportRequest", "run_report"]
+__all__ = ["QuotaHistory", "ReportRequest", "report_command", "run_report"]
 
 log = logging.getLogger("exporter")
+
+
+# The month's quota history, read where the config says (it stands in for Kueue's state now).
+QuotaHistory = Callable[[Month], object]
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,70 @@ class ReportRequest:
     created: datetime | None = None
     team: str | None = None  # one team's own report or statement
     by: str | None = None  # rows by this dimension's values rather than by team
+    month: str | None = None  # a closed month, YYYY-MM (None: the month to date)
+
+
+def report_command(
+    config: Config,
+    path: str,
+    clock: Clock,
+    request: ReportRequest,
+    history: QuotaHistory | None = None,
+) -> int:
+    """Check the request, read every source once for the month asked, and print the report.
+
+    With a month, the sources read that closed month (see `finance.closed_month`); a FOCUS
+    export reads it by day. The exit status: 2 for a request the config cannot answer, 1 when
+    the month cannot be read or is over the unallocated limit.
+    """
+    refused = _refused(config, request)
+    if refused is not None:
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
+    now = clock()
+    by_day = request.format == "focus"
+    read_history = None
+    if request.month is None:
+        # The FOCUS export of the month to date reads it by day, as it does a closed month.
+        reading = replace(Reading.open(now, config.zone), by_day=by_day)
+    else:
+        try:
+            reading = closed_month(request.month, config.zone, now, by_day=by_day)
+        except ValueError as exc:
+            print(f"error: --month: {exc}", file=sys.stderr)
+            return 2
+        # Configured but unreadable, the quota history fails the report (exit 1) rather than
+        # falling back to Kueue's state now: one closed month must print one bill, whenever
+        # and wherever it runs, and a silent fallback would print another.
+        if history is not None:
+            try:
+                read_history = history(reading.month)
+            except (UpstreamError, ValueError) as exc:
+                print(f"error: report.prometheus: {exc}", file=sys.stderr)
+                return 1
+    readers = open_readers(config, path, RetryPolicy(clock=clock))
+    try:
+        return run_report(config, readers, reading, replace(request, created=now), read_history)
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def _refused(config: Config, request: ReportRequest) -> str | None:
+    """Why the request cannot be answered as asked, or None."""
+    if request.output is not None and request.format != "focus":
+        return "--output is for --format focus"
+    if request.output is not None and not request.output.is_dir():
+        return f"--output: {request.output} is not a folder"
+    if request.team is not None and request.format == "focus":
+        return "--team is not for --format focus"
+    if request.team is not None and request.by is not None:
+        # A team's report is its own rows; a dimension's rows cut across the teams.
+        return "--team and --by: choose one"
+    known = [d.name for d in config.dimensions]
+    if request.by is not None and request.by not in known:
+        return f"--by: no dimension {request.by!r} ({', '.join(known) or 'none'})"
+    return None
 
 
 def run_report(
@@ -54,7 +126,7 @@ def run_report(
     readers: Sequence[SourceReader],
     reading: Reading,
     request: ReportRequest,
-    history: KueueSnapshot | None = None,
+    history: object | None = None,
 ) -> int:
     """Print the month's report; the exit status (1: no cost data or over the unallocated
     limit; 2: a team the month does not have). `history`, when read, stands in for Kueue's
