@@ -99,6 +99,18 @@ def test_the_ledger_imports_nothing_from_exposition_serve_or_finance() -> None:
     assert bad == []
 
 
+def test_finance_reads_no_upstream_of_its_own() -> None:
+    # The report reads the sources through their shared readers and the ledger's result.
+    bad = sorted(
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if _folder(module) == "finance"
+        for target in targets
+        if _upstream(target) is not None
+    )
+    assert bad == []
+
+
 def test_an_upstream_folder_never_imports_another() -> None:
     bad = sorted(
         f"{module} imports {target}"
