@@ -26,7 +26,7 @@ from exporter.sources.opencost.source import (
     parse_allocation_response,
 )
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = ["NOW", "cpu_seconds", "main", "opencost", "peak_rss_mib"]
 
@@ -55,7 +55,7 @@ def opencost(path: str) -> dict[str, float]:
     # The bytes as the HTTP layer hands them over: the source decodes those, never a json.loads.
     allocations, idle = parse_allocation_response(Path(path).read_bytes())
     window = AllocationSet(NOW.replace(day=1, hour=0, minute=0), NOW, allocations, idle)
-    records = Records(opencost=OpenCostSnapshot(window, window))
+    records = Snapshots(opencost=OpenCostSnapshot(window, window))
     exposition = render(
         series(join(config, Attributor(config), records, Reading.open(NOW, config.zone)))
     )

@@ -24,7 +24,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.wiring import build_sources
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 DIMENSIONS = [
     {"name": "product", "label_keys": ["app"]},
@@ -48,7 +48,9 @@ def count(size_name: str, cache: Path) -> Counter[str]:
                 source.close()
     finally:
         upstreams.stop()
-    result = join(config, Attributor(config), Records.of(snapshots), Reading.open(NOW, config.zone))
+    result = join(
+        config, Attributor(config), Snapshots.of(snapshots), Reading.open(NOW, config.zone)
+    )
     return Counter(s.family.exposed_name for s in series(result))
 
 

@@ -82,7 +82,7 @@ class UpstreamError(ExporterError):
     """A refresh of a source failed. `reason` is the label value counted in the error metric."""
 
     reason = "error"
-    # Records the failed read dropped, by reason: counted even though the read is not used.
+    # Snapshots the failed read dropped, by reason: counted even though the read is not used.
     dropped: Mapping[str, int] = {}
     # Seconds the upstream asked the exporter to wait before asking again (Retry-After).
     retry_after = 0.0

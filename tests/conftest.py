@@ -15,7 +15,7 @@ from chargeback_demo.stack import DemoStack
 from exporter.clock import Clock, fixed_clock
 from exporter.config.schema import Config
 from exporter.serve.wiring import build_sources
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.support.properties import FULL, QUICK, QUICK_DEFAULT, profile
 
 # Property tests judge results, never speed: a loaded machine must not fail them on hypothesis'
@@ -53,13 +53,13 @@ def write_config(tmp_path: Path):  # type: ignore[no-untyped-def]
     return write
 
 
-def read_all(config: Config, now: datetime = FIXED_NOW) -> Records:
+def read_all(config: Config, now: datetime = FIXED_NOW) -> Snapshots:
     """Fetch every configured source once at `now`, as one refresh of each would."""
     snapshots: dict[str, object] = {}
     for source in build_sources(config):
         snapshots[source.name] = source.fetch(now)
         source.close()
-    return Records.of(snapshots)
+    return Snapshots.of(snapshots)
 
 
 @pytest.fixture(scope="module")

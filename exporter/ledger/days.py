@@ -19,7 +19,7 @@ from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.ledger.result import Chargeback
 from exporter.sources.reading import Reading, as_of
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = ["month_to_date_by_day"]
 
@@ -33,5 +33,5 @@ def month_to_date_by_day(
     """
     attributor, llm, windows = Attributor(config), LlmMemo(), WindowMemo()
     for day in reading.day_ends():
-        records = Records.of({name: as_of(s, day) for name, s in snapshots.items()})
-        yield join(config, attributor, records, day, llm, detail=True, windows=windows)
+        latest = Snapshots.of({name: as_of(s, day) for name, s in snapshots.items()})
+        yield join(config, attributor, latest, day, llm, detail=True, windows=windows)

@@ -1,4 +1,4 @@
-"""Join the latest records of every source into one typed chargeback (pure).
+"""Join the latest snapshot of every source into one typed chargeback (pure).
 
 Two ledger windows travel together through the same steps: the hourly rate (OpenCost's recent
 window, described by Kueue's live status) and the month to date. Each step takes a window and
@@ -58,7 +58,7 @@ from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
 from exporter.ledger.units.economics import price_builds, unit_economics
 from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = ["join"]
 
@@ -84,7 +84,7 @@ class _Costs:
 def join(
     config: Config,
     attributor: Attributor,
-    records: Records,
+    latest: Snapshots,
     reading: Reading,
     memo: LlmMemo | None = None,
     *,
@@ -92,31 +92,31 @@ def join(
     windows: WindowMemo | None = None,
 ) -> Chargeback:
     """Build the chargeback of `reading` (its month, up to its instant) from whichever sources
-    have fresh records.
+    have a fresh snapshot.
 
     A caller that joins again and again passes an LlmMemo and a WindowMemo; the result is the
     same without. `detail` also gives the month by every dimension at once and its consumption
     (`Chargeback.joint` and `consumption`, for FOCUS).
     """
-    quota = joined_quota(records.kueue, attributor)
-    builds = price_builds(config, records)
-    prices = gpu_prices(config, records, builds)
+    quota = joined_quota(latest.kueue, attributor)
+    builds = price_builds(config, latest)
+    prices = gpu_prices(config, latest, builds)
     flavor_prices = prices_by_flavor(prices, quota)
     part = None
-    if records.litellm is not None:
-        part = (memo or LlmMemo()).part(records.litellm, attributor, config.llm_models)
-    llm_weights = completion_weights(config, records.vllm)
+    if latest.litellm is not None:
+        part = (memo or LlmMemo()).part(latest.litellm, attributor, config.llm_models)
+    llm_weights = completion_weights(config, latest.vllm)
     weights = applied_weights(llm_weights)
     routed = part.routed if part is not None else None
     costs = None
-    if records.opencost is not None:
-        made = _windows(config, attributor, records.opencost, reading, windows or WindowMemo())
+    if latest.opencost is not None:
+        made = _windows(config, attributor, latest.opencost, reading, windows or WindowMemo())
         parts = (part, quota, prices)
-        costs = _costs(config, attributor, records.opencost, made, parts, weights, detail=detail)
+        costs = _costs(config, attributor, latest.opencost, made, parts, weights, detail=detail)
     units = unit_economics(
         config,
         attributor,
-        records,
+        latest,
         prices,
         builds,
         flavor_prices,
@@ -133,7 +133,7 @@ def join(
         month=costs.month_ledger if costs is not None else None,
         folded_teams=costs.folded if costs is not None else (),
         cluster=costs.cluster if costs is not None else None,
-        gpus=_gpus(config, attributor, records, prices, builds),
+        gpus=_gpus(config, attributor, latest, prices, builds),
         quota=queue_quotas(quota.kueue, attributor, quota.lent) if quota is not None else None,
         llm=_llm(part, costs),
         backlog=costs.backlog if costs is not None else None,
@@ -162,19 +162,19 @@ def _budgets(
 def _gpus(
     config: Config,
     attributor: Attributor,
-    records: Records,
+    latest: Snapshots,
     prices: GpuPrices | None,
     builds: tuple[BuiltPrice, ...],
 ) -> GpuFigures | None:
     """Each team's GPUs now and the month's idle GPU-hours, each priced at its model's price."""
-    if records.dcgm is None or config.sources.dcgm is None:
+    if latest.dcgm is None or config.sources.dcgm is None:
         return None
     lookup = price_lookup(config, prices, builds)
     threshold = config.sources.dcgm.idle_threshold
     return GpuFigures(
-        teams=team_gpus(records.dcgm, attributor, threshold, lookup),
-        idle_hours=idle_gpu_hours(records.dcgm, attributor, lookup),
-        endpoints=dict(records.dcgm.endpoints),
+        teams=team_gpus(latest.dcgm, attributor, threshold, lookup),
+        idle_hours=idle_gpu_hours(latest.dcgm, attributor, lookup),
+        endpoints=dict(latest.dcgm.endpoints),
     )
 
 

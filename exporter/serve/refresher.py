@@ -39,7 +39,7 @@ class Audited(Protocol):
 
     @property
     def dropped(self) -> Mapping[str, int]:
-        """Records dropped by validation in this refresh, by reason."""
+        """Snapshots dropped by validation in this refresh, by reason."""
         ...
 
     def check_after(self, previous: object | None) -> None:

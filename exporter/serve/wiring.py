@@ -22,7 +22,7 @@ from exporter.serve.refresher import Refresher, Source
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = ["Joiner", "build_sources", "make_refresher", "static_samples"]
 
@@ -68,10 +68,10 @@ class Joiner:
 
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
         """Join, remember, and hand the samples to the renderer."""
-        records = Records.of(snapshots)
+        latest = Snapshots.of(snapshots)
         reading = Reading.open(now, self._config.zone)
         chargeback = join(
-            self._config, self._attributor, records, reading, self._llm, windows=self._windows
+            self._config, self._attributor, latest, reading, self._llm, windows=self._windows
         )
         previous, self.last = self.last, chargeback
         folded = chargeback.folded_teams

@@ -97,7 +97,7 @@ class Tally(Counter[str]):
         return {reason: n for reason, n in sorted(self.items()) if n}
 
     def bad(self) -> int:
-        """Records dropped for a bad field (duplicates kept once are not bad)."""
+        """Snapshots dropped for a bad field (duplicates kept once are not bad)."""
         return sum(n for reason, n in self.items() if reason != DUPLICATE)
 
 

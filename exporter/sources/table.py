@@ -1,4 +1,4 @@
-"""The source table: every upstream the exporter reads, and the typed bundle of their records."""
+"""The source table: every upstream the exporter reads, and the latest snapshot of each."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.vllm import source as vllm
 from exporter.sources.vllm.source import VllmSnapshot
 
-__all__ = ["SOURCES", "Records"]
+__all__ = ["SOURCES", "Snapshots"]
 
-# A fifth source adds its module's KIND here and a field of the same name to Records.
+# A fifth source adds its module's KIND here and a field of the same name to Snapshots.
 SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
     kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
 }
 
 
 @dataclass(frozen=True)
-class Records:
+class Snapshots:
     """The latest fresh snapshot of each source; None when it is not configured or stale."""
 
     opencost: OpenCostSnapshot | None = None
@@ -37,7 +37,7 @@ class Records:
     vllm: VllmSnapshot | None = None
 
     @classmethod
-    def of(cls, snapshots: Mapping[str, object]) -> Records:
+    def of(cls, snapshots: Mapping[str, object]) -> Snapshots:
         """Bundle snapshots keyed by source name, checking each is its source's snapshot type."""
         for name, snapshot in snapshots.items():
             expected = SOURCES[name].snapshot

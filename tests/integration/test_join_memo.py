@@ -14,7 +14,7 @@ from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.serve.wiring import Joiner
 from exporter.sources.reading import Reading
-from exporter.sources.table import SOURCES, Records
+from exporter.sources.table import SOURCES, Snapshots
 from tests.conftest import FIXED_NOW, read_all
 
 
@@ -22,11 +22,11 @@ def _config(stack: DemoStack) -> Config:
     return Config.model_validate(demo_config_dict(stack.urls, str(stack.secrets)))
 
 
-def _snapshots(records: Records) -> dict[str, object]:
+def _snapshots(records: Snapshots) -> dict[str, object]:
     return {n: s for n in SOURCES if (s := getattr(records, n)) is not None}
 
 
-def _cold(config: Config, records: Records) -> tuple[Sample, ...]:
+def _cold(config: Config, records: Snapshots) -> tuple[Sample, ...]:
     return tuple(
         series(join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)))
     )

@@ -12,7 +12,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.serve.wiring import make_refresher
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
@@ -24,7 +24,10 @@ def test_litellm_on_and_off_differ_by_exactly_the_external_spend(stack: DemoStac
     attributor = Attributor(config)
     with_llm = join(config, attributor, records, Reading.open(FIXED_NOW, config.zone))
     without = join(
-        config, attributor, Records(opencost=records.opencost), Reading.open(FIXED_NOW, config.zone)
+        config,
+        attributor,
+        Snapshots(opencost=records.opencost),
+        Reading.open(FIXED_NOW, config.zone),
     )
     assert with_llm.month is not None and without.month is not None
     external = math.fsum(u.spend or 0.0 for u in llm.usage if u.model == "gpt-4o")

@@ -19,7 +19,7 @@ from exporter.serve.wiring import build_sources
 from exporter.sources.deadline import Backoff, RetryPolicy
 from exporter.sources.opencost import source as opencost
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import CLOCK, FIXED_NOW, read_all
 
 
@@ -42,7 +42,10 @@ def test_team_costs_sum_to_the_cluster_cost(stack: DemoStack, policy: str, by_no
     config = _config(stack, idle_policy=policy, idle_by_node=by_node)
     snapshot = _snapshot(stack, config)
     result = join(
-        config, Attributor(config), Records(opencost=snapshot), Reading.open(FIXED_NOW, config.zone)
+        config,
+        Attributor(config),
+        Snapshots(opencost=snapshot),
+        Reading.open(FIXED_NOW, config.zone),
     )
     assert result.month is not None and result.hourly is not None
     assert result.month.total() == pytest.approx(snapshot.month.total(), rel=1e-9)
@@ -69,7 +72,10 @@ def test_proportional_matches_opencost_share_idle(stack: DemoStack) -> None:
     )
     snapshot = _snapshot(stack, config)
     ours = join(
-        config, Attributor(config), Records(opencost=snapshot), Reading.open(FIXED_NOW, config.zone)
+        config,
+        Attributor(config),
+        Snapshots(opencost=snapshot),
+        Reading.open(FIXED_NOW, config.zone),
     ).month
     assert ours is not None
     window = f"{int(snapshot.month.start.timestamp())},{int(FIXED_NOW.timestamp())}"
@@ -145,7 +151,7 @@ def test_stale_records_are_dropped(stack: DemoStack) -> None:
     refresher = Refresher(
         build_sources(config),
         lambda records, t: series(
-            join(config, attributor, Records.of(records), Reading.open(t, config.zone))
+            join(config, attributor, Snapshots.of(records), Reading.open(t, config.zone))
         ),
         static_samples(config),
         clock=lambda: now[0],

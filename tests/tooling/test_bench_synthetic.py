@@ -12,11 +12,11 @@ from bench.servers import Upstreams
 from bench.synthetic import NOW, SIZES
 from exporter.config.schema import load_config
 from exporter.serve.wiring import build_sources
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Records]:
+def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapshots]:
     cache = tmp_path_factory.mktemp("bench-cache")
     upstreams = Upstreams(SIZES["S"], cache).start()
     try:
@@ -25,25 +25,25 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Records]:
         for source in build_sources(load_config(str(path)), str(path)):
             snapshots[source.name] = source.fetch(NOW)
             source.close()
-        yield Records.of(snapshots)
+        yield Snapshots.of(snapshots)
     finally:
         upstreams.stop()
 
 
-def test_every_gpu_of_every_node_endpoint_is_read(records: Records) -> None:
+def test_every_gpu_of_every_node_endpoint_is_read(records: Snapshots) -> None:
     assert records.dcgm is not None
     assert len(records.dcgm.gpus) == SIZES["S"].gpus
     assert len({gpu.node for gpu in records.dcgm.gpus}) == SIZES["S"].nodes
 
 
-def test_the_merged_allocation_set_has_every_workload_and_one_idle(records: Records) -> None:
+def test_the_merged_allocation_set_has_every_workload_and_one_idle(records: Snapshots) -> None:
     assert records.opencost is not None
     month = records.opencost.month
     assert len(month.allocations) == SIZES["S"].workloads
     assert sum(month.idle.values()) > 0
 
 
-def test_kueue_and_litellm_see_every_team(records: Records) -> None:
+def test_kueue_and_litellm_see_every_team(records: Snapshots) -> None:
     assert records.kueue is not None and records.litellm is not None
     queues = {q.cluster_queue for q in records.kueue.queues}
     assert queues == {f"cq-team-{k}" for k in range(SIZES["S"].teams)}

@@ -34,7 +34,7 @@ from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.tooling.readme_example_upstreams import (
     GPT4O,
     GPT4O_DEPLOYMENT,
@@ -108,14 +108,14 @@ def _money(amount: float) -> str:
 # --- the join ------------------------------------------------------------------------------
 
 
-def _records(config: Config) -> Records:
+def _records(config: Config) -> Snapshots:
     sources = config.sources
     assert sources.opencost and sources.kueue and sources.litellm
     oc = opencost.build_client(sources.opencost, httpx.MockTransport(opencost_api))
     kq = kube_client(sources.kueue, httpx.MockTransport(kueue_api))
     ll = litellm.build_client(sources.litellm, transport=httpx.MockTransport(litellm_api))
     with oc, kq, ll:
-        return Records(
+        return Snapshots(
             opencost=opencost.KIND.fetch_from_config(oc, config, Reading.open(NOW, config.zone)),
             kueue=kueue.KIND.fetch_from_config(kq, config, Reading.open(NOW, config.zone)),
             litellm=litellm.KIND.fetch_from_config(ll, config, Reading.open(NOW, config.zone)),
@@ -127,7 +127,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-readme-example-viewer")
 
 
-def _join(config: Config, records: Records) -> Chargeback:
+def _join(config: Config, records: Snapshots) -> Chargeback:
     return join(config, Attributor(config), records, Reading.open(NOW, config.zone))
 
 
@@ -192,11 +192,11 @@ def _prose(section: str) -> str:
     return " ".join(line for line in text.splitlines() if not line.startswith("|"))
 
 
-def _blended(config: Config, records: Records) -> dict[str, dict[str, float]]:
+def _blended(config: Config, records: Snapshots) -> dict[str, dict[str, float]]:
     """The same month with one price for every GPU: no flavor prices, no ResourceFlavors."""
     assert records.kueue is not None
     plain = config.model_copy(update={"gpu_flavor_prices": {}})
-    bare = Records(opencost=records.opencost, kueue=KueueSnapshot(records.kueue.queues))
+    bare = Snapshots(opencost=records.opencost, kueue=KueueSnapshot(records.kueue.queues))
     return _team_costs(_month(_join(plain, bare)))
 
 
@@ -212,7 +212,7 @@ def _usage(llm: LiteLLMSnapshot, team: str, model: str) -> tuple[int, int, float
     return sum(u.prompt_tokens for u in rows), sum(u.completion_tokens for u in rows), spend
 
 
-def _quota(records: Records, queue: str, flavor: str) -> tuple[float, float, float]:
+def _quota(records: Snapshots, queue: str, flavor: str) -> tuple[float, float, float]:
     assert records.kueue is not None
     (row,) = [
         q
@@ -222,7 +222,7 @@ def _quota(records: Records, queue: str, flavor: str) -> tuple[float, float, flo
     return row.nominal, row.usage, row.borrowed
 
 
-def _setup_phrases(records: Records) -> Iterator[str]:
+def _setup_phrases(records: Snapshots) -> Iterator[str]:
     """The set-up's claims: nodes, prices and quota as the sources read them."""
     assert records.opencost is not None and records.opencost.gpu_nodes is not None
     yield f"the month to date is {records.opencost.month.hours:.0f} hours"
@@ -265,7 +265,7 @@ def _llm_phrases(config: Config, llm: LiteLLMSnapshot) -> Iterator[str]:
     yield f"converted at {rate}"
 
 
-def _phrases(config: Config, records: Records) -> Iterator[str]:
+def _phrases(config: Config, records: Snapshots) -> Iterator[str]:
     """The prose's claims, each with the figures the sources and the join give."""
     assert records.opencost is not None and records.litellm is not None
     yield from _setup_phrases(records)

@@ -13,7 +13,7 @@ from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices, node_models
 from exporter.sources.kueue.source import KueueSnapshot
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = [
     "JoinedQuota",
@@ -35,18 +35,18 @@ class JoinedQuota:
 
 
 def gpu_prices(
-    config: Config, records: Records, builds: tuple[BuiltPrice, ...] = ()
+    config: Config, latest: Snapshots, builds: tuple[BuiltPrice, ...] = ()
 ) -> GpuPrices | None:
-    """GPU-hour prices per flavor and model from this refresh's records, if OpenCost has any."""
-    opencost = records.opencost
+    """GPU-hour prices per flavor and model from this refresh's latest, if OpenCost has any."""
+    opencost = latest.opencost
     if opencost is None:
         return None
     by_model, by_flavor = effective_prices(config, builds)
     return GpuPrices(
         (opencost.rate, opencost.month),
         assets=opencost.gpu_nodes,
-        flavors=records.kueue.flavors if records.kueue is not None else (),
-        dcgm_models=node_models(records.dcgm.gpus) if records.dcgm is not None else None,
+        flavors=latest.kueue.flavors if latest.kueue is not None else (),
+        dcgm_models=node_models(latest.dcgm.gpus) if latest.dcgm is not None else None,
         by_model=by_model,
         by_flavor=by_flavor,
     )

@@ -37,7 +37,7 @@ from exporter.ledger.units.tokens import (
     token_costs,
     weight_of,
 )
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 __all__ = ["UnitEconomics", "price_builds", "unit_economics"]
 
@@ -55,31 +55,31 @@ class UnitEconomics:
     break_even: tuple[BreakEven, ...] = ()
 
 
-def price_builds(config: Config, records: Records) -> tuple[BuiltPrice, ...]:
+def price_builds(config: Config, latest: Snapshots) -> tuple[BuiltPrice, ...]:
     """The configured price builds, with measured watts where DCGM reports power."""
     if not config.gpu_price_build and not config.gpu_flavor_price_build:
         return ()
-    gpus = records.dcgm.gpus if records.dcgm is not None else ()
+    gpus = latest.dcgm.gpus if latest.dcgm is not None else ()
     by_flavor: dict[str, float] = {}
     if config.gpu_flavor_price_build and gpus:
-        by_flavor = _flavor_watts(config, records)
+        by_flavor = _flavor_watts(config, latest)
     return built_prices(config, measured_watts(gpus), by_flavor)
 
 
-def _flavor_watts(config: Config, records: Records) -> dict[str, float]:
+def _flavor_watts(config: Config, latest: Snapshots) -> dict[str, float]:
     """Mean measured watts over the GPUs on each built flavor's nodes."""
-    assert records.dcgm is not None
-    opencost = records.opencost
+    assert latest.dcgm is not None
+    opencost = latest.opencost
     nodes = GpuPrices(
         (),
         assets=opencost.gpu_nodes if opencost is not None else None,
-        flavors=records.kueue.flavors if records.kueue is not None else (),
-        dcgm_models=node_models(records.dcgm.gpus),
+        flavors=latest.kueue.flavors if latest.kueue is not None else (),
+        dcgm_models=node_models(latest.dcgm.gpus),
     )
     out: dict[str, float] = {}
     for flavor in sorted(config.gpu_flavor_price_build):
         chosen = nodes.flavor_nodes(flavor)
-        gpus = [r for r in records.dcgm.gpus if chosen is None or r.node in chosen]
+        gpus = [r for r in latest.dcgm.gpus if chosen is None or r.node in chosen]
         found = measured_watts(gpus)
         if found:
             # A flavor's nodes hold one model in practice; several are averaged per GPU model.
@@ -90,7 +90,7 @@ def _flavor_watts(config: Config, records: Records) -> dict[str, float]:
 def unit_economics(
     config: Config,
     attributor: Attributor,
-    records: Records,
+    latest: Snapshots,
     prices: GpuPrices | None,
     builds: tuple[BuiltPrice, ...],
     flavors: Mapping[str, float],
@@ -99,10 +99,10 @@ def unit_economics(
     weights: Mapping[str, float] | None = None,
 ) -> UnitEconomics:
     """The unit-economics figures of one join (LLM ones need LiteLLM and the month's window)."""
-    gpus = records.dcgm.gpus if records.dcgm is not None else ()
+    gpus = latest.dcgm.gpus if latest.dcgm is not None else ()
     models = {r.model for r in gpus if r.model}
     applied = applied_prices(config, prices, builds, models, flavors)
-    energy = team_energy(gpus, attributor, config) if records.dcgm is not None else ()
+    energy = team_energy(gpus, attributor, config) if latest.dcgm is not None else ()
     if routed is None:
         return UnitEconomics(applied, builds, energy)
     serving = serving_costs(month.lines, serving_namespaces(config)) if month is not None else None

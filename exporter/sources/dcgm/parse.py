@@ -76,7 +76,7 @@ def parse_series(
     where: str = "",
     tally: Tally | None = None,
 ) -> list[GpuRecord]:
-    """Records from (metric name, labels, value) triples, however they were read."""
+    """Snapshots from (metric name, labels, value) triples, however they were read."""
     tally = Tally() if tally is None else tally
     entities: dict[tuple[str, ...], _Entity] = {}
     seen: _Seen = {}

@@ -3,7 +3,7 @@
 Upstream: `GET /apis/kueue.x-k8s.io/<version>/clusterqueues?limit=N` and `.../resourceflavors`
 (both paged with `metadata.continue`); Cohort objects are not read. `api_version: auto` reads
 v1beta2 and falls back to v1beta1 when v1beta2 is not served (Kueue < v0.15), mapping
-`spec.cohort` to the v1beta2 `cohortName`. Records carry quantities in base units (GPUs as
+`spec.cohort` to the v1beta2 `cohortName`. Snapshots carry quantities in base units (GPUs as
 counts, cores, bytes); an unset limit is +Inf, never 0. ResourceFlavors are read in the same
 version, for the node labels that map each flavor's quota to nodes and so to a GPU price.
 

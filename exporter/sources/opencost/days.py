@@ -164,7 +164,7 @@ def query(
 
 
 def differences(kept: _Kept, fresh: _Kept) -> int:
-    """Records (allocations, and idle per resource) whose cost differs between two reads."""
+    """Snapshots (allocations, and idle per resource) whose cost differs between two reads."""
     names = kept.allocations.keys() | fresh.allocations.keys()
     changed = sum(1 for n in names if not _same(kept.allocations.get(n), fresh.allocations.get(n)))
     return changed + sum(

@@ -23,7 +23,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.dcgm.source import KIND, build_client
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import CLOCK, FIXED_NOW
 
 TOKEN = "discovery-token-0123456789"
@@ -136,7 +136,10 @@ def test_the_endpoint_counts_are_published_with_the_gpus(
         api.stop()
     samples = series(
         join(
-            config, Attributor(config), Records(dcgm=snapshot), Reading.open(FIXED_NOW, config.zone)
+            config,
+            Attributor(config),
+            Snapshots(dcgm=snapshot),
+            Reading.open(FIXED_NOW, config.zone),
         )
     )
     got = {dict(s.labels)["state"]: s.value for s in samples if s.family is SOURCE_ENDPOINTS}

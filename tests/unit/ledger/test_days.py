@@ -19,7 +19,7 @@ from exporter.sources.opencost.source import (
     parse_allocation_response,
 )
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 MONTH = Month.parse("2026-02", ZoneInfo("UTC"))  # 28 days of 24 hours
 CONFIG = Config.model_validate(
@@ -54,7 +54,7 @@ def test_one_month_to_date_a_day_the_last_the_whole_month() -> None:
     snapshot, reading = _snapshot()
     results = list(month_to_date_by_day(CONFIG, {"opencost": snapshot}, reading))
     assert [r.reading.until for r in results] == [end for _, end in MONTH.days()]
-    whole = join(CONFIG, Attributor(CONFIG), Records(opencost=snapshot), reading)
+    whole = join(CONFIG, Attributor(CONFIG), Snapshots(opencost=snapshot), reading)
     assert results[-1].month == whole.month
     # Idle is shared by each month to date's own usage, so day 2's is not day 1's twice.
     first, second = (r.month for r in results[:2])

@@ -29,7 +29,7 @@ from exporter.sources.opencost.source import (
     OpenCostSnapshot,
 )
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 from tests.support.properties import examples
 
@@ -84,7 +84,7 @@ def allocation_sets(draw: st.DrawFn, hours: float) -> AllocationSet:
 
 
 @st.composite
-def records(draw: st.DrawFn, with_llm: bool) -> Records:
+def records(draw: st.DrawFn, with_llm: bool) -> Snapshots:
     month_hours = FIXED_NOW - month_start(FIXED_NOW, _config(IdlePolicy.SEPARATE, False).zone)
     # Two GPU flavors at their own prices: h100 on n1, l40s on n2 (by the product label).
     assets = draw(
@@ -140,7 +140,7 @@ def records(draw: st.DrawFn, with_llm: bool) -> Records:
             for model in MODELS
         )
         litellm = LiteLLMSnapshot(teams, usage)
-    return Records(opencost, DcgmSnapshot(gpus), KueueSnapshot(queues, flavors=flavors), litellm)
+    return Snapshots(opencost, DcgmSnapshot(gpus), KueueSnapshot(queues, flavors=flavors), litellm)
 
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))

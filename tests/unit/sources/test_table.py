@@ -1,4 +1,4 @@
-"""The source table: one row per source module, mirrored by the typed Records bundle."""
+"""The source table: one row per source module, mirrored by the typed Snapshots bundle."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from exporter.sources.dcgm import source as dcgm
 from exporter.sources.kueue import source as kueue
 from exporter.sources.litellm import source as litellm
 from exporter.sources.opencost import source as opencost
-from exporter.sources.table import SOURCES, Records
+from exporter.sources.table import SOURCES, Snapshots
 
 
 def test_records_has_one_typed_field_per_row_of_the_table() -> None:
-    assert [f.name for f in fields(Records)] == list(SOURCES)
+    assert [f.name for f in fields(Snapshots)] == list(SOURCES)
     for module in (opencost, dcgm, kueue, litellm):
         assert SOURCES[module.SOURCE] is module.KIND
 
@@ -22,5 +22,5 @@ def test_records_has_one_typed_field_per_row_of_the_table() -> None:
 def test_records_refuse_a_snapshot_of_the_wrong_source() -> None:
     wrong = dcgm.DcgmSnapshot(())
     with pytest.raises(TypeError, match="opencost: expected OpenCostSnapshot"):
-        Records.of({"opencost": wrong})
-    assert Records.of({"dcgm": wrong}).dcgm is wrong
+        Snapshots.of({"opencost": wrong})
+    assert Snapshots.of({"dcgm": wrong}).dcgm is wrong

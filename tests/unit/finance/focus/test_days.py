@@ -20,7 +20,7 @@ from exporter.sources.opencost.source import (
     parse_allocation_response,
 )
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 
 GIB = 2**30
 MONTH = Month.parse("2026-02", ZoneInfo("UTC"))  # 28 days of 24 hours
@@ -85,7 +85,7 @@ def _rows() -> list[Any]:
     month = OpenCostSnapshot(rate=empty, month=empty, days=tuple(days)).as_of(reading).month
     snapshot = OpenCostSnapshot(rate=empty, month=month, days=tuple(days))
     snapshots = {"opencost": snapshot}
-    chargeback = join(config, Attributor(config), Records.of(snapshots), reading)
+    chargeback = join(config, Attributor(config), Snapshots.of(snapshots), reading)
     assert chargeback.month is not None
     report = build_report(chargeback.month, "EUR", "2026-02", {}, closed=True)
     ctx = FocusContext("EUR", MONTH.start, MONTH.end, "c1", "P", "P", "c1-2026-02")

@@ -29,7 +29,7 @@ from exporter.sources.opencost.source import (
     parse_allocation_response,
 )
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 
 
@@ -146,7 +146,7 @@ def test_madrid_march_is_743_hours() -> None:
 def test_join_exports_the_bounds_from_its_instant_even_without_sources() -> None:
     config = Config.model_validate({"timezone": "Pacific/Auckland"})
     now = datetime(2026, 12, 31, 12, tzinfo=UTC)
-    samples = series(join(config, Attributor(config), Records(), Reading.open(now, config.zone)))
+    samples = series(join(config, Attributor(config), Snapshots(), Reading.open(now, config.zone)))
     got = {s.family.name: s.value for s in samples}
     assert got[MONTH_START_TIMESTAMP_SECONDS.name] == _utc(2026, 12, 31, 11)
     assert got[MONTH_END_TIMESTAMP_SECONDS.name] == _utc(2027, 1, 31, 11)

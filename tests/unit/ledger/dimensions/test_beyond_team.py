@@ -16,7 +16,7 @@ from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
 from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 
 K = TypeVar("K")
@@ -60,7 +60,7 @@ def _allocation(
     )
 
 
-def _example_records() -> Records:
+def _example_records() -> Snapshots:
     allocations = (
         # search's model server: product by its own label, environment by its namespace's.
         _allocation(
@@ -96,7 +96,7 @@ def _example_records() -> Records:
         ("vision", "env:prod"): 5.0,
     }
     llm = LiteLLMSnapshot((), usage, tags=tags, team_tags=team_tags)
-    return Records(opencost=OpenCostSnapshot(rate, month), litellm=llm)
+    return Snapshots(opencost=OpenCostSnapshot(rate, month), litellm=llm)
 
 
 def _rounded(costs: Mapping[K, float]) -> dict[K, float]:

@@ -27,7 +27,7 @@ from exporter.ledger.dimensions.split import (
 from exporter.ledger.join import join
 from exporter.sources.opencost.source import Allocation, AllocationSet
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 from tests.support.properties import examples
 from tests.unit.ledger.test_join_bounds import records
@@ -103,7 +103,7 @@ def test_every_dimension_adds_up_to_the_team_split(
     if llm is not None:
         tags = data.draw(st.dictionaries(st.sampled_from(TAGS), st.floats(0, 1e6)))
         llm = replace(llm, tags=tags)
-    bundle = Records(opencost, bundle.dcgm, bundle.kueue, llm)
+    bundle = Snapshots(opencost, bundle.dcgm, bundle.kueue, llm)
     result = join(config, Attributor(config), bundle, Reading.open(FIXED_NOW, config.zone))
     assert result.month is not None and result.hourly is not None
     assert [d.name for d in result.dimensions] == ["product", "environment"]

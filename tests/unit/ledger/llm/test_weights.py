@@ -27,7 +27,7 @@ from exporter.ledger.llm.weights import (
 )
 from exporter.sources.litellm.snapshot import ModelUsage
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
 from tests.support.properties import examples
 
@@ -118,7 +118,7 @@ def test_the_join_exports_the_weights_without_other_sources() -> None:
     config = _config()
     now = datetime(2026, 11, 15, 12, tzinfo=UTC)
     chargeback = join(
-        config, Attributor(config), Records(vllm=_snapshot(LLAMA)), Reading.open(now, config.zone)
+        config, Attributor(config), Snapshots(vllm=_snapshot(LLAMA)), Reading.open(now, config.zone)
     )
     got = _values(list(series(chargeback)))
     assert got[("llm_completion_weight", (("model", "llama-70b"), ("basis", "applied")))] == (

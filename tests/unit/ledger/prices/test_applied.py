@@ -14,7 +14,7 @@ from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 from tests.support.properties import examples
 from tests.unit.ledger.prices.test_gpu import H100, L40S, _config, _records
@@ -31,13 +31,13 @@ L40S_BUILD = {
 }
 
 
-def _with_dcgm() -> Records:
+def _with_dcgm() -> Snapshots:
     records = _records()
     gpus = (
         GpuRecord("node-h", "0", "uh", H100, namespace="ns-a", pod="p", power_watts=600.0),
         GpuRecord("node-l", "0", "ul", L40S, namespace="ns-b", pod="q", power_watts=250.0),
     )
-    return Records(opencost=records.opencost, kueue=records.kueue, dcgm=DcgmSnapshot(gpus))
+    return Snapshots(opencost=records.opencost, kueue=records.kueue, dcgm=DcgmSnapshot(gpus))
 
 
 def test_each_price_and_where_it_came_from() -> None:
@@ -84,7 +84,7 @@ def test_a_plain_price_overrides_a_build_of_the_same_model() -> None:
 
 def test_without_opencost_only_configured_prices_show() -> None:
     config = _config(IdlePolicy.SEPARATE, gpu_price_build={L40S: L40S_BUILD})
-    records = Records(dcgm=_with_dcgm().dcgm)
+    records = Snapshots(dcgm=_with_dcgm().dcgm)
     result = join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone))
     assert [(p.name, p.source) for p in result.units.prices] == [(L40S, "price_build")]
     # Measured power still reaches the teams.

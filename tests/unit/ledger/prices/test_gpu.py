@@ -20,7 +20,7 @@ from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
 from exporter.sources.opencost.assets import GpuNode
 from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 
 GPU = "nvidia.com/gpu"
@@ -87,11 +87,11 @@ def _config(policy: IdlePolicy, **extra: Any) -> Config:
     )
 
 
-def _records(assets: tuple[GpuNode, ...] | None = ASSETS) -> Records:
+def _records(assets: tuple[GpuNode, ...] | None = ASSETS) -> Snapshots:
     month = _window(MONTH_HOURS)
     assert month.start == month_start(FIXED_NOW, _config(IdlePolicy.SEPARATE).zone)
     opencost = OpenCostSnapshot(rate=_window(1.0), month=month, gpu_nodes=assets)
-    return Records(opencost=opencost, kueue=KueueSnapshot(QUEUES, flavors=FLAVORS))
+    return Snapshots(opencost=opencost, kueue=KueueSnapshot(QUEUES, flavors=FLAVORS))
 
 
 def _costs(ledger: Any, component: str) -> dict[str, float]:
@@ -258,7 +258,7 @@ def test_waste_uses_the_price_of_each_gpus_model() -> None:
         GpuRecord("node-l", "1", "GPU-l1", L40S, namespace="ns-b", pod="q", utilisation=0.9),
     )
     bundle = _records()
-    bundle = Records(bundle.opencost, DcgmSnapshot(gpus), bundle.kueue)
+    bundle = Snapshots(bundle.opencost, DcgmSnapshot(gpus), bundle.kueue)
     result = join(config, Attributor(config), bundle, Reading.open(FIXED_NOW, config.zone))
     waste = {
         dict(s.labels)["team"]: s.value

@@ -55,7 +55,7 @@ def test_a_slow_endpoint_does_not_hold_up_the_others() -> None:
 
     snapshot = read(cfg, answer)
     assert served[-1] == "n0"
-    # Records in the fleet's order, not the order the answers came in.
+    # Snapshots in the fleet's order, not the order the answers came in.
     assert [r.node for r in snapshot.gpus] == [f"n{i}" for i in range(20)]
     assert [r.utilisation for r in snapshot.gpus if r.node == "n0"] == [0.0]
 

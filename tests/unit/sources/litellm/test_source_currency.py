@@ -25,7 +25,7 @@ from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
 from exporter.sources.litellm.source import KIND, build_client, exchange_rate
 from exporter.sources.reading import Reading
-from exporter.sources.table import Records
+from exporter.sources.table import Snapshots
 from tests.support.litellm_rows import Row, RowProxy
 
 NOW = datetime(2026, 11, 19, 13, 30, tzinfo=UTC)
@@ -160,7 +160,7 @@ def test_spend_and_budgets_are_converted_where_they_enter_the_join() -> None:
     use = ModelUsage("t-research", "Research", "gpt-4o", 4.0, 10, 5, 1, deployment="gpt-4o-x")
     snapshot = LiteLLMSnapshot((budget,), (use,), exchange_rate=0.9)
     result = join(
-        config, Attributor(config), Records(litellm=snapshot), Reading.open(NOW, config.zone)
+        config, Attributor(config), Snapshots(litellm=snapshot), Reading.open(NOW, config.zone)
     )
     values = {(s.family.name, s.labels): s.value for s in series(result)}
     team = (("team", "research"),)
