@@ -8,6 +8,7 @@ server and finance use one source table and one join.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol, Self, runtime_checkable
@@ -69,3 +70,21 @@ class DayByDay(Protocol):
 def as_of(snapshot: object, reading: Reading) -> object:
     """A by-day snapshot as of `reading`; a snapshot of state now (quota, GPUs) as it is."""
     return snapshot.as_of(reading) if isinstance(snapshot, DayByDay) else snapshot
+
+
+@runtime_checkable
+class RunningDays(Protocol):
+    """A by-day snapshot that gives the month to date at many day ends in one pass."""
+
+    def as_of_each(self, readings: Sequence[Reading]) -> Iterator[Self]:
+        """The snapshot as each of `readings` (in order) would have read it."""
+        ...
+
+
+def as_of_each(snapshot: object, readings: Sequence[Reading]) -> Iterator[object]:
+    """A snapshot as of each reading in turn (readings in order, each a later day's end)."""
+    if isinstance(snapshot, RunningDays):
+        yield from snapshot.as_of_each(readings)
+        return
+    for reading in readings:
+        yield as_of(snapshot, reading)

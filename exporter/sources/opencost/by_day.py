@@ -2,9 +2,10 @@
 
 The FOCUS export needs the month to date at every local day's end. Reading each of those
 windows would read the month once per day; instead the month's days are read once, as
-`step=1d` sets, and summed up to any day (`month_to`). OpenCost's steps run forward from the
+`step=1d` sets, and summed up to any day. OpenCost's steps run forward from the
 window start in fixed 24 hours, so a run of 24-hour local days is one read, and a 23- or
-25-hour day (a DST change) is read as its own window: at most three reads for a month.
+25-hour day (a DST change) is read as its own window: at most three reads for a month. The
+month to date at every day's end in turn adds each day to running sums once.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from exporter.sources.opencost.days import AGGREGATE
 from exporter.sources.opencost.records import Allocation, merge_into
 from exporter.sources.opencost.wire import decode_sets
 
-__all__ = ["DaySet", "read_days", "summed"]
+__all__ = ["DaySet", "RunningSums", "read_days"]
 
 SOURCE = "opencost"
 _DAY = timedelta(days=1)
@@ -105,14 +106,38 @@ def _placed(written: str | None, by_start: dict[int, tuple[datetime, datetime]])
     return key
 
 
-def summed(
-    days: Iterable[tuple[tuple[Allocation, ...], Mapping[str, float]]],
-) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    """The days' allocations summed by name (day order, first labels kept) and their idle."""
-    merged: dict[str, Allocation] = {}
-    idle: dict[str, float] = {}
-    for allocations, day_idle in days:
-        merge_into(merged, allocations)
-        for resource, amount in day_idle.items():
-            idle[resource] = idle.get(resource, 0.0) + amount
-    return tuple(merged[k] for k in sorted(merged)), idle
+class RunningSums:
+    """Days added one at a time, in day order: the allocations summed by name (the first
+    labels kept), and idle and node costs per resource, as one left-to-right sum would give."""
+
+    def __init__(self) -> None:
+        self._merged: dict[str, Allocation] = {}
+        self._idle: dict[str, float] = {}
+        self._nodes: dict[str, dict[str, float]] = {}
+
+    def add(
+        self,
+        allocations: Iterable[Allocation],
+        idle: Mapping[str, float],
+        node_costs: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        """Add one day."""
+        merge_into(self._merged, allocations)
+        for resource, amount in idle.items():
+            self._idle[resource] = self._idle.get(resource, 0.0) + amount
+        for node, costs in (node_costs or {}).items():
+            total = self._nodes.setdefault(node, {})
+            for resource, amount in costs.items():
+                total[resource] = total.get(resource, 0.0) + amount
+
+    def allocations(self) -> tuple[Allocation, ...]:
+        """The allocations so far, summed by name, sorted by name."""
+        return tuple(self._merged[k] for k in sorted(self._merged))
+
+    def idle(self) -> dict[str, float]:
+        """Idle so far per resource."""
+        return dict(self._idle)
+
+    def node_costs(self) -> dict[str, dict[str, float]]:
+        """Node costs so far per node and resource."""
+        return {node: dict(costs) for node, costs in self._nodes.items()}

@@ -19,7 +19,7 @@ Why these query parameters:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -43,7 +43,7 @@ from exporter.sources.clients import make_client
 from exporter.sources.http import get_json, not_json
 from exporter.sources.kind import SourceKind
 from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
-from exporter.sources.opencost.by_day import read_days, summed
+from exporter.sources.opencost.by_day import RunningSums, read_days
 from exporter.sources.opencost.days import query, reader_for
 from exporter.sources.opencost.wire import (
     COMPONENT_FIELDS,
@@ -113,14 +113,24 @@ class OpenCostSnapshot:
 
     def as_of(self, reading: Reading) -> OpenCostSnapshot:
         """The month to date at `reading.until`, summed from the days read (`Reading.by_day`)."""
+        return next(self.as_of_each([reading]))
+
+    def as_of_each(self, readings: Sequence[Reading]) -> Iterator[OpenCostSnapshot]:
+        """The month to date at each reading's end in turn (readings in order): each day is
+        added to running sums once, not summed again from the month's start for every day."""
         if not self.days:
             raise ValueError(f"{SOURCE}: the month was not read day by day")
-        days = [d for d in self.days if d.end <= reading.until]
-        allocations, idle = summed((d.allocations, d.idle) for d in days)
-        month = AllocationSet(
-            self.month.start, reading.until, allocations, idle, _summed_nodes(days)
-        )
-        return replace(self, month=month, days=())
+        days = sorted(self.days, key=lambda d: d.end)
+        sums, added = RunningSums(), 0
+        for reading in readings:
+            while added < len(days) and days[added].end <= reading.until:
+                day = days[added]
+                sums.add(day.allocations, day.idle, day.node_costs)
+                added += 1
+            month = AllocationSet(
+                self.month.start, reading.until, sums.allocations(), sums.idle(), sums.node_costs()
+            )
+            yield replace(self, month=month, days=())
 
     def check_after(self, previous: object | None) -> None:
         """An empty month-to-date after the same month had data is a lost read, not zero cost.
@@ -197,9 +207,12 @@ def _by_day(
         AllocationSet(start, end, allocations, idle, _day_nodes(client, start, end, by_node, tally))
         for start, end, allocations, idle in read_days(client, reading.days(), tally)
     )
-    allocations, idle = summed((d.allocations, d.idle) for d in days)
-    nodes = _summed_nodes(days)
-    month = AllocationSet(reading.month.start, reading.until, allocations, idle, nodes)
+    sums = RunningSums()
+    for day in days:
+        sums.add(day.allocations, day.idle, day.node_costs)
+    month = AllocationSet(
+        reading.month.start, reading.until, sums.allocations(), sums.idle(), sums.node_costs()
+    )
     refuse_dropped(SOURCE, tally, "records")
     return OpenCostSnapshot(rate=rate, month=month, dropped=tally.frozen(), days=days)
 
@@ -208,16 +221,6 @@ def _day_nodes(
     client: httpx.Client, start: datetime, end: datetime, by_node: bool, tally: Tally
 ) -> dict[str, dict[str, float]]:
     return _node_costs(client, start, end, tally) if by_node else {}
-
-
-def _summed_nodes(days: Sequence[AllocationSet]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for day in days:
-        for node, costs in day.node_costs.items():
-            total = out.setdefault(node, {})
-            for resource, amount in costs.items():
-                total[resource] = total.get(resource, 0.0) + amount
-    return out
 
 
 def fetch_window(

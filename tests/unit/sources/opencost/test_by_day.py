@@ -106,3 +106,18 @@ def test_the_snapshot_answers_each_days_month_to_date_and_sums_to_the_month() ->
     assert tenth.month.end == datetime(2026, 10, 11, tzinfo=MADRID)
     assert tenth.month.idle["gpu"] == pytest.approx(2.5)
     assert snapshot.as_of(reading.day_ends()[-1]).month == snapshot.month
+
+
+def test_every_days_month_to_date_in_one_pass_is_each_days_own() -> None:
+    config = Config(
+        timezone="Europe/Madrid", sources=SourcesConfig(opencost=OpenCostConfig(url="http://x"))
+    )
+    reading = Reading.closed_month(OCTOBER, by_day=True)
+    with _client(_upstream([])) as client:
+        snapshot = opencost.KIND.fetch_from_config(client, config, reading)
+    ends = reading.day_ends()
+    running = list(snapshot.as_of_each(ends))
+    assert len(running) == 31
+    # Running sums add each day once, in day order: the same floats as summing from the start.
+    assert [r.month for r in running] == [snapshot.as_of(end).month for end in ends]
+    assert running[-1].month == snapshot.month
