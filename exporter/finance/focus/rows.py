@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
+from functools import lru_cache
 
 from exporter.finance.focus.columns import FocusRow
 from exporter.finance.focus.days import DayLedger
@@ -62,6 +63,7 @@ class FocusContext:
         return f"chargeback/{self.cluster}"
 
 
+@lru_cache(maxsize=128)  # a month has some 33 distinct instants; rows repeat them
 def utc_stamp(moment: datetime) -> str:
     """FOCUS 1.2 Date/Time Format: `YYYY-MM-DDTHH:mm:ssZ`, in UTC."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
