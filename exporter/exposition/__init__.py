@@ -1,1 +1,1 @@
-"""The exposition: the metric catalogue as data, samples, and their rendering to bytes."""
+"""The exposition: the metric catalogue as data, the series of the ledger's result, the bytes."""

@@ -1,1 +1,1 @@
-"""The ledger: pure chargeback maths from typed source records to per-team money and samples."""
+"""The ledger: pure chargeback maths from the sources' snapshots to one typed result, in money."""
