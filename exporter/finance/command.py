@@ -133,12 +133,12 @@ def run_report(
     quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
-    latest = Snapshots.of(read.snapshots)
     focus = request.format == "focus"
+    latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
-    if chargeback.month is None or latest.opencost is None:
+    if chargeback.month is None or chargeback.month_idle is None:
         print(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
         )
@@ -149,9 +149,9 @@ def run_report(
         reading.month.label,
         chargeback.budgets,
         model_rows(chargeback.llm_usage, chargeback.llm_pricing, model_kinds(config)),
-        idle=sum(latest.opencost.month.idle.values()),
+        idle=chargeback.month_idle,
         closed=reading.closed,
-        quota_basis=_quota_basis(reading.closed, history is not None, latest),
+        quota_basis=_quota_basis(reading.closed, history is not None, chargeback),
         units=chargeback.units,
     )
     report = with_operations(report, chargeback)
@@ -208,10 +208,10 @@ def _write_focus(export: FocusExport, request: ReportRequest) -> None:
     print(f"wrote {data} and {meta}", file=sys.stderr)
 
 
-def _quota_basis(closed: bool, history: bool, latest: Snapshots) -> str | None:
+def _quota_basis(closed: bool, history: bool, chargeback: Chargeback) -> str | None:
     # Kueue keeps no history: without report.prometheus a closed month's quotas are today's.
     if not closed:
         return None
     if history:
         return PROMETHEUS
-    return KUEUE_NOW if latest.kueue is not None else None
+    return KUEUE_NOW if chargeback.quota is not None else None
