@@ -232,8 +232,22 @@ class VllmConfig(SourceConfig):
     window: Annotated[timedelta, BeforeValidator(within("1h", "31d"))] | None = None
     # Fewer finished requests than this measure noise, not the model: the weight falls back.
     min_requests: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100
+    # Fewer prompt or completion tokens than this are a young or reset counter, not the model.
+    min_tokens: Annotated[int, Field(ge=1, le=1_000_000_000_000)] = 1000
+    # The plausible band of a measured weight (docs/llm.md, "Plausible weights"): outside it the
+    # configured weight is applied. Below 1 a completion token would cost less than a prompt
+    # token, which is the phases swapped, never the model.
+    min_weight: Annotated[float, Field(ge=1, le=1e6, allow_inf_nan=False)] = 1.0
+    max_weight: Annotated[float, Field(ge=1, le=1e6, allow_inf_nan=False)] = 500.0
     # vLLM names the served model in `model_name` (its --served-model-name).
     model_label: Annotated[str, Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$")] = "model_name"
+
+    @model_validator(mode="after")
+    def _a_band(self) -> VllmConfig:
+        if self.max_weight <= self.min_weight:
+            message = f"must be above min_weight ({self.min_weight:g})"
+            raise KeyedErrors([(("max_weight",), message, ("min_weight",))])
+        return self
 
 
 class SourcesConfig(StrictModel):

@@ -15,10 +15,13 @@ from typing import Any
 
 from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
 from exporter.ledger.llm.weights import (
+    IMPLAUSIBLE,
     INVALID,
+    INVERTED_PHASES,
     NO_DATA,
     SOURCE_DOWN,
     TOO_FEW_REQUESTS,
+    TOO_FEW_TOKENS,
     CompletionWeight,
 )
 
@@ -36,6 +39,9 @@ REASONS = {
     NO_DATA: "no finished request measured",
     TOO_FEW_REQUESTS: "too few requests measured",
     INVALID: "a phase measured no time or no tokens",
+    TOO_FEW_TOKENS: "too few tokens measured",
+    INVERTED_PHASES: "decode measured cheaper than prefill",
+    IMPLAUSIBLE: "measured weight outside the plausible band",
 }
 
 

@@ -8,7 +8,11 @@ exactly, whatever the mix of requests (docs/llm.md, "Measured prompt/completion 
 
 A model whose declaration says `weight: measured` takes the measured `w` when it is sound and
 the configured one otherwise, with the reason exported; any positive weight moves the whole
-serving cost, so money is conserved either way.
+serving cost, so money is conserved either way. Sound means its inputs are plausible, judged
+like a source's: enough requests and enough tokens of each kind (a young or reset counter reads
+few), decode per token no cheaper than prefill per token (vLLM before #10853 swapped the two
+histograms), and `w` inside `sources.vllm`'s band. A weight from implausible inputs is neither
+applied nor published: only the fallback says what was refused.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from exporter.config.schema import Config, ModelDecl
+from exporter.config.schema import Config, ModelDecl, VllmConfig
 from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
 
 __all__ = [
@@ -26,6 +30,7 @@ __all__ = [
     "Measured",
     "applied_weights",
     "completion_weights",
+    "judge",
     "measure",
 ]
 
@@ -33,7 +38,18 @@ SOURCE_DOWN = "source_down"  # sources.vllm has no fresh read
 NO_DATA = "no_data"  # the read holds no finished request of the model
 TOO_FEW_REQUESTS = "too_few_requests"  # fewer than sources.vllm.min_requests
 INVALID = "invalid"  # a zero phase time or token count: no ratio to take
-FALLBACK_REASONS = (SOURCE_DOWN, NO_DATA, TOO_FEW_REQUESTS, INVALID)
+TOO_FEW_TOKENS = "too_few_tokens"  # prompt or completion tokens under sources.vllm.min_tokens
+INVERTED_PHASES = "inverted_phases"  # decode per token cheaper than prefill per token
+IMPLAUSIBLE = "implausible"  # w outside sources.vllm's min_weight..max_weight
+FALLBACK_REASONS = (
+    SOURCE_DOWN,
+    NO_DATA,
+    TOO_FEW_REQUESTS,
+    INVALID,
+    TOO_FEW_TOKENS,
+    INVERTED_PHASES,
+    IMPLAUSIBLE,
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,25 @@ def measure(timing: ModelTiming | None) -> tuple[Measured | None, str | None]:
     return found, None
 
 
+def judge(
+    found: Measured, timing: ModelTiming, source: VllmConfig
+) -> tuple[Measured | None, str | None]:
+    """A measured weight kept only when its inputs are plausible, else why not.
+
+    Too few requests still shows what was measured (it is real, only noisy); the other checks
+    refuse a figure that cannot be the model's, so it is not published either.
+    """
+    if found.requests < source.min_requests:
+        return found, TOO_FEW_REQUESTS
+    if min(timing.prompt_tokens, timing.generation_tokens) < source.min_tokens:
+        return None, TOO_FEW_TOKENS
+    if found.decode_per_token < found.prefill_per_token:
+        return None, INVERTED_PHASES
+    if not source.min_weight <= found.weight <= source.max_weight:
+        return None, IMPLAUSIBLE
+    return found, None
+
+
 def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[CompletionWeight, ...]:
     """Every self-hosted model's configured, measured and applied weight, by declaration."""
     configured = config.llm_completion_weight
@@ -95,9 +130,10 @@ def completion_weights(config: Config, vllm: VllmSnapshot | None) -> tuple[Compl
         elif vllm is None:
             found, why = None, SOURCE_DOWN
         else:
-            found, why = measure(vllm.timing(served))
-            if found is not None and found.requests < source.min_requests:
-                why = TOO_FEW_REQUESTS
+            timing = vllm.timing(served)
+            found, why = measure(timing)
+            if found is not None and timing is not None:
+                found, why = judge(found, timing, source)
         asked = decl.self_hosted.weight
         if asked == "measured" and found is not None and why is None:
             out.append(CompletionWeight(decl.model, configured, found, found.weight, None, asked))

@@ -33,6 +33,7 @@ def test_the_source_and_a_measured_model_load_with_their_defaults(
     vllm = config.sources.vllm
     assert vllm is not None
     assert (vllm.window, vllm.min_requests, vllm.model_label) == (None, 100, "model_name")
+    assert (vllm.min_tokens, vllm.min_weight, vllm.max_weight) == (1000, 1.0, 500.0)
     assert (vllm.interval, vllm.max_staleness) == (timedelta(minutes=5), timedelta(minutes=30))
     llama, mistral = (m.self_hosted for m in config.llm_models)
     assert llama is not None and mistral is not None
@@ -61,6 +62,36 @@ def test_the_source_and_a_measured_model_load_with_their_defaults(
             5,
             "sources.vllm.min_requests",
             "greater than or equal to 1",
+        ),
+        (
+            MEASURED.replace("9090\n", "9090\n    min_tokens: 0\n"),
+            5,
+            "sources.vllm.min_tokens",
+            "greater than or equal to 1",
+        ),
+        (
+            MEASURED.replace("9090\n", "9090\n    min_weight: 0.5\n"),
+            5,
+            "sources.vllm.min_weight",
+            "greater than or equal to 1",
+        ),
+        (
+            MEASURED.replace("9090\n", "9090\n    max_weight: .nan\n"),
+            5,
+            "sources.vllm.max_weight",
+            "finite",
+        ),
+        (
+            MEASURED.replace("9090\n", "9090\n    min_weight: 100\n    max_weight: 50\n"),
+            6,
+            "sources.vllm.max_weight",
+            "must be above min_weight (100)",
+        ),
+        (
+            MEASURED.replace("9090\n", "9090\n    weight_band: [1, 200]\n"),
+            5,
+            "sources.vllm.weight_band",
+            "",
         ),
         (
             MEASURED.replace("9090\n", "9090\n    model_label: model-name\n"),

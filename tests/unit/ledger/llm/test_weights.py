@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,15 +14,20 @@ from exporter.config.schema import Config
 from exporter.exposition.samples import Sample
 from exporter.exposition.series import series
 from exporter.exposition.series.llm import weight_samples
+from exporter.finance.report.weights import REASONS
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.join import join
 from exporter.ledger.llm import apply_llm
 from exporter.ledger.llm.weights import (
+    FALLBACK_REASONS,
+    IMPLAUSIBLE,
     INVALID,
+    INVERTED_PHASES,
     NO_DATA,
     SOURCE_DOWN,
     TOO_FEW_REQUESTS,
+    TOO_FEW_TOKENS,
     applied_weights,
     completion_weights,
 )
@@ -36,7 +42,9 @@ from tests.support.properties import examples
 LLAMA = ModelTiming("meta-llama/Llama-3.1-70B", 60.0, 1200.0, 600_000.0, 240_000.0, 1000.0)
 
 
-def _config(weight: str = "measured", vllm: bool = True, **extra: Any) -> Config:
+def _config(
+    weight: str = "measured", vllm: bool = True, source: dict[str, Any] | None = None, **extra: Any
+) -> Config:
     hosted = {"namespace": "ns-serve", "weight": weight, "served_model": LLAMA.model}
     data: dict[str, Any] = {
         "llm_completion_weight": 3,
@@ -48,7 +56,8 @@ def _config(weight: str = "measured", vllm: bool = True, **extra: Any) -> Config
         **extra,
     }
     if vllm:
-        data["sources"] = {"vllm": {"url": "http://prom.invalid:9090", "min_requests": 100}}
+        vllm_source = {"url": "http://prom.invalid:9090", "min_requests": 100, **(source or {})}
+        data["sources"] = {"vllm": vllm_source}
     return Config.model_validate(data)
 
 
@@ -107,6 +116,112 @@ def test_the_configured_weight_stands_in_and_says_why(
     got = _values(weight_samples([llama]))
     fallback = ("llm_completion_weight_fallback", (("model", "llama-70b"), ("reason", reason)))
     assert got[fallback] == 1.0
+
+
+# --- a measured weight is applied only from plausible inputs ------------------------------------
+
+# The demo's Llama (chargeback_demo/fake_vllm.py): 0.25 ms a prompt token, 12.5 ms a completion
+# token, w = 50, over a day of its traffic.
+PROMPT, COMPLETION, REQUESTS = 33_759_000.0, 10_552_331.0, 26_000.0
+DEMO = ModelTiming(LLAMA.model, PROMPT * 0.00025, COMPLETION * 0.0125, PROMPT, COMPLETION, REQUESTS)
+
+
+def _timing(**changed: float) -> ModelTiming:
+    measures = {**vars(DEMO), **changed}
+    del measures["model"]
+    return ModelTiming(DEMO.model, **measures)
+
+
+@pytest.mark.parametrize(
+    ("timing", "reason"),
+    [
+        # The generation token counter reads 1 (a new replica, a reset the span caught on one
+        # counter and not the other): 527,616,577 measured, refused by the token floor.
+        (_timing(generation_tokens=1.0), TOO_FEW_TOKENS),
+        (_timing(prompt_tokens=999.0, prefill_seconds=999 * 0.00025), TOO_FEW_TOKENS),
+        # vLLM before #10853: prefill time in the decode histogram and decode time in prefill.
+        (
+            _timing(prefill_seconds=DEMO.decode_seconds, decode_seconds=DEMO.prefill_seconds),
+            INVERTED_PHASES,
+        ),
+        # Decode per token just under prefill per token: inverted, whatever the band.
+        (_timing(decode_seconds=COMPLETION * 0.000249), INVERTED_PHASES),
+        # Above the band: 600 where the default band ends at 500.
+        (_timing(decode_seconds=COMPLETION * 0.15), IMPLAUSIBLE),
+    ],
+    ids=["generation-reads-1", "prompt-tokens-few", "swapped", "inverted", "above-band"],
+)
+def test_an_implausible_measurement_is_neither_applied_nor_published(
+    timing: ModelTiming, reason: str
+) -> None:
+    (llama, _) = completion_weights(_config(), _snapshot(timing))
+    expected = reason
+    assert (llama.applied, llama.fallback, llama.measured, llama.basis) == (
+        3.0,
+        expected,
+        None,
+        "configured",
+    )
+    got = _values(weight_samples([llama]))
+    assert got == {
+        ("llm_completion_weight", (("model", "llama-70b"), ("basis", "configured"))): 3.0,
+        ("llm_completion_weight", (("model", "llama-70b"), ("basis", "applied"))): 3.0,
+        ("llm_completion_weight_fallback", (("model", "llama-70b"), ("reason", expected))): 1.0,
+    }
+
+
+def test_the_demo_weight_is_inside_the_default_band_and_applied() -> None:
+    (llama, _) = completion_weights(_config(), _snapshot(DEMO))
+    assert llama.applied == pytest.approx(50.0)
+    assert llama.fallback is None
+
+
+@pytest.mark.parametrize(
+    ("band", "weight", "applied", "reason"),
+    [
+        ({"min_weight": 60}, 50.0, 3.0, IMPLAUSIBLE),
+        ({"max_weight": 40}, 50.0, 3.0, IMPLAUSIBLE),
+        ({"min_weight": 50, "max_weight": 50.5}, 50.0, 50.0, None),  # the band is inclusive
+        ({"max_weight": 1000}, 600.0, 600.0, None),
+        ({}, 1.0, 1.0, None),  # decode as dear as prefill: the band's floor, not inverted
+        ({}, 500.0, 500.0, None),
+        ({}, 500.5, 3.0, IMPLAUSIBLE),
+    ],
+)
+def test_the_band_is_the_configured_one(
+    band: dict[str, float], weight: float, applied: float, reason: str | None
+) -> None:
+    timing = _timing(decode_seconds=COMPLETION * 0.00025 * weight)
+    (llama, _) = completion_weights(_config(source=band), _snapshot(timing))
+    assert llama.applied == pytest.approx(applied)
+    assert llama.fallback == reason
+
+
+def test_the_token_floor_is_the_configured_one() -> None:
+    few = _timing(generation_tokens=500.0, decode_seconds=500 * 0.0125)
+    (llama, _) = completion_weights(_config(), _snapshot(few))
+    assert llama.fallback == TOO_FEW_TOKENS
+    (llama, _) = completion_weights(_config(source={"min_tokens": 500}), _snapshot(few))
+    assert llama.applied == pytest.approx(50.0)
+    assert llama.fallback is None
+    # Without the floor, a generation counter reading 1 is still refused by the band.
+    one = _timing(generation_tokens=1.0)
+    (llama, _) = completion_weights(_config(source={"min_tokens": 1}), _snapshot(one))
+    assert (llama.applied, llama.fallback, llama.measured) == (3.0, IMPLAUSIBLE, None)
+
+
+def test_a_model_keeping_its_configured_weight_publishes_no_implausible_one() -> None:
+    (llama, _) = completion_weights(
+        _config(weight="configured"), _snapshot(_timing(generation_tokens=1.0))
+    )
+    assert (llama.applied, llama.fallback, llama.measured) == (3.0, None, None)
+
+
+def test_every_reason_is_documented_and_worded() -> None:
+    docs = (Path(__file__).parents[4] / "docs" / "llm.md").read_text(encoding="utf-8")
+    for reason in FALLBACK_REASONS:
+        assert f"| `{reason}` |" in docs
+        assert reason in REASONS
 
 
 def test_measured_needs_the_vllm_source() -> None:
