@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -121,9 +123,11 @@ def pair_of(stack: DemoStack) -> Iterator[Callable[..., Pair]]:
         change: Callable[[dict[str, Any]], None] | None = None,
         faulted_urls: dict[str, str] | None = None,
         faulted_secrets: str | None = None,
+        vllm: bool = False,
     ) -> Pair:
-        control_proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
-        proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in SOURCES}
+        names = (*SOURCES, "vllm") if vllm else SOURCES
+        control_proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in names}
+        proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in names}
         control_urls = {n: p.url for n, p in control_proxies.items()}
         urls = {n: p.url for n, p in proxies.items()} | (faulted_urls or {})
         secrets = str(stack.secrets)
@@ -502,3 +506,89 @@ def test_an_undeclared_litellm_team_without_an_alias_is_its_own_team(
     assert figures(faulted) == figures(control)
     spend = faulted["chargeback_llm_spend_month_to_date"]
     assert (("model", "llama-3-70b"), ("team", "c0a8d9e3-search")) in spend
+
+
+# --- 8. a measured weight is applied only from plausible inputs ---------------------------------
+
+WEIGHT = "chargeback_llm_completion_weight"
+FALLBACK = "chargeback_llm_completion_weight_fallback"
+LLAMA = ("model", "llama-3-70b")
+# What a measured weight moves: the weights themselves, and every figure the ledger splits by them.
+WEIGHT_FAMILIES = (WEIGHT, FALLBACK, "chargeback_llm_seconds_per_token")
+
+
+def _vllm_query(path: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(path).query).items()}
+
+
+def _generation_reads_one(path: str, body: bytes) -> bytes:
+    """The generation token counter's increase reads 1: a new replica, a reset on one counter."""
+    if "vllm:request_generation_tokens_sum" not in _vllm_query(path).get("query", ""):
+        return body
+    doc = json.loads(body)
+    for sample in doc["data"]["result"]:
+        sample["value"][1] = "1"
+    return json.dumps(doc).encode()
+
+
+def _phases_swapped(upstream: str) -> Editor:
+    """vLLM before #10853: prefill time in the decode histogram and decode time in prefill's."""
+    swap = {
+        "vllm:request_prefill_time_seconds_sum": "vllm:request_decode_time_seconds_sum",
+        "vllm:request_decode_time_seconds_sum": "vllm:request_prefill_time_seconds_sum",
+    }
+
+    def edit(path: str, body: bytes) -> bytes:
+        params = _vllm_query(path)
+        for mine, theirs in swap.items():
+            if mine in params.get("query", ""):
+                params["query"] = params["query"].replace(mine, theirs)
+                return httpx.get(f"{upstream}/api/v1/query", params=params).content
+        return body
+
+    return edit
+
+
+def _configured_weight(data: dict[str, Any]) -> None:
+    data["llm_models"][0]["self_hosted"]["weight"] = "configured"
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [("generation-reads-1", "too_few_tokens"), ("phases-swapped", "inverted_phases")],
+)
+def test_an_implausible_measured_weight_falls_back_with_its_reason(
+    stack: DemoStack, pair_of: Callable[..., Pair], fault: str, reason: str
+) -> None:
+    # Before: the faulted exporter applied 2,708,625,000 here (527,616,577 over the span the
+    # issue read) or 0.2081 (swapped) where the control applies 50, with vLLM up, moving
+    # serving cost between teams.
+    pair = pair_of(vllm=True)
+    pair.refresh()
+    editor = _generation_reads_one if fault == "generation-reads-1" else None
+    pair.edit("vllm", editor or _phases_swapped(stack.urls["vllm"]))
+    control, faulted = pair.refresh("vllm")
+    assert control[WEIGHT][(("basis", "applied"), LLAMA)] == pytest.approx(50.0)
+    assert up(faulted, "vllm") == 1.0
+    # The configured weight applies, the fallback says why, and the refused figure is not served.
+    assert faulted[WEIGHT] == {
+        (("basis", "configured"), LLAMA): 3.0,
+        (("basis", "applied"), LLAMA): 3.0,
+    }
+    assert faulted[FALLBACK] == {(LLAMA, ("reason", reason)): 1.0}
+    assert "chargeback_llm_seconds_per_token" not in faulted
+    # Every other figure is what an exporter asking for the configured weight serves.
+    urls = {n: p.url for n, p in pair.control_proxies.items()}
+    reference = make_refresher(_config(urls, str(stack.secrets), _configured_weight), clock=CLOCK)
+    try:
+        reference.refresh_all()
+        expected = served(reference)
+    finally:
+        reference.stop()
+    assert {n: v for n, v in figures(faulted).items() if n not in WEIGHT_FAMILIES} == {
+        n: v for n, v in figures(expected).items() if n not in WEIGHT_FAMILIES
+    }
+    # Healed, the measured weight is the control's again.
+    pair.heal("vllm")
+    control, faulted = pair.refresh("vllm")
+    assert figures(faulted) == figures(control)
