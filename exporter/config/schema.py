@@ -20,7 +20,12 @@ from pydantic import (
 )
 
 from exporter.config.attribution import AttributionConfig
-from exporter.config.dimensions import DimensionConfig, SharedCostsConfig, unique_dimensions
+from exporter.config.dimensions import (
+    DimensionConfig,
+    SharedCostsConfig,
+    unique_dimensions,
+    weight_issues,
+)
 from exporter.config.loader import (
     KeyedErrors,
     issues_from_validation,
@@ -259,6 +264,16 @@ class Config(StrictModel):
                 entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
         if entries:
             raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _weights_name_teams(self) -> Config:
+        # A name no team declares would be a phantom row taking money nobody is charged for.
+        if self.shared_costs is not None:
+            declared = [t.name for t in self.teams]
+            entries = weight_issues(self.shared_costs, declared, RESERVED_TEAMS)
+            if entries:
+                raise KeyedErrors(entries)
         return self
 
     @model_validator(mode="after")
