@@ -44,6 +44,7 @@ from exporter.config.sources import (
     VllmConfig,
 )
 from exporter.config.types import (
+    GpuHourPrice,
     IdlePolicy,
     Price,
     StrictModel,
@@ -207,8 +208,9 @@ class Config(StrictModel):
     timezone: str = "UTC"
     idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
     idle_by_node: bool = False
-    gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
-    gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
+    # GPU-hour prices by GPU model (DCGM modelName) and by Kueue ResourceFlavor.
+    gpu_prices: dict[str, GpuHourPrice] = Field(default_factory=dict)
+    gpu_flavor_prices: dict[str, GpuHourPrice] = Field(default_factory=dict)
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
     # Unit economics (exporter.config.unit_economics): prices built from their parts.
     gpu_price_build: dict[str, PriceBuild] = Field(default_factory=dict)  # by GPU model
