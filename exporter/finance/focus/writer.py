@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from exporter.finance.focus.columns import COLUMNS, NAME_COLUMNS, FocusRow, cells
-from exporter.finance.report.cells import csv_text, spreadsheet_text
+from exporter.finance.report.cells import csv_text
 
 __all__ = ["FOCUS_VERSION", "format_focus"]
 
@@ -20,14 +20,5 @@ def format_focus(rows: Sequence[FocusRow]) -> str:
     A name cell that a spreadsheet would read as a formula starts with `'`
     (`report.cells`); numbers, dates and our own vocabulary are written as they are.
     """
-    return csv_text(_lines(rows))
-
-
-def _lines(rows: Sequence[FocusRow]) -> Iterator[Sequence[str]]:
-    yield COLUMNS
-    for row in rows:
-        values = ["" if value is None else value for value in cells(row)]
-        # Only the name cells: a month has rows by the hundred thousand.
-        for i in _NAMES:
-            values[i] = spreadsheet_text(values[i])
-        yield values
+    values = (["" if value is None else value for value in cells(row)] for row in rows)
+    return csv_text([COLUMNS], ()) + csv_text(values, _NAMES)

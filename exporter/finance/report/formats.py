@@ -12,7 +12,7 @@ from exporter.finance.report.backlog import (
     backlog_json,
     backlog_lines,
 )
-from exporter.finance.report.cells import csv_text, spreadsheet_row
+from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
@@ -108,7 +108,5 @@ def _csv(report: Report, table: str) -> str:
         names = frozenset({0})  # the team (or dimension value); every other cell is a figure
     # Names come from labels, upstreams and the config: none may become a spreadsheet formula.
     # The header is names too; the currency (config) is the last cell of every row.
-    text = names | {len(head)}
-    lines = [spreadsheet_row([*head, "currency"], range(len(head) + 1))]
-    lines += [spreadsheet_row([*row, report.currency], text) for row in rows]
-    return csv_text(lines)
+    header = csv_text([[*head, "currency"]], range(len(head) + 1))
+    return header + csv_text([[*row, report.currency] for row in rows], sorted({*names, len(head)}))
