@@ -21,4 +21,4 @@ def format_focus(rows: Sequence[FocusRow]) -> str:
     (`report.cells`); numbers, dates and our own vocabulary are written as they are.
     """
     values = (["" if value is None else value for value in cells(row)] for row in rows)
-    return csv_text([COLUMNS], ()) + csv_text(values, _NAMES)
+    return csv_text(COLUMNS, values, _NAMES)

@@ -27,16 +27,19 @@ def spreadsheet_text(text: str) -> str:
     return f"'{text}" if text[:1] in FORMULA_STARTS else text
 
 
-def csv_text(rows: Iterable[Sequence[str]], names: Sequence[int]) -> str:
-    """The rows as CSV with `\\n` line ends, each cell at an index in `names` spreadsheet-safe.
+def csv_text(head: Sequence[str], rows: Iterable[Sequence[str]], names: Sequence[int]) -> str:
+    """The header, then the rows, as CSV with `\\n` line ends; each row's cell at an index in
+    `names` is made spreadsheet-safe.
 
-    The other cells are the caller's own figures and words, written as they are. A name
+    The header and the other cells are the caller's own words and figures, written as they
+    are (a dimension's name in a header is lower-case letters by the config). A name
     holding a CR is quoted (RFC 4180): Python's writer quotes only the line end it writes, so
     a bare CR would end the row early for every reader; such a row is written with CRLF,
     which quotes it, and its line end put back to `\\n`.
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(head)
     pick = _picker(names)
     for row in rows:
         # One scan in C per row: a month's FOCUS export has rows by the hundred thousand.

@@ -107,6 +107,6 @@ def _csv(report: Report, table: str) -> str:
         head, *rows = team_lines(report, ".2f")
         names = frozenset({0})  # the team (or dimension value); every other cell is a figure
     # Names come from labels, upstreams and the config: none may become a spreadsheet formula.
-    # The header is names too; the currency (config) is the last cell of every row.
-    header = csv_text([[*head, "currency"]], range(len(head) + 1))
-    return header + csv_text([[*row, report.currency] for row in rows], sorted({*names, len(head)}))
+    # The currency (config) is the last cell of every row.
+    lines = [[*row, report.currency] for row in rows]
+    return csv_text([*head, "currency"], lines, sorted({*names, len(head)}))
