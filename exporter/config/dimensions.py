@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Collection, Sequence
 from enum import StrEnum
 from typing import Annotated
 
@@ -11,7 +12,13 @@ from pydantic import Field, field_validator, model_validator
 
 from exporter.config.types import StrictModel
 
-__all__ = ["DimensionConfig", "ShareRule", "SharedCostsConfig", "unique_dimensions"]
+__all__ = [
+    "DimensionConfig",
+    "ShareRule",
+    "SharedCostsConfig",
+    "unique_dimensions",
+    "weight_issues",
+]
 
 # Label names Prometheus and the ledger already use: a dimension called so would clash.
 _TAKEN = frozenset({"team", "component", "dimension", "value", "kind", "key", "cluster"})
@@ -88,6 +95,34 @@ class SharedCostsConfig(StrictModel):
         if both:
             raise ValueError(f"a shared team cannot also receive shared cost: {', '.join(both)}")
         return self
+
+
+def weight_issues(
+    shared: SharedCostsConfig, declared: Sequence[str], reserved: Collection[str]
+) -> list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]]:
+    """Each weight whose key is not a declared team: (its key, why, the teams' key or None)."""
+    teams: tuple[str | int, ...] | None = ("teams",) if declared else None
+    return [
+        (("shared_costs", "weights", name), why, teams)
+        for name in shared.weights
+        if (why := _not_a_team(name, declared, reserved))
+    ]
+
+
+def _not_a_team(name: str, declared: Sequence[str], reserved: Collection[str]) -> str:
+    """Why `name` cannot receive shared cost, or "" when it is a declared team."""
+    if name in declared:
+        return ""
+    shown = repr(name if len(name) <= 60 else name[:60] + "...")
+    if name in reserved:
+        return f"{shown} is a reserved row and never receives shared cost"
+    # Team names are compared exactly: "Research" beside "research" would be a second row.
+    alike = [d for d in declared if d.lower() == name.lower()]
+    if alike:
+        return f"{shown} is not a declared team; did you mean {alike[0]!r}?"
+    if not declared:
+        return f"{shown} is not a declared team: declare it under teams (none are declared)"
+    return f"{shown} is not a declared team (declared: {', '.join(declared)})"
 
 
 def unique_dimensions(dimensions: tuple[DimensionConfig, ...]) -> tuple[DimensionConfig, ...]:

@@ -20,7 +20,12 @@ from pydantic import (
 )
 
 from exporter.config.attribution import AttributionConfig
-from exporter.config.dimensions import DimensionConfig, SharedCostsConfig, unique_dimensions
+from exporter.config.dimensions import (
+    DimensionConfig,
+    SharedCostsConfig,
+    unique_dimensions,
+    weight_issues,
+)
 from exporter.config.loader import (
     KeyedErrors,
     issues_from_validation,
@@ -39,6 +44,7 @@ from exporter.config.sources import (
     VllmConfig,
 )
 from exporter.config.types import (
+    GpuHourPrice,
     IdlePolicy,
     Price,
     StrictModel,
@@ -202,8 +208,9 @@ class Config(StrictModel):
     timezone: str = "UTC"
     idle_policy: IdlePolicy = IdlePolicy.PROPORTIONAL
     idle_by_node: bool = False
-    gpu_prices: dict[str, Price] = Field(default_factory=dict)  # by GPU model (DCGM modelName)
-    gpu_flavor_prices: dict[str, Price] = Field(default_factory=dict)  # by Kueue ResourceFlavor
+    # GPU-hour prices by GPU model (DCGM modelName) and by Kueue ResourceFlavor.
+    gpu_prices: dict[str, GpuHourPrice] = Field(default_factory=dict)
+    gpu_flavor_prices: dict[str, GpuHourPrice] = Field(default_factory=dict)
     llm_completion_weight: Annotated[float, Field(gt=0)] = 1.0
     # Unit economics (exporter.config.unit_economics): prices built from their parts.
     gpu_price_build: dict[str, PriceBuild] = Field(default_factory=dict)  # by GPU model
@@ -259,6 +266,16 @@ class Config(StrictModel):
                 entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
         if entries:
             raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _weights_name_teams(self) -> Config:
+        # A name no team declares would be a phantom row taking money nobody is charged for.
+        if self.shared_costs is not None:
+            declared = [t.name for t in self.teams]
+            entries = weight_issues(self.shared_costs, declared, RESERVED_TEAMS)
+            if entries:
+                raise KeyedErrors(entries)
         return self
 
     @model_validator(mode="after")

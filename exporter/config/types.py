@@ -13,7 +13,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_SIZE",
+    "MAX_GPU_HOUR",
     "ByteSize",
+    "GpuHourPrice",
     "IdlePolicy",
     "Interval",
     "Price",
@@ -120,6 +122,11 @@ Staleness = Annotated[timedelta, BeforeValidator(within("1s", "7d"))]
 RateWindow = Annotated[timedelta, BeforeValidator(within("1m", "7d"))]
 Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$")]
 Price = Annotated[float, Field(ge=0)]
+# A GPU-hour price above this is a slip in any currency: a few dollars an hour stays below a
+# few million units even in the currencies with the most units per dollar. Past it, a month's
+# sums would drift towards sizes a float no longer holds to the cent.
+MAX_GPU_HOUR = 10_000_000
+GpuHourPrice = Annotated[float, Field(ge=0, le=MAX_GPU_HOUR)]
 
 
 class IdlePolicy(StrEnum):

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from exporter.config.types import Price, StrictModel
+from exporter.config.types import MAX_GPU_HOUR, Price, StrictModel
 from exporter.gpu_names import Issue, price_key_issues
 
 __all__ = ["Alternative", "PowerBasis", "PriceBuild", "build_key_issues"]
@@ -21,6 +21,15 @@ class PowerBasis(StrEnum):
     MEASURED = "measured"  # dcgm-exporter's power draw, falling back to `gpu_watts`
 
 
+# Bounds far beyond any real node in any currency (a rack of 72 GPUs at USD 4 million is some
+# 1e11 in the currencies with the most units per dollar): past them a figure is a slip, such as
+# a price in the wrong unit or an exponent too many, and the products below could overflow.
+_Capex = Annotated[float, Field(ge=0, le=1e13)]
+_PerKwh = Annotated[float, Field(ge=0, le=1e6)]
+_PerNodeHour = Annotated[float, Field(ge=0, le=1e8)]
+_HOURS_PER_YEAR = 8_760
+
+
 class PriceBuild(StrictModel):
     """A GPU-hour price derived from what one node costs to own and run.
 
@@ -30,21 +39,46 @@ class PriceBuild(StrictModel):
     GPU-hour price = node per hour / gpus.
     """
 
-    node_capex: Price
+    node_capex: _Capex
     gpus_per_node: Annotated[int, Field(ge=1, le=1024)]
     amortisation_years: Annotated[float, Field(gt=0, le=50)]
     availability: Annotated[float, Field(gt=0, le=1)] = 1.0
     gpu_watts: Annotated[float, Field(gt=0, le=10_000)] | None = None
     power: PowerBasis = PowerBasis.NAMEPLATE
-    pue: Annotated[float, Field(ge=1, le=5)] = 1.0
-    energy_price_per_kwh: Price = 0.0
-    node_operations_per_hour: Price = 0.0
+    # 1.0 is no overhead at all; the least efficient data centres in surveys stay below 3.
+    pue: Annotated[float, Field(ge=1, le=3)] = 1.0
+    energy_price_per_kwh: _PerKwh = 0.0
+    node_operations_per_hour: _PerNodeHour = 0.0
 
     @model_validator(mode="after")
     def _watts_when_nameplate(self) -> PriceBuild:
         if self.power is PowerBasis.NAMEPLATE and self.gpu_watts is None:
             raise ValueError("set gpu_watts, or power: measured to use dcgm-exporter's power draw")
         return self
+
+    @model_validator(mode="after")
+    def _plausible_price(self) -> PriceBuild:
+        # Each part is bounded, but a tiny amortisation or availability still divides the
+        # capex into an implausible price: judged like a configured GPU-hour price.
+        price = self.fixed_gpu_hour + self.nameplate_energy_gpu_hour
+        if price > MAX_GPU_HOUR:
+            raise ValueError(
+                f"builds {price:.3g} per GPU-hour, above {MAX_GPU_HOUR:,}: check node_capex, "
+                "amortisation_years, availability and the other figures for a slip"
+            )
+        return self
+
+    @property
+    def fixed_gpu_hour(self) -> float:
+        """Owning and operating one GPU for an hour, before energy."""
+        hours = self.amortisation_years * _HOURS_PER_YEAR * self.availability
+        return (self.node_capex / hours + self.node_operations_per_hour) / self.gpus_per_node
+
+    @property
+    def nameplate_energy_gpu_hour(self) -> float:
+        """One GPU's energy for an hour at its nameplate watts (0 without them)."""
+        watts = self.gpu_watts or 0.0
+        return watts / 1000 * self.pue * self.energy_price_per_kwh
 
 
 class Alternative(StrictModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["COLUMNS", "FocusRow", "cells"]
+__all__ = ["COLUMNS", "NAME_COLUMNS", "OWN_COLUMNS", "FocusRow", "cells"]
 
 
 class FocusRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -59,6 +59,29 @@ class FocusRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(FocusRow))
+
+# Columns whose text comes from labels, upstreams or the config (team, model, provider and
+# cluster names): the writer keeps each from reading as a spreadsheet formula.
+NAME_COLUMNS = frozenset(
+    {
+        "BillingAccountId",
+        "BillingAccountName",
+        "ChargeDescription",
+        "InvoiceId",
+        "InvoiceIssuerName",
+        "ProviderName",
+        "PublisherName",
+        "ResourceId",
+        "ResourceName",
+        "SubAccountId",
+        "SubAccountName",
+        "Tags",
+        "x_Cluster",
+    }
+)
+# Columns we write ourselves: numbers and dates we format (a cost of -12.50 stays a number),
+# and values from FOCUS's or our own fixed vocabulary. With NAME_COLUMNS, every column.
+OWN_COLUMNS = frozenset(COLUMNS) - NAME_COLUMNS
 
 
 def cells(row: FocusRow) -> tuple[str | None, ...]:

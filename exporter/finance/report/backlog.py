@@ -13,6 +13,7 @@ from exporter.ledger.costs.backlog import FALLBACK, UNPLACED, Backlog, BacklogRo
 
 __all__ = [
     "BACKLOG_COLUMNS",
+    "BACKLOG_NAMES",
     "BacklogLine",
     "BacklogTable",
     "backlog_json",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 BACKLOG_COLUMNS = ["kind", "namespace", "workload", "team", "keys", "cost"]
+# The cells that carry names (indexes): every one but the cost.
+BACKLOG_NAMES = frozenset(range(BACKLOG_COLUMNS.index("cost")))
 TOTAL = "total"
 _CENT = Decimal("0.01")
 

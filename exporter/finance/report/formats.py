@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from decimal import Decimal
 from typing import Any
 
-from exporter.finance.report.backlog import BacklogTable, backlog_json, backlog_lines
+from exporter.finance.report.backlog import (
+    BACKLOG_NAMES,
+    BacklogTable,
+    backlog_json,
+    backlog_lines,
+)
+from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
 from exporter.finance.report.teams import usage_json
-from exporter.finance.report.text import MODEL_COLUMNS, model_lines, report_table, team_lines
+from exporter.finance.report.text import (
+    MODEL_COLUMNS,
+    MODEL_NAMES,
+    model_lines,
+    report_table,
+    team_lines,
+)
 from exporter.finance.report.units import unit_json
 from exporter.finance.report.weights import weight_json
 
@@ -87,17 +97,16 @@ def _json(report: Report) -> str:
 
 
 def _csv(report: Report, table: str) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
     if table == "models":
-        writer.writerow([*MODEL_COLUMNS, "currency"])
-        rows = model_lines(report, ".2f", ".3e")
+        head, rows = [*MODEL_COLUMNS], model_lines(report, ".2f", ".3e")
+        names = MODEL_NAMES
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()), ".2f")
-        writer.writerow([*head, "currency"])
+        names = BACKLOG_NAMES
     else:
         head, *rows = team_lines(report, ".2f")
-        writer.writerow([*head, "currency"])
-    for row in rows:
-        writer.writerow([*row, report.currency])
-    return out.getvalue()
+        names = frozenset({0})  # the team (or dimension value); every other cell is a figure
+    # Names come from labels, upstreams and the config: none may become a spreadsheet formula.
+    # The currency (config) is the last cell of every row.
+    lines = [[*row, report.currency] for row in rows]
+    return csv_text([*head, "currency"], lines, sorted({*names, len(head)}))

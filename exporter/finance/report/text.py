@@ -12,6 +12,7 @@ from exporter.finance.report.weights import weight_text
 
 __all__ = [
     "MODEL_COLUMNS",
+    "MODEL_NAMES",
     "TOTAL",
     "backlog_text",
     "model_lines",
@@ -36,6 +37,8 @@ MODEL_COLUMNS = [
     "recommended_input_cost_per_token",
     "recommended_output_cost_per_token",
 ]
+# The model table's cells that carry names (indexes): everything else is a figure we format.
+MODEL_NAMES = frozenset({MODEL_COLUMNS.index("model"), MODEL_COLUMNS.index("kind")})
 
 
 def team_lines(report: Report, money: str) -> list[list[str]]:

@@ -14,6 +14,7 @@ from tests.support.configs import assert_first_issue
 GOOD = """\
 teams:
   - name: search
+  - name: vision
 dimensions:
   - name: product
     label_keys: [producto, product]
@@ -80,6 +81,46 @@ def test_errors_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
     assert_first_issue(write_config(text), line, key, message)
+
+
+FIXED = """\
+teams:
+  - name: research
+  - name: vision
+shared_costs:
+  namespaces: [m]
+  rule: fixed
+  weights:
+    research: 1
+    {name}: 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("ghost", "'ghost' is not a declared team (declared: research, vision)"),
+        ("Research", "'Research' is not a declared team; did you mean 'research'?"),
+        ("__idle__", "'__idle__' is a reserved row and never receives shared cost"),
+        ("__unallocated__", "reserved row"),
+        ("__other__", "reserved row"),
+        ("__shared__", "reserved row"),
+    ],
+)
+def test_weights_name_declared_teams(
+    write_config: Callable[[str], str], name: str, message: str
+) -> None:
+    # Money on a name no team declares goes to a phantom row nobody is charged for.
+    path = write_config(FIXED.replace("{name}", name))
+    assert_first_issue(path, 9, f"shared_costs.weights.{name}", message)
+
+
+def test_weights_without_declared_teams_say_to_declare_them(
+    write_config: Callable[[str], str],
+) -> None:
+    text = "shared_costs:\n  namespaces: [m]\n  rule: fixed\n  weights: {research: 1}\n"
+    path = write_config(text)
+    assert_first_issue(path, 4, "shared_costs.weights.research", "declare it under teams")
 
 
 def test_check_config_exits_2(

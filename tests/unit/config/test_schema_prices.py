@@ -51,12 +51,29 @@ def test_prices_by_model_and_by_flavor_load(write_config: Callable[[str], str]) 
             "is the same GPU model as 'NVIDIA H100 80GB HBM3'",
         ),
         ('gpu_prices: {" ": 2.1}\n', 1, "gpu_prices. ", "cannot be empty"),
+        # Not finite, or a GPU-hour no currency prices so (an exponent too many).
+        ("gpu_prices: {H100: .nan}\n", 1, "gpu_prices.H100", "finite"),
+        ("gpu_prices: {H100: .inf}\n", 1, "gpu_prices.H100", "finite"),
+        ("gpu_flavor_prices: {l40s: -.inf}\n", 1, "gpu_flavor_prices.l40s", ""),
+        ("gpu_prices: {H100: 1e300}\n", 1, "gpu_prices.H100", "less than or equal to 10000000"),
+        (
+            "gpu_flavor_prices:\n  l40s: 0.9\n  h100: 1.0000001e7\n",
+            3,
+            "gpu_flavor_prices.h100",
+            "less than or equal to 10000000",
+        ),
     ],
 )
 def test_bad_price_keys_name_file_line_and_key(
     write_config: Callable[[str], str], text: str, line: int, key: str, message: str
 ) -> None:
     assert_first_issue(write_config(text), line, key, message)
+
+
+def test_the_largest_plausible_price_loads(write_config: Callable[[str], str]) -> None:
+    text = "gpu_prices: {H100: 1e7}\ngpu_flavor_prices: {l40s: 10000000}\n"
+    config = load_config(write_config(text))
+    assert config.gpu_prices["H100"] == config.gpu_flavor_prices["l40s"] == 1e7
 
 
 def test_check_config_exits_2_on_a_bad_flavor_name(

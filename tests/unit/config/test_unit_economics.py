@@ -113,6 +113,91 @@ def test_bad_unit_economics_name_file_line_and_key(
     assert_first_issue(write_config(text), line, key, message)
 
 
+_BUILD = "gpu_price_build:\n  H100:\n" + _MINIMAL + "    gpu_watts: 700\n"
+_FLAVOR_BUILD = "gpu_flavor_price_build:\n  h100:\n" + _MINIMAL + "    power: measured\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "message"),
+    [
+        (_BUILD + "    pue: .nan\n", 7, "gpu_price_build.H100.pue", "finite"),
+        (
+            _BUILD + "    energy_price_per_kwh: .inf\n",
+            7,
+            "gpu_price_build.H100.energy_price_per_kwh",
+            "finite",
+        ),
+        (
+            _BUILD + "    node_operations_per_hour: -.inf\n",
+            7,
+            "gpu_price_build.H100.node_operations_per_hour",
+            "finite",
+        ),
+        (
+            _BUILD.replace("node_capex: 1", "node_capex: 1e300"),
+            3,
+            "gpu_price_build.H100.node_capex",
+            "less than or equal to 10000000000000",
+        ),
+        (
+            _BUILD + "    energy_price_per_kwh: 2e6\n",
+            7,
+            "gpu_price_build.H100.energy_price_per_kwh",
+            "less than or equal to 1000000",
+        ),
+        (
+            _BUILD + "    node_operations_per_hour: 1e9\n",
+            7,
+            "gpu_price_build.H100.node_operations_per_hour",
+            "less than or equal to 100000000",
+        ),
+        (_BUILD + "    pue: 3.5\n", 7, "gpu_price_build.H100.pue", "less than or equal to 3"),
+        (
+            _FLAVOR_BUILD + "    pue: 3.01\n",
+            7,
+            "gpu_flavor_price_build.h100.pue",
+            "less than or equal to 3",
+        ),
+        (
+            _FLAVOR_BUILD.replace("node_capex: 1", "node_capex: .nan"),
+            3,
+            "gpu_flavor_price_build.h100.node_capex",
+            "finite",
+        ),
+        # Each part in bounds, the price not: a capex spread over an hour's amortisation.
+        (
+            _BUILD.replace("node_capex: 1", "node_capex: 1e12").replace(
+                "years: 1", "years: 0.0001"
+            ),
+            2,
+            "gpu_price_build.H100",
+            "per GPU-hour, above 10,000,000",
+        ),
+        (
+            _FLAVOR_BUILD.replace("node_capex: 1", "node_capex: 1e9") + "    availability: 1e-6\n",
+            2,
+            "gpu_flavor_price_build.h100",
+            "per GPU-hour, above 10,000,000",
+        ),
+    ],
+)
+def test_implausible_builds_name_file_line_and_key(
+    write_config: Callable[[str], str], text: str, line: int, key: str, message: str
+) -> None:
+    assert_first_issue(write_config(text), line, key, message)
+
+
+def test_the_largest_plausible_build_loads(write_config: Callable[[str], str]) -> None:
+    # A 72-GPU rack at the top of every bound but PUE's foots below the GPU-hour bound.
+    text = (
+        "gpu_price_build:\n  rack:\n    node_capex: 1e11\n    gpus_per_node: 72\n"
+        "    amortisation_years: 3\n    gpu_watts: 10000\n    pue: 3\n"
+        "    energy_price_per_kwh: 1e5\n    node_operations_per_hour: 1e7\n"
+    )
+    build = load_config(write_config(text)).gpu_price_build["rack"]
+    assert build.fixed_gpu_hour + build.nameplate_energy_gpu_hour < 10_000_000
+
+
 def test_check_config_exits_2_on_a_bad_price_build(
     write_config: Callable[[str], str], capsys: pytest.CaptureFixture[str]
 ) -> None:

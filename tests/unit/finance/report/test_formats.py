@@ -5,11 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
+from decimal import Decimal
 
+from exporter.finance.report.backlog import BacklogLine, BacklogTable
+from exporter.finance.report.cells import FORMULA_STARTS
 from exporter.finance.report.figures import Report, build_report, model_rows
 from exporter.finance.report.formats import format_report
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm import TeamModelUsage
+from tests.support.formulas import FORMULA_NAMES
 
 
 def _ledger(costs: dict[tuple[str, str], float]) -> Ledger:
@@ -52,3 +57,51 @@ def test_json_counts_are_integers_and_money_foots() -> None:
     # Each team's 1.005 alone rounds to 1.01 (2.02 in all); footed the teams print 1.01 + 1.00.
     assert [t["total"] for t in data["teams"][:2]] == [1.01, 1.0]
     assert data["total"] == 2.01
+
+
+def _hostile_report() -> Report:
+    """Every name a formula: teams from labels, models from LiteLLM, the backlog's workloads;
+    each team a credit, so its amounts are negative."""
+    usage = {(name, name): TeamModelUsage(-1.5, 10, 5, 1) for name in FORMULA_NAMES}
+    models = model_rows(usage, (), {})
+    ledger = _ledger({(name, "llm_external"): -12.5 for name in FORMULA_NAMES})
+    report = build_report(
+        ledger, "EUR", "2026-10", {(n, "gpu"): -3.0 for n in FORMULA_NAMES}, models
+    )
+    lines = tuple(
+        BacklogLine(name, name, name, (name, name), Decimal("-12.50")) for name in FORMULA_NAMES
+    )
+    return replace(report, backlog=BacklogTable(FORMULA_NAMES, lines, lines))
+
+
+def _csv_rows(table: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(format_report(_hostile_report(), "csv", table))))
+
+
+def _quoted(cells: list[str]) -> set[str]:
+    assert not [c for c in cells if c[:1] in FORMULA_STARTS]
+    return {c for c in cells if c.startswith("'")}
+
+
+def test_team_names_cannot_become_formulas() -> None:
+    rows = [r for r in _csv_rows("teams") if r["team"].startswith("'")]
+    assert _quoted([r["team"] for r in rows]) == {f"'{n}" for n in FORMULA_NAMES}
+    # The amounts are figures, not names: a credit stays a negative number.
+    assert {(r["llm_external"], r["total"], r["budget_gpu"]) for r in rows} == {
+        ("-12.50", "-12.50", "-3.00")
+    }
+
+
+def test_model_names_cannot_become_formulas() -> None:
+    rows = [r for r in _csv_rows("models") if r["model"] != "total"]
+    assert _quoted([r["model"] for r in rows]) == {f"'{n}" for n in FORMULA_NAMES}
+    assert {r["spend"] for r in rows} == {"-1.50"}
+
+
+def test_backlog_names_cannot_become_formulas() -> None:
+    rows = [r for r in _csv_rows("backlog") if r["namespace"] != "total"]
+    names = [r[c] for r in rows for c in ("namespace", "workload", "team")]
+    assert _quoted(names) == {f"'{n}" for n in FORMULA_NAMES}
+    # Keys are joined by a space: the cell starts with the first key.
+    assert _quoted([r["keys"] for r in rows]) == {f"'{n} {n}" for n in FORMULA_NAMES}
+    assert {r["cost"] for r in rows} == {"-12.50"}

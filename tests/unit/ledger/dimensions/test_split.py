@@ -39,7 +39,7 @@ SHARED_RULES: tuple[dict[str, Any] | None, ...] = (
     None,
     {"namespaces": ["ns-nobody"], "rule": "proportional"},
     {"namespaces": ["ns-search"], "teams": ["vision"], "rule": "even"},
-    {"namespaces": ["ns-nobody"], "rule": "fixed", "weights": {"research": 3, "ghost": 1}},
+    {"namespaces": ["ns-nobody"], "rule": "fixed", "weights": {"research": 3, "search": 1}},
 )
 
 
