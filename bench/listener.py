@@ -33,31 +33,7 @@ from chargeback_demo.prometheus import free_port
 from chargeback_demo.stack import DemoStack
 
 PASSWORD = "scrape-me"
-FLOOD = """
-import http.client, json, sys, threading
-port, total, at_once, header = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-left, statuses, lock = [total], {}, threading.Lock()
-def client():
-    while True:
-        with lock:
-            if not left[0]:
-                return
-            left[0] -= 1
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        try:
-            conn.request("GET", "/metrics", headers={"Authorization": header})
-            status = conn.getresponse().status
-        except OSError:
-            status = 0
-        finally:
-            conn.close()
-        with lock:
-            statuses[status] = statuses.get(status, 0) + 1
-threads = [threading.Thread(target=client) for _ in range(at_once)]
-for t in threads: t.start()
-for t in threads: t.join()
-print(json.dumps(statuses))
-"""
+FLOOD = (sys.executable, "-m", "chargeback_demo.flood")  # PORT TOTAL AT_ONCE AUTH
 
 
 def _basic(user: str, password: str) -> str:
@@ -149,7 +125,15 @@ def _idle(url: str, runs: int) -> None:
 def _flood(url: str) -> None:
     port = httpx.URL(url).port or 80
     flood = subprocess.Popen(
-        [sys.executable, "-c", FLOOD, str(port), "1000", "64", _basic("prometheus", "no")],
+        [
+            sys.executable,
+            "-m",
+            "chargeback_demo.flood",
+            str(port),
+            "1000",
+            "64",
+            _basic("prometheus", "no"),
+        ],
         stdout=subprocess.PIPE,
     )
     # Open loop: a scrape starts every 50 ms whatever the earlier ones are doing, so a stall
@@ -172,10 +156,11 @@ def _flood(url: str) -> None:
         for thread in scrapes:
             thread.join(60)
     out, _ = flood.communicate()
+    statuses = json.loads(out)["statuses"]
     p90 = statistics.quantiles(seconds, n=10)[-1] if len(seconds) > 1 else seconds[0]
     print(
         f"scrape during 1,000 wrong passwords: {_ms(seconds)}, p90 {p90 * 1000:.1f} ms "
-        f"({len(seconds)} scrapes, flood {flood_seconds:.1f} s, statuses {json.loads(out)})",
+        f"({len(seconds)} scrapes, flood {flood_seconds:.1f} s, statuses {statuses})",
         flush=True,
     )
 

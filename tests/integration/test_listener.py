@@ -35,31 +35,7 @@ PASSWORD = "scrape-me"
 # A client's limit against a hang, never a judgement of speed (bench/listener.py measures that).
 HANG_GUARD = 30.0
 FLOOD_SIZE = 400
-FLOOD = """
-import http.client, json, sys, threading
-port, total, at_once, header = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-left, statuses, lock = [total], {}, threading.Lock()
-def client():
-    while True:
-        with lock:
-            if not left[0]:
-                return
-            left[0] -= 1
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        try:
-            conn.request("GET", "/metrics", headers={"Authorization": header})
-            status = conn.getresponse().status
-        except OSError:
-            status = 0
-        finally:
-            conn.close()
-        with lock:
-            statuses[status] = statuses.get(status, 0) + 1
-threads = [threading.Thread(target=client) for _ in range(at_once)]
-for t in threads: t.start()
-for t in threads: t.join()
-print(json.dumps({"statuses": statuses}))
-"""
+FLOOD = (sys.executable, "-m", "chargeback_demo.flood")  # PORT TOTAL AT_ONCE AUTH
 
 
 def _basic(user: str, password: str) -> str:
@@ -169,7 +145,15 @@ def _answers(child: Exporter, auth: tuple[str, str]) -> bool:
 def test_a_flood_of_wrong_passwords_does_not_starve_scrapes(guarded: Exporter) -> None:
     wrong = _basic("prometheus", "no")
     flood = subprocess.Popen(
-        [sys.executable, "-c", FLOOD, str(guarded.port), str(FLOOD_SIZE), "64", wrong],
+        [
+            sys.executable,
+            "-m",
+            "chargeback_demo.flood",
+            str(guarded.port),
+            str(FLOOD_SIZE),
+            "64",
+            wrong,
+        ],
         stdout=subprocess.PIPE,
     )
     # Open loop: a scrape starts every 50 ms whatever the earlier ones are doing. Each notes

@@ -18,6 +18,7 @@ ENTRY_POINTS = {
     "exporter.cli": "gpu-chargeback-exporter",
     "chargeback_demo": "python -m chargeback_demo",
     "chargeback_demo.run": "python -m chargeback_demo.run",
+    "chargeback_demo.flood": "python -m chargeback_demo.flood",
     "chargeback_mixin.generate": "python -m chargeback_mixin.generate",
     "chargeback_deploy.generate": "python -m chargeback_deploy.generate",
     "bench.run": "python -m bench.run",
