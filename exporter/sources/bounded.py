@@ -121,44 +121,30 @@ class BoundedTransport(httpx.BaseTransport):
     ) -> None:
         # As httpx makes it: the environment's CA bundle when verifying by default.
         ssl_context = httpx.create_ssl_context(verify=verify)
-        backend = BoundedBackend(httpcore.SyncBackend())
-        most, kept, expiry = (
-            limits.max_connections,
-            limits.max_keepalive_connections,
-            limits.keepalive_expiry,
-        )
+        # What every pool shares: TLS, the limits, and the sockets bounded by the call.
+        shared: dict[str, Any] = {
+            "ssl_context": ssl_context,
+            "max_connections": limits.max_connections,
+            "max_keepalive_connections": limits.max_keepalive_connections,
+            "keepalive_expiry": limits.keepalive_expiry,
+            "network_backend": BoundedBackend(httpcore.SyncBackend()),
+        }
         self._pool: httpcore.ConnectionPool
         if proxy is None:
-            self._pool = httpcore.ConnectionPool(
-                ssl_context=ssl_context,
-                max_connections=most,
-                max_keepalive_connections=kept,
-                keepalive_expiry=expiry,
-                network_backend=backend,
-            )
+            self._pool = httpcore.ConnectionPool(**shared)
         elif proxy.url.scheme in ("http", "https"):
             self._pool = httpcore.HTTPProxy(
                 proxy_url=_core_url(proxy.url),
                 proxy_auth=proxy.raw_auth,
                 proxy_headers=proxy.headers.raw,
                 proxy_ssl_context=proxy.ssl_context,
-                ssl_context=ssl_context,
-                max_connections=most,
-                max_keepalive_connections=kept,
-                keepalive_expiry=expiry,
-                network_backend=backend,
+                **shared,
             )
         elif proxy.url.scheme in ("socks5", "socks5h"):
             if find_spec("socksio") is None:  # httpcore would fail only at the first request
                 raise ImportError("a SOCKS proxy needs the 'socksio' package (httpx[socks])")
             self._pool = httpcore.SOCKSProxy(
-                proxy_url=_core_url(proxy.url),
-                proxy_auth=proxy.raw_auth,
-                ssl_context=ssl_context,
-                max_connections=most,
-                max_keepalive_connections=kept,
-                keepalive_expiry=expiry,
-                network_backend=backend,
+                proxy_url=_core_url(proxy.url), proxy_auth=proxy.raw_auth, **shared
             )
         else:
             message = f"proxy {proxy.url.scheme}://: not http, https, socks5 or socks5h"
