@@ -9,11 +9,11 @@ serving side renders it (`exporter.exposition.series`) and finance reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.config.schema import Config
-from exporter.ledger.attribution import OTHER, Attributor
+from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.backlog import Backlog, team_backlog
 from exporter.ledger.costs.budgets import config_budgets
 from exporter.ledger.costs.cluster import ClusterCosts, cluster_costs
@@ -229,7 +229,12 @@ def _costs(
         joint = folded_joint(month_joint(config, month, tags, splits), folded)
         usage = part.usage if part is not None else {}
         used = consumption(
-            month, usage, pricing, _served(config, pricing), *_counting(config, folded)
+            month,
+            usage,
+            pricing,
+            _served(config, pricing),
+            config.llm_completion_weight,
+            frozenset(folded),
         )
     return _Costs(
         hourly,
@@ -251,12 +256,6 @@ def _served(config: Config, pricing: tuple[ModelPricing, ...]) -> frozenset[str]
     """The public names of the self-hosted models: declared, or priced as served."""
     declared = {m.model for m in config.llm_models if m.self_hosted is not None}
     return frozenset(declared | {p.model for p in pricing})
-
-
-def _counting(config: Config, folded: list[str]) -> tuple[float, Callable[[str], str]]:
-    """The configured completion weight, and the team a team counts under once capped."""
-    gone = frozenset(folded)
-    return config.llm_completion_weight, lambda team: OTHER if team in gone else team
 
 
 def _windows(

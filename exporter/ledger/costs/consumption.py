@@ -17,9 +17,10 @@ under `__other__` for a team the cap folded, as the ledgers are.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.window import Window, gpu_hours_by_team
 from exporter.ledger.llm import ModelPricing, TeamModelUsage, weighted_tokens
@@ -45,10 +46,14 @@ def consumption(
     pricing: tuple[ModelPricing, ...],
     served: Collection[str],
     weight: float,
-    counted_as: Callable[[str], str],
+    folded: Collection[str] = (),
 ) -> Consumption:
     """The month's consumption; `served` are the self-hosted models' public names, `weight` the
-    configured completion weight, `counted_as` the team a team's figures count under."""
+    configured completion weight, `folded` the teams the cap counts under `__other__`."""
+
+    def counted_as(team: str) -> str:
+        return OTHER if team in folded else team
+
     quantities: dict[tuple[str, str], float] = defaultdict(float)
     costs: dict[ResourceKey, float] = defaultdict(float)
     per_resource: dict[ResourceKey, float] = defaultdict(float)

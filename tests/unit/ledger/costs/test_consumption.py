@@ -46,7 +46,7 @@ PRICING = (ModelPricing("llama", None, 0.01, 0.01, 0.04, 4.0),)
 
 
 def test_quantities_and_resource_weights_by_hand() -> None:
-    used = consumption(_month(), USAGE, PRICING, {"llama"}, 2.0, lambda team: team)
+    used = consumption(_month(), USAGE, PRICING, {"llama"}, 2.0)
     assert used.quantities == pytest.approx(
         {
             ("a", "gpu"): 21.0,
@@ -71,14 +71,13 @@ def test_quantities_and_resource_weights_by_hand() -> None:
 
 
 def test_a_folded_team_counts_under_other() -> None:
-    fold = {"b": OTHER}
-    used = consumption(_month(), USAGE, PRICING, {"llama"}, 2.0, lambda t: fold.get(t, t))
+    used = consumption(_month(), USAGE, PRICING, {"llama"}, 2.0, frozenset({"b"}))
     assert {team for team, _ in used.quantities} == {"a", OTHER}
     assert used.resource_costs[(OTHER, "gpu", "L40S")] == 10.0
 
 
 def test_a_model_not_served_is_external_even_without_spend() -> None:
     usage = {("a", "mystery"): TeamModelUsage(None, 10, 0, 1)}
-    used = consumption(_month(), usage, (), {"llama"}, 2.0, lambda team: team)
+    used = consumption(_month(), usage, (), {"llama"}, 2.0)
     assert used.resource_costs[("a", "llm_external", "mystery")] == 0.0
     assert used.quantities[("a", "llm_external")] == 10.0
