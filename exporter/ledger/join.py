@@ -226,7 +226,8 @@ def _costs(
     hourly_ledger, _ = cap_teams(hourly.ledger, declared, cap, fold=folded)
     joint, used = JointSplit(), Consumption()
     if detail:
-        joint = folded_joint(month_joint(config, month, tags, splits), folded)
+        gone = frozenset(folded)
+        joint = folded_joint(month_joint(config, month, tags, splits), gone)
         usage = part.usage if part is not None else {}
         used = consumption(
             month,
@@ -234,7 +235,7 @@ def _costs(
             pricing,
             _served(config, pricing),
             config.llm_completion_weight,
-            frozenset(folded),
+            gone,
         )
     return _Costs(
         hourly,
