@@ -249,3 +249,20 @@ def test_the_schema_lists_every_value() -> None:
         part = schema["properties"][key]
         if isinstance(value, dict) and part.get("additionalProperties") is False:
             assert set(value) == set(part["properties"]), key
+
+
+def test_the_readmes_helm_install_renders(tmp_path: Path) -> None:
+    # The one line the README gives, with `template` for `install` and the example config.
+    (line,) = [
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("helm install ")
+    ]
+    args = line.split()[2:]
+    config = tmp_path / "config.yaml"
+    config.write_text((BASE / "config.example.yaml").read_text(encoding="utf-8"), "utf-8")
+    args = [re.sub(r"^config=config\.yaml$", f"config={config}", a) for a in args]
+    out = run("template", *args)
+    assert out.returncode == 0, out.stderr
+    kinds = {doc["kind"] for doc in yaml.safe_load_all(out.stdout) if doc}
+    assert {"Deployment", "ServiceMonitor", "PrometheusRule", "ConfigMap"} <= kinds
