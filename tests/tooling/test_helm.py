@@ -166,6 +166,7 @@ def test_every_core_object_validates_against_the_kubernetes_schemas() -> None:
         ("extraArgs[0]=debug", "extraArgs"),
         ("podDisruptionBudget.minAvailabel=1", "minAvailabel"),
         ("litellm.apiKey=sk-1234", "apiKey"),
+        ("serviceMonitor.endpoint.interval=5s", "endpoint"),
     ],
 )
 def test_the_schema_refuses_a_bad_value(setting: str, named: str) -> None:
@@ -184,6 +185,14 @@ def test_a_budget_that_would_block_every_drain_is_refused() -> None:
     single = template("--set", "replicas=1,podDisruptionBudget.enabled=false")
     assert not [d for d in single if d["kind"] == "PodDisruptionBudget"]
     assert one(single, "Deployment")["spec"]["replicas"] == 1
+
+
+def test_tls_or_basic_auth_without_the_web_config_is_refused() -> None:
+    # Probes switched to HTTPS, or the flag, with no web config to serve them: a pod never ready.
+    for setting in ("webConfig.tls=true", "webConfig.basicAuth=true"):
+        out = template_text("--set", setting)
+        assert out.returncode != 0
+        assert "name that Secret" in out.stderr
 
 
 def test_the_config_value_is_the_configmap_and_rolls_the_pods(tmp_path: Path) -> None:
