@@ -22,8 +22,9 @@ promtool:
 		fi; \
 	fi
 
-# kubectl renders the kustomizations in the deploy tests. Debian's kubernetes-client (1.20)
-# embeds a kustomize without components: those tests skip and say so; a newer kubectl runs them.
+# kubectl renders the kustomizations in the deploy tests: `make helm`'s kubectl 1.33 where it is,
+# else this one. Debian's kubernetes-client (1.20) embeds a kustomize without components: alone,
+# it leaves those tests skipping, and saying so.
 	@if ! command -v kubectl >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; \

@@ -17,6 +17,12 @@ PINNED_HELM = ROOT / ".helm" / "helm"
 # The release the comparison with kustomize uses: its name and namespace are the base's.
 RELEASE = "gpu-chargeback-exporter"
 NAMESPACE = "monitoring"
+# Every option on: the kube-prometheus-stack values, DCGM discovery, TLS and basic auth.
+EVERYTHING = (
+    *("-f", str(KUBE_PROMETHEUS_STACK)),
+    *("--set", "dcgmDiscovery.enabled=true,webConfig.existingSecret=web,webConfig.tls=true"),
+    *("--set", "webConfig.basicAuth=true,webConfig.tlsSecret=tls"),
+)
 
 
 @functools.cache

@@ -111,14 +111,7 @@ def test_every_exception_is_an_annotation_on_the_deployment_with_its_reason() ->
 _CHART_VALUES = {
     "defaults": (),
     "kube-prometheus-stack": ("-f", str(helm.KUBE_PROMETHEUS_STACK)),
-    "everything": (
-        *("-f", str(helm.KUBE_PROMETHEUS_STACK)),
-        *("--set", "dcgmDiscovery.enabled=true,webConfig.existingSecret=web,webConfig.tls=true"),
-        *(
-            "--set",
-            "webConfig.basicAuth=true,webConfig.tlsSecret=tls,image.digest=sha256:" + "0" * 64,
-        ),
-    ),
+    "everything": (*helm.EVERYTHING, "--set", "image.digest=sha256:" + "0" * 64),
 }
 
 

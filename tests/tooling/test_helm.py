@@ -18,7 +18,14 @@ import pytest
 import yaml
 
 from exporter import __version__
-from tests.tooling.helm import CHART, KUBE_PROMETHEUS_STACK, run, template, template_text
+from tests.tooling.helm import (
+    CHART,
+    EVERYTHING,
+    KUBE_PROMETHEUS_STACK,
+    run,
+    template,
+    template_text,
+)
 from tests.tooling.kustomize import BASE, EXAMPLE, ROOT, Doc, one, render
 
 DCGM_DISCOVERY = ROOT / "deploy" / "dcgm-discovery"
@@ -132,7 +139,11 @@ def test_dcgm_discovery_renders_its_kustomization() -> None:
     assert not unexplained, "\n".join(unexplained)
 
 
-@pytest.mark.parametrize("values", [(), ("-f", str(KUBE_PROMETHEUS_STACK))], ids=["base", "kps"])
+@pytest.mark.parametrize(
+    "values",
+    [(), ("-f", str(KUBE_PROMETHEUS_STACK)), EVERYTHING],
+    ids=["base", "kps", "everything"],
+)
 def test_the_chart_lints_strictly(values: tuple[str, ...]) -> None:
     out = run("lint", "--strict", str(CHART), *values)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -140,11 +151,20 @@ def test_the_chart_lints_strictly(values: tuple[str, ...]) -> None:
 
 
 def _everything_on() -> list[Doc]:
-    return template(
-        *("-f", str(KUBE_PROMETHEUS_STACK)),
-        *("--set", "dcgmDiscovery.enabled=true,webConfig.existingSecret=web,webConfig.tls=true"),
-        *("--set", "webConfig.basicAuth=true,webConfig.tlsSecret=tls"),
-    )
+    return template(*EVERYTHING)
+
+
+def test_another_release_name_prefixes_the_names_and_keeps_the_job() -> None:
+    out = run("template", "billing", str(CHART), "-n", "finops", "-f", str(KUBE_PROMETHEUS_STACK))
+    assert out.returncode == 0, out.stderr
+    docs = [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+    assert all(d["metadata"]["name"].startswith("billing-gpu-chargeback-exporter") for d in docs)
+    service, monitor = one(docs, "Service"), one(docs, "ServiceMonitor")
+    # job = the Service's value of the monitor's jobLabel: what the rules select.
+    assert service["metadata"]["labels"][monitor["spec"]["jobLabel"]] == "gpu-chargeback-exporter"
+    assert monitor["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"] == "billing"
+    (subject,) = one(docs, "ClusterRoleBinding")["subjects"]
+    assert subject["namespace"] == "finops"
 
 
 def test_every_core_object_validates_against_the_kubernetes_schemas() -> None:
