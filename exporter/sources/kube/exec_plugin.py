@@ -108,7 +108,7 @@ def _read(spec: ExecSpec, process: subprocess.Popen[bytes], until: float, second
         while True:
             left = until - time.monotonic()
             if left <= 0 or not selector.select(left):
-                raise _fail(spec, f"did not finish within {seconds:g} s")
+                raise _fail(spec, f"did not finish within {seconds:.3g} s")
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:
                 break
@@ -119,7 +119,7 @@ def _read(spec: ExecSpec, process: subprocess.Popen[bytes], until: float, second
     try:
         process.wait(max(0.0, until - time.monotonic()))
     except subprocess.TimeoutExpired:
-        raise _fail(spec, f"did not finish within {seconds:g} s") from None
+        raise _fail(spec, f"did not finish within {seconds:.3g} s") from None
     return b"".join(chunks)
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import ssl
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -27,7 +27,7 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter import redact
 from exporter.config.schema import Config, KueueConfig
-from exporter.errors import UpstreamCredentialError
+from exporter.errors import UpstreamCredentialError, UpstreamUnavailable
 from exporter.serve.wiring import make_refresher
 from exporter.sources.kueue.source import build_client
 from tests.conftest import FIXED_NOW
@@ -229,11 +229,11 @@ def _alive(pid: int) -> bool:
 
 def _ends(pid: int) -> bool:
     # Killed with its group; a zombie waiting for init to reap it counts as ended.
-    for _ in range(200):
+    for _ in range(500):  # the kernel tears it down soon after the signal; wait up to 5 s
         if not _alive(pid):
             return True
-        os.sched_yield()
-    return not _alive(pid)
+        time.sleep(0.01)
+    return False
 
 
 CASES = {
@@ -292,3 +292,69 @@ def test_plugin_output_past_the_bound_is_refused(exec_rig: ExecRig) -> None:
     cfg = KueueConfig(kubeconfig=exec_rig.kubeconfig)
     with build_client(cfg) as client, pytest.raises(UpstreamCredentialError, match="1024 KiB"):
         fetch(client, cfg)
+
+
+CERT_PLUGIN = f"""\
+#!{sys.executable}
+import json, pathlib, sys
+here = pathlib.Path(sys.argv[1])
+status = {{"clientCertificateData": (here / "client.crt").read_text(),
+           "clientKeyData": (here / "client.key").read_text()}}
+print(json.dumps({{"apiVersion": "{V1}", "kind": "ExecCredential", "status": status}}))
+"""
+
+
+@pytest.mark.parametrize("how", ["inline", "exec", "none"])
+def test_a_client_certificate_inline_or_from_the_plugin(tmp_path: Path, how: str) -> None:
+    ca, client_ca = trustme.CA(), trustme.CA()
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_tls)
+    server_tls.verify_mode = ssl.CERT_REQUIRED  # the API server admits only its clients
+    client_ca.configure_trust(server_tls)
+    handler = make_handler(CLUSTER, lambda: NIGHT, token=FAKE_TOKEN)
+    tokens: list[str | None] = []
+
+    def api(request: FakeRequest) -> FakeResponse:
+        # The certificate is the identity: what the fake wants as a token is put in here.
+        tokens.append(request.headers.get("authorization"))
+        headers = {**request.headers, "authorization": f"Bearer {FAKE_TOKEN}"}
+        return handler(replace(request, headers=headers))
+
+    client = client_ca.issue_cert("finance-reader")
+    (tmp_path / "client.crt").write_bytes(client.cert_chain_pems[0].bytes())
+    (tmp_path / "client.key").write_bytes(client.private_key_pem.bytes())
+    plugin = tmp_path / "cert-plugin"
+    plugin.write_text(CERT_PLUGIN)
+    plugin.chmod(0o755)
+    users = {
+        "inline": {
+            "client-certificate-data": base64.b64encode(client.cert_chain_pems[0].bytes()).decode(),
+            "client-key-data": base64.b64encode(client.private_key_pem.bytes()).decode(),
+        },
+        "exec": {
+            "exec": {
+                "apiVersion": V1,
+                "command": str(plugin),
+                "args": [str(tmp_path)],
+                "interactiveMode": "IfAvailable",
+            }
+        },
+        "none": {"token": "a-token-the-tls-layer-never-sees"},
+    }
+    server = FakeServer(api, tls=server_tls).start()
+    try:
+        kubeconfig = _kubeconfig(server.url, ca.cert_pem.bytes(), tmp_path)
+        kubeconfig["users"][0]["user"] = users[how]
+        (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+        cfg = KueueConfig(kubeconfig=str(tmp_path / "kubeconfig"))
+        with build_client(cfg) as kube:
+            if how == "none":
+                with pytest.raises(UpstreamUnavailable):
+                    fetch(kube, cfg)
+                assert tokens == []
+                return
+            snapshot = fetch(kube, cfg)
+    finally:
+        server.stop()
+    assert len(snapshot.queues) == 9
+    assert set(tokens) == {None}  # a certificate, and no bearer token
