@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 import trustme
 
+from exporter.cli import main
 from exporter.errors import ConfigError
 from exporter.sources.kube.kubeconfig import Located
 from exporter.sources.kube.tls import Trust, context, load_pair
+from tests.conftest import CLOCK
 
 CA = trustme.CA()
 AT = Located("/home/u/.kube/config", 4, "clusters[0].cluster.certificate-authority-data")
@@ -79,3 +81,23 @@ def test_load_pair_leaves_no_file_behind(tmp_path: Path, monkeypatch: pytest.Mon
         client.private_key_pem.bytes(),
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_check_config_names_the_config_line_and_the_ca_file_that_is_not_pem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ca_file = tmp_path / "ca.crt"
+    ca_file.write_text("-----BEGIN CERTIFICATE-----\nnot base64 at all\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "sources:\n"
+        "  opencost: {url: 'http://opencost:9003'}\n"
+        "  kueue:\n"
+        "    url: https://k8s.example:6443\n"
+        f"    ca_file: {ca_file}\n",
+        encoding="utf-8",
+    )
+    assert main(["--config.file", str(config), "--check-config"], CLOCK) == 2
+    err = capsys.readouterr().err
+    message = f"the CA file {ca_file} is not a PEM certificate"
+    assert err == f"error: {config}:5: sources.kueue.ca_file: {message}\n"
