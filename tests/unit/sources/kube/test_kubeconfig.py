@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from exporter.cli import main
 from exporter.errors import ConfigError
 from exporter.sources.kube.kubeconfig import Kubeconfig, load
 from tests.conftest import CLOCK
+from tests.support.properties import examples
 
 CA = trustme.CA()
 CA_PEM = CA.cert_pem.bytes()
@@ -355,3 +361,57 @@ def test_check_config_exits_2_naming_the_kubeconfig_line(
     err = capsys.readouterr().err
     assert f"error: {kubeconfig}:2: contexts: must be a list of named contexts" in err
     assert "Traceback" not in err
+
+
+FUZZ = settings(
+    max_examples=examples(100),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+ODD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.lists(st.integers(0, 3), max_size=3),
+    st.dictionaries(
+        st.sampled_from(["name", "user", "cluster", "exec"]), st.integers(), max_size=2
+    ),
+)
+
+
+def _paths(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*at, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            out += _paths(value, (*at, index))
+    return out
+
+
+@FUZZ
+@given(data=st.data())
+def test_any_value_anywhere_loads_or_is_a_located_error(
+    tmp_path: Path, plugins: Path, data: st.DataObject
+) -> None:
+    # Each provider's kubeconfig with one value swapped for another type: never a traceback.
+    doc = yaml.safe_load(data.draw(st.sampled_from([EKS, GKE])))
+    path = data.draw(st.sampled_from(_paths(doc)[1:]))
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = data.draw(ODD_VALUES)
+    text = yaml.safe_dump(doc)
+    file = write(tmp_path, text)
+    try:
+        load(file, allow_insecure=False)
+    except ConfigError as exc:
+        for shown in exc.lines():
+            where = re.match(rf"^{re.escape(file)}:([0-9]+): [^ ]", shown)
+            assert where is not None, shown
+            assert 1 <= int(where.group(1)) <= text.count("\n"), shown
