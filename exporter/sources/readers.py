@@ -11,8 +11,15 @@ from typing import Any
 
 import httpx
 
+from exporter.config.loader import load_yaml_with_lines, read_config_text
 from exporter.config.schema import Config, setting_error
-from exporter.errors import ConfigError, UpstreamError, UpstreamPayloadError, UpstreamUnavailable
+from exporter.errors import (
+    ConfigError,
+    ConfigIssue,
+    UpstreamError,
+    UpstreamPayloadError,
+    UpstreamUnavailable,
+)
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
@@ -89,7 +96,24 @@ def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.
     try:
         return kind.build_client(settings)
     except ConfigError as exc:
-        raise ConfigError(path, exc.issues) from None
+        if any(not issue.key.startswith("sources.") for issue in exc.issues):
+            raise  # inside a kubeconfig: that file's own line and key
+        raise _in_config(path, exc) from None
     except ValueError as exc:
         # The message quotes the file or variable; the error names its key and line.
         raise setting_error(path, ("sources", kind.name), settings, str(exc)) from None
+
+
+def _in_config(path: str, exc: ConfigError) -> ConfigError:
+    """The error said at the config's key (its line when the file has it); the message names
+    the file that proved unusable (a CA that is not PEM)."""
+    try:
+        _, lines = load_yaml_with_lines(path, read_config_text(path))
+    except ConfigError:  # changed since it was loaded: the key still says where
+        lines = {}
+    issues = []
+    for issue in exc.issues:
+        loc = tuple(issue.key.split("."))
+        line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
+        issues.append(ConfigIssue(line, issue.key, issue.message))
+    return ConfigError(path, issues)
