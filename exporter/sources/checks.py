@@ -232,6 +232,11 @@ class Emptiness:
             self._doubted = frozenset()
             self._had.update(parts)
 
+    def held(self) -> dict[str, bool]:
+        """Per part the accepted reads answered, whether the last one held anything."""
+        with self._lock:
+            return dict(self._had)
+
     def empty(self) -> frozenset[str]:
         """The parts the last accepted read answered with nothing (a one-shot reader, such as
         the report, reads these again to confirm them: it has no earlier read to doubt them)."""

@@ -7,13 +7,18 @@ faulted one reading through proxies that rewrite what each case says.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chargeback_demo.faultproxy import Status
+from chargeback_demo.faultproxy import FaultProxy, Status
+from chargeback_demo.stack import DemoStack, demo_config_dict
+from exporter.cli import main
+from tests.conftest import CLOCK
 from tests.integration.test_never_wrong import (
     Editor,
     Pair,
@@ -134,3 +139,65 @@ def test_tag_activity_gone_after_data_waits_for_a_second_read(pair: Pair, editor
     control, faulted = pair.refresh("litellm")
     assert up(faulted, "litellm") == 1.0
     assert faulted[DIMENSION_MTD] != control[DIMENSION_MTD]
+
+
+# --- the report: an empty part is read again, and two reads that disagree are refused ---------
+
+
+class _EmptyTags:
+    """The tag activity empty on the first read (on every read: `first_only` False)."""
+
+    def __init__(self, *, first_only: bool) -> None:
+        self.first_only = first_only
+        self.reads = 0  # reads of the tag activity: requests for its first page
+
+    def __call__(self, path: str, body: bytes) -> bytes:
+        if not path.startswith(TAGS):
+            return body
+        query = path.partition("?")[2].split("&")
+        self.reads += "page=1" in query
+        if self.first_only and self.reads > 1:
+            return body
+        return json.dumps(_tag_emptied(path, json.loads(body))).encode()
+
+
+@pytest.fixture
+def report_config(stack: DemoStack, tmp_path: Path) -> Iterator[tuple[str, FaultProxy]]:
+    """A config file whose LiteLLM is read through a fault proxy."""
+    proxy = FaultProxy(stack.urls["litellm"], delay=0.05).start()
+    data = demo_config_dict({**stack.urls, "litellm": proxy.url}, str(stack.secrets))
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    yield str(path), proxy
+    proxy.stop()
+
+
+@pytest.mark.parametrize("format_", ["json", "focus"])
+def test_the_report_refuses_reads_that_disagree_on_the_tag_activity(
+    report_config: tuple[str, FaultProxy], capsys: pytest.CaptureFixture[str], format_: str
+) -> None:
+    # Before: the report printed the tag activity's first, empty read as the month (exit 0).
+    path, proxy = report_config
+    proxy.editor = _EmptyTags(first_only=True)
+    proxy.set("edit")
+    assert main(["report", "--config.file", path, "--format", format_], CLOCK) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        "error: litellm: the tag activity held data in one read and none in the next; "
+        "the report cannot tell which read is whole: retry it once litellm answers the same "
+        "twice"
+    ) in captured.err
+
+
+@pytest.mark.parametrize("format_", ["json", "focus"])
+def test_the_report_prints_a_part_that_two_reads_find_empty(
+    report_config: tuple[str, FaultProxy], capsys: pytest.CaptureFixture[str], format_: str
+) -> None:
+    # Confirmed by a second read, the month holds no tag spend: printed, as the server would.
+    path, proxy = report_config
+    proxy.editor = editor = _EmptyTags(first_only=False)
+    proxy.set("edit")
+    assert main(["report", "--config.file", path, "--format", format_], CLOCK) == 0
+    assert capsys.readouterr().out
+    assert editor.reads == 2
