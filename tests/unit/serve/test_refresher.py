@@ -21,11 +21,9 @@ from exporter.errors import (
     UpstreamUnavailable,
 )
 from exporter.exposition.catalogue.costs import TEAM_BUDGET, TEAM_COST_MONTH_TO_DATE
-from exporter.exposition.catalogue.dimensions import DIMENSION_COST_MONTH_TO_DATE
-from exporter.exposition.catalogue.family import Family
 from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND, LLM_COST_PER_TOKEN
 from exporter.exposition.render import render
-from exporter.exposition.samples import Sample, sources_of
+from exporter.exposition.samples import Sample
 from exporter.exposition.series.health import build_error_samples
 from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source
 from exporter.sources.litellm import source as litellm
@@ -391,20 +389,3 @@ def test_a_failing_render_drops_the_components_of_a_stale_source_from_every_fami
     assert "chargeback_llm_cost_per_token{" not in text  # built from LiteLLM's tokens too
     assert 'chargeback_source_up{source="litellm"} 0.0' in text
     assert 'chargeback_source_up{source="opencost"} 1.0' in text
-
-
-def test_every_figure_names_the_sources_it_is_built_from() -> None:
-    def of(family: Family, **labels: str) -> frozenset[str]:
-        return sources_of(Sample(family, tuple(labels.items()), 1.0))
-
-    assert of(TEAM_COST_MONTH_TO_DATE, team="t", component="gpu") == {"opencost"}
-    assert of(TEAM_COST_MONTH_TO_DATE, team="t", component="llm_external") == {
-        "opencost",
-        "litellm",
-    }
-    assert of(DIMENSION_COST_MONTH_TO_DATE, dimension="d", value="v", component="lent") == {
-        "opencost",
-        "kueue",
-    }
-    assert of(LLM_COST_PER_TOKEN, model="m", basis="declared") == {"litellm", "opencost", "vllm"}
-    assert of(LLM_BUDGET_SPEND, team="t") == {"litellm"}
