@@ -6,7 +6,8 @@ month, a day's month to date and the open month all come from one fetch per sour
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -37,6 +38,8 @@ class SourceReader:
     shared: Any  # the settings from outside its section it reads (kind.shared)
     client: httpx.Client
     retries: RetryPolicy
+    # Builds another client like `client`, with nothing kept from its reads (None: no other).
+    reopen: Callable[[], httpx.Client] | None = None
 
     @property
     def name(self) -> str:
@@ -72,6 +75,11 @@ class SourceReader:
         """Close the client (and with it what the source kept between reads)."""
         self.client.close()
 
+    def fresh(self) -> SourceReader | None:
+        """The same reader on a new client that keeps nothing from this one's reads (closed
+        days, what each part held), or None when it cannot build one."""
+        return None if self.reopen is None else replace(self, client=self.reopen())
+
 
 def open_readers(
     config: Config, config_path: str = "config", retries: RetryPolicy | None = None
@@ -84,11 +92,22 @@ def open_readers(
     policy = retries or RetryPolicy()
     return [
         SourceReader(
-            kind, settings, kind.shared(config), _client(kind, settings, config_path), policy
+            kind,
+            settings,
+            kind.shared(config),
+            _client(kind, settings, config_path),
+            policy,
+            _reopener(kind, settings, config_path),
         )
         for kind in SOURCES.values()
         if (settings := kind.section(config)) is not None
     ]
+
+
+def _reopener(
+    kind: SourceKind[Any, Any, Any], settings: Any, path: str
+) -> Callable[[], httpx.Client]:
+    return lambda: _client(kind, settings, path)
 
 
 def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.Client:

@@ -30,6 +30,7 @@ TEAM_GPU_WASTE_COST_PER_HOUR = family(
     ("team",),
     "currency/h",
     "dcgm",
+    inputs=("opencost",),
 )
 
 TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE = family(
@@ -51,4 +52,5 @@ TEAM_GPU_WASTE_COST_MONTH_TO_DATE = family(
     ("team",),
     "currency",
     "dcgm",
+    inputs=("opencost",),
 )
