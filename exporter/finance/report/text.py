@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
-from exporter.finance.report.teams import USAGE_COLUMNS, usage_cells, usage_total_cells
+from exporter.finance.report.teams import USAGE_COLUMNS, Measure, Write, plain, printed_usage
 from exporter.finance.report.units import text_lines, unit_tables
 from exporter.finance.report.weights import weight_text
 
@@ -54,18 +54,30 @@ def team_lines(report: Report, money: str) -> list[list[str]]:
     # Budgets are per team: a dimension's rows have none, so its table has no budget columns.
     after = TEAM_COLUMNS_AFTER if report.by == "team" else TEAM_COLUMNS_AFTER[:1]
     lines = [[report.by, *report.components, *after]]
-    for row in report.rows:
+    usage = printed_usage([report.usage.get(r.team) for r in report.rows], _writer(money))
+    for row, used in zip(report.rows, usage.rows, strict=True):
         cells = [format(row.costs[c], money) for c in report.components]
         budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
-        usage = usage_cells(report.usage.get(row.team), money)
-        row_cells = [row.team, *cells, format(row.total, money), *budgets, *usage]
+        row_cells = [row.team, *cells, format(row.total, money), *budgets, *used]
         lines.append(row_cells[: len(lines[0])])
     sums = [format(report.columns[c], money) for c in report.components]
     gpu = budget_total([r.budget_gpu for r in report.rows])
     llm = budget_total([r.budget_llm for r in report.rows])
-    usage = usage_total_cells((report.usage.get(r.team) for r in report.rows), money)
-    lines.append([TOTAL, *sums, format(report.total, money), gpu, llm, *usage][: len(lines[0])])
+    total = [TOTAL, *sums, format(report.total, money), gpu, llm, *usage.total]
+    lines.append(total[: len(lines[0])])
     return lines
+
+
+def _writer(money: str) -> Write:
+    if "," not in money:
+        return plain
+
+    def grouped(measure: Measure, value: float) -> str:
+        if measure is Measure.PERCENT:
+            return format(value, ",.1f")
+        return format(value, "," if measure is Measure.COUNT else money)
+
+    return grouped
 
 
 def model_lines(report: Report, money: str, price: str, scale: float = 1.0) -> list[list[str]]:

@@ -13,7 +13,10 @@ from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 
-__all__ = ["WORDS", "statement_formats", "table_html", "unit_tables_html"]
+__all__ = ["SNAPSHOTS", "WORDS", "statement_formats", "table_html", "unit_tables_html"]
+
+# Tables of an instant rather than of the month (left out of the statement).
+SNAPSHOTS = frozenset({"gpu_energy_now"})
 
 # The unit tables' identifiers in people's words (kinds of model come from labels.KINDS).
 WORDS = {
@@ -65,7 +68,11 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     found: list[UnitTable] = unit_tables(
         units, report.currency, report.closed, statement_formats(numbers)
     )
-    return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in found]
+    # The draw when the page was made is no figure of the month: a statement is the month's
+    # record, printed and filed, and one instant's watts would read as the month's. The
+    # dashboards and the text report show it live.
+    monthly = [t for t in found if t.key not in SNAPSHOTS]
+    return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in monthly]
 
 
 def table_html(
