@@ -60,7 +60,9 @@ def test_report_formats_agree(
     assert main(["report", "--config.file", path], CLOCK) == 0
     table = capsys.readouterr().out
     assert table.splitlines()[1].startswith("Unallocated: ")
-    assert f"{data['unallocated_share_percent']:.1f} %" in table
+    # The configured locale (Europe/Madrid and EUR: es-ES), as the statement prints it.
+    share = f"{data['unallocated_share_percent']:.1f}".replace(".", ",")
+    assert f"{share}\u00a0%" in table
 
 
 def test_max_unallocated_gate(

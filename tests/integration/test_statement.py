@@ -11,8 +11,8 @@ from babel import Locale
 from babel.numbers import format_decimal
 
 from chargeback_demo.exporter import main as demo_main
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import CHARTS, SPENT
-from exporter.finance.statement.numbers import Numbers
 from tests.conftest import CLOCK
 from tests.support.statement_dom import assert_statement_matches, read_page
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from babel.numbers import parse_decimal
 
-from exporter.finance.statement import labels
+from exporter.finance.report import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import (
     CREDITS,
     FORECAST,
@@ -26,7 +27,6 @@ from exporter.finance.statement.charts import (
     TO_DATE,
     budget_label,
 )
-from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["DOM_JS", "assert_statement_matches", "read_page"]
 

@@ -30,6 +30,7 @@ from exporter.ledger.costs.quota import GPU_RESOURCES
 from exporter.ledger.result import Chargeback
 
 __all__ = [
+    "OCCUPANCY",
     "USAGE_COLUMNS",
     "Measure",
     "PrintedUsage",
@@ -115,6 +116,11 @@ class UsageColumn:
     json_digits: int | None = None  # the JSON report rounds it to these digits
 
 
+# What occupancy means, said where it is printed.
+OCCUPANCY = (
+    "Occupancy: the GPU-hours a team used over the GPU-hours its guaranteed GPUs (its Kueue "
+    "nominal quota) offer in the period; above 100 % it ran on quota borrowed from others."
+)
 # The operating columns, in the order every format prints them.
 USAGE_COLUMNS: tuple[UsageColumn, ...] = (
     UsageColumn("gpu_hours", "GPU-hours", lambda u: u.gpu_hours, Measure.AMOUNT, True),

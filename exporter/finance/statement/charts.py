@@ -16,9 +16,9 @@ from typing import Any
 import pygal
 from pygal.style import Style
 
-from exporter.finance.statement import labels
+from exporter.finance.report import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.figures import ABSORBED, Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.page import note
 from exporter.finance.statement.plotting import axis_ticks, fitting_labels
 from exporter.ledger.attribution import IDLE

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from decimal import Decimal
 from string import Template
 
+from exporter.finance.report import labels
 from exporter.finance.report.figures import QUOTA_BASIS
-from exporter.finance.statement import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import charts_svg
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.operations import usage_cards
 from exporter.finance.statement.page import CSP, PAGE, note
 from exporter.finance.statement.tables import tables_html

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
+from exporter.finance.report import labels
 from exporter.finance.report.backlog import BacklogLine, BacklogTable
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import USAGE_COLUMNS, Measure, PrintedUsage, TeamUsage
 from exporter.finance.report.teams import printed_usage as usage_rows
-from exporter.finance.statement import labels
-from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["USAGE_HEAD", "backlog_lines", "printed_usage", "usage_cards"]
 

@@ -9,10 +9,11 @@ import html
 from collections.abc import Sequence
 from decimal import Decimal
 
+from exporter.finance.report import labels
 from exporter.finance.report.figures import Report
-from exporter.finance.statement import labels
+from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.teams import OCCUPANCY
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.operations import USAGE_HEAD, backlog_lines, printed_usage
 from exporter.finance.statement.page import note
 from exporter.finance.statement.units import unit_tables_html
@@ -22,10 +23,6 @@ from exporter.ledger.attribution import OTHER
 __all__ = ["dimension_lines", "model_lines", "operating_lines", "tables_html", "team_lines"]
 
 COUNTS = ("prompt_tokens", "completion_tokens", "requests")
-OCCUPANCY = (
-    "Occupancy: the GPU-hours a team used over the GPU-hours its guaranteed GPUs (its Kueue "
-    "nominal quota) offer in the period; above 100 % it ran on quota borrowed from others."
-)
 WEIGHTED = (
     "Declared and measured prices are per weighted token: a prompt token counts once and a "
     "completion token as many times as its model's completion weight, so they are not the "

@@ -10,10 +10,10 @@ from babel import Locale
 
 from exporter.config.schema import Config
 from exporter.finance.report.figures import build_report, model_rows
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.operations import with_operations
 from exporter.finance.statement.figures import Statement, build_statement, for_team
 from exporter.finance.statement.html import statement_html
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.backlog import Entry, backlog

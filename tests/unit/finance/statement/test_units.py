@@ -6,9 +6,9 @@ import re
 
 from babel import Locale
 
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.units import for_team
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.units import unit_tables_html
 from tests.conftest import FIXED_NOW
 from tests.unit.finance.report.test_units import UNITS, _report
@@ -19,7 +19,7 @@ def test_the_statement_prints_them_in_its_locale() -> None:
     statement = Statement(_report(), FIXED_NOW, "UTC", (), (), (), (), {})
     page = "".join(unit_tables_html(statement, numbers))
     cells = re.findall(r"<t[dh][^>]*>([^<]*)</t[dh]>", page)
-    assert "5,61" in cells and "1,40" in cells and "0,0016" in cells
+    assert "5,61" in cells and "1,4024" in cells and "0,0016" in cells
     assert "7.200.000" in cells and "17,8\u00a0%" in cells
     assert not any(re.search(r"\de[-+]?\d", c) for c in cells)
     # Identifiers in people's words.
