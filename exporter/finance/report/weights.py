@@ -11,7 +11,7 @@ its report.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from babel.numbers import format_decimal
@@ -51,7 +51,10 @@ REASONS = {
 
 
 def _r(value: float | None, digits: int = _DECIMALS) -> float | None:
-    return None if value is None else round(value, digits)
+    # Halves to even from the float's shortest repr, as the printed figure is rounded.
+    if value is None:
+        return None
+    return float(Decimal(repr(value)).quantize(Decimal(10) ** -digits, ROUND_HALF_EVEN))
 
 
 def weight_json(weights: Sequence[CompletionWeight]) -> list[dict[str, Any]]:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Decimal
-
-from babel.numbers import format_decimal
 
 from exporter.finance.report import labels
 from exporter.finance.report.backlog import BacklogLine, BacklogTable
@@ -23,17 +20,12 @@ def printed_usage(usage: Sequence[TeamUsage | None], numbers: Numbers) -> Printe
 
     def write(measure: Measure, value: float) -> str:
         if measure is Measure.PERCENT:
-            return _one_decimal(value, numbers)
+            return numbers.one_decimal(value)
         if measure is Measure.COUNT:
             return numbers.count(int(value))
         return numbers.amount(value)
 
     return usage_rows(usage, write)
-
-
-def _one_decimal(value: float, numbers: Numbers) -> str:
-    # Rounded as the report rounds it (format's .1f), then written in the page's locale.
-    return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=numbers.locale))
 
 
 def backlog_lines(
@@ -64,7 +56,7 @@ def usage_cards(
     occupancy = usage.occupancy_percent
     if occupancy is not None and usage.guaranteed_gpus is not None:
         detail = f"of {numbers.amount(usage.guaranteed_gpus)} guaranteed GPUs"
-        cards.append(card("Occupancy", f"{_one_decimal(occupancy, numbers)}\u00a0%", detail))
+        cards.append(card("Occupancy", f"{numbers.one_decimal(occupancy)}\u00a0%", detail))
     if usage.tokens is not None:
         cards.append(card("Tokens", numbers.count(usage.tokens), "LLM prompt and completion"))
     return cards

@@ -62,3 +62,27 @@ def test_no_zero_label_no_empty_category_no_empty_series() -> None:
     axis = svg.group(0).split('<g class="axis y always_show">')[1].split('<g class="axis x')[0]
     ticks = [float(t.replace(",", "")) for t in re.findall(r"<title>([-\d.,]+)</title>", axis)]
     assert max(ticks) == 250.0 and min(ticks) == 0.0
+
+
+def test_the_llm_card_counts_what_was_billed() -> None:
+    # gpt-4o billed 10.00; the self-hosted m2's LiteLLM price (7.00) is internal: its GPU
+    # cost is moved onto the senders, a wash in the cost table's Self-hosted LLMs column.
+    month = _ledger(
+        {
+            ("research", "gpu"): 50.0,
+            ("research", "llm_external"): 10.0,
+            ("research", "llm_serving"): 5.0,
+            ("search", "llm_serving"): -5.0,
+        }
+    )
+    usage = {
+        ("research", "gpt-4o"): TeamModelUsage(10.0, 100, 10, 1),
+        ("research", "m2"): TeamModelUsage(7.0, 100, 10, 1),
+    }
+    page = _statement(_chargeback(month=month, llm_usage=usage, budgets={}))
+    card = re.search(r'External LLMs</p><p class="value">([^<]*)</p>', page)
+    assert card is not None and card.group(1) == "€10.00"
+    costs = read_page(page)["tables"][0]
+    column = costs[0].index("External LLMs")
+    assert costs[-1][column] == "10.00"
+    assert "€17.00" not in page
