@@ -36,6 +36,9 @@ def test_demo_statement_shows_the_reports_figures(capsys: pytest.CaptureFixture[
     # The headline: the month's total and unallocated share, in the demo's locale (es-ES).
     assert DEMO_NUMBERS.money(report["total"]) in page
     assert DEMO_NUMBERS.percent(report["unallocated_share_percent"]) in page
+    # Occupancy and weighted-token prices are explained where they are printed.
+    assert "Occupancy: the GPU-hours a team used" in page
+    assert "per weighted token" in page and "per million weighted tokens" in page
     assert "7.657,53\u00a0€" in _demo("html", "--month", "2026-10", capsys=capsys)
 
 

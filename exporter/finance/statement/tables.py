@@ -150,11 +150,14 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     tables = [_table(team_lines(statement, numbers), 1, caption)]
     caption = f"Budgets ({report.currency}) and use per team, {span}"
     tables.append(_table(operating_lines(statement, numbers), 1, caption))
-    tables.append(note(OCCUPANCY))
+    # Each explanation stands under the table that prints what it explains, when it does.
+    if any(u.occupancy_percent is not None for u in report.usage.values()):
+        tables.append(note(OCCUPANCY))
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
-        tables.append(note(WEIGHTED))
+        if any(m.declared is not None or m.measured is not None for m in report.models):
+            tables.append(note(WEIGHTED))
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
     tables += unit_tables_html(statement, numbers)

@@ -86,3 +86,5 @@ def test_the_llm_card_counts_what_was_billed() -> None:
     column = costs[0].index("External LLMs")
     assert costs[-1][column] == "10.00"
     assert "€17.00" not in page
+    # No model has a declared or measured price here: nothing per weighted token to explain.
+    assert "per weighted token" not in page
