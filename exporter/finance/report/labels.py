@@ -51,6 +51,7 @@ WORDS: Mapping[str, str] = {
     "opencost_assets": "OpenCost's node assets",
     "config_models": "Its models' configured prices",
     "cluster_average": "Cluster average",
+    "flavor_price": "Its flavor's price",
     "nameplate": "Nameplate",
     "measured": "Measured",
     "list price": "List price",
