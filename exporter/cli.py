@@ -111,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
         "--table",
         choices=TABLES,
         default="teams",
-        help="the one table --format csv writes: teams (default), models or backlog",
+        metavar="NAME",
+        help="the one table --format csv writes: teams (default), models, backlog or a "
+        "unit-economics table (its name in the JSON report)",
     )
     report.add_argument(
         "--month",
