@@ -49,7 +49,7 @@ from exporter.serve.http1 import (
     response_head,
 )
 from exporter.serve.pages import Page
-from exporter.serve.routes import Health, Routes, gzip_accepted
+from exporter.serve.routes import HEALTH_PATH, Health, Routes, gzip_accepted
 
 __all__ = [
     "AUTH_QUEUE",
@@ -123,6 +123,7 @@ class MetricsServer:
     Args:
         tls: when given, every connection is TLS with this context.
         auth: when given, every request needs a user and password it allows (else 401).
+        healthz_without_auth: /healthz (and only it) answers without auth, for probes.
         request_timeout: seconds from accept until the request's last header has arrived.
         write_timeout: seconds a client may take to read the whole answer.
         max_connections: connections open at once (the oldest idle ones make room).
@@ -138,6 +139,7 @@ class MetricsServer:
         *,
         tls: ssl.SSLContext | None = None,
         auth: BasicAuth | None = None,
+        healthz_without_auth: bool = False,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         write_timeout: float = DEFAULT_WRITE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
@@ -150,6 +152,7 @@ class MetricsServer:
         self._routes = Routes(telemetry_path, exposition, pages, rendered, **extra)
         self._tls = tls
         self._auth = auth
+        self._healthz_without_auth = healthz_without_auth
         self._request_timeout = request_timeout
         self._write_timeout = write_timeout
         self._max_connections = max_connections
@@ -286,6 +289,9 @@ class MetricsServer:
     async def _denied(self, connection: _Connection, request: Request) -> Response | None:
         """401 (or 429 when too many logins wait) unless the request's credential is good."""
         if self._auth is None:
+            return None
+        # The same path Routes answers health on, so nothing else can slip through unasked.
+        if self._healthz_without_auth and request.path == HEALTH_PATH:
             return None
         header = request.header("Authorization")
         allowed = self._auth.quick(header)
