@@ -17,7 +17,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from exporter import __version__
+from exporter import __version__, cli
 from tests.tooling.helm import (
     CHART,
     EVERYTHING,
@@ -251,6 +251,14 @@ def test_basic_auth_keeps_the_probes_answering_and_tls_switches_them_to_https() 
     assert _container(template())["args"] == [
         "--config.file=/etc/gpu-chargeback-exporter/config.yaml"
     ]
+
+
+def test_every_flag_the_chart_passes_is_one_the_exporter_accepts() -> None:
+    # The chart and the command line change apart: a renamed flag would make every pod exit 2.
+    for docs in (_everything_on(), template()):
+        args = _container(docs)["args"]
+        parsed = cli._parser().parse_args(args)
+        assert parsed.config_file == "/etc/gpu-chargeback-exporter/config.yaml"
 
 
 def test_no_secret_value_is_rendered() -> None:
