@@ -26,6 +26,7 @@ __all__ = [
     "cluster_var",
     "datasource_var",
     "label_var",
+    "month_so_far",
     "on_cluster",
     "one_replica",
     "query",
@@ -250,6 +251,16 @@ def timeseries_panel(
     for t in targets:
         panel = panel.with_target(t)
     return panel
+
+
+# Grafana's relative time for "this month so far" (from the start of the calendar month in
+# the dashboard's time zone to now), as a panel's own time range.
+MONTH_SO_FAR = "now/M"
+
+
+def month_so_far(panel: timeseries.Panel) -> timeseries.Panel:
+    """The panel over the month so far, whatever range the dashboard shows."""
+    return panel.time_from(MONTH_SO_FAR)
 
 
 def stat_panel(

@@ -137,7 +137,8 @@ def _expected(world: World) -> dict[str, float]:
         want[f'team_kind:chargeback_team_budget:sum{{{on}, team="research", kind="gpu"}}'] = sum(
             v for lb, v in budget.items() if {("team", "research"), ("kind", "gpu")} <= set(lb)
         )
-        want[f'team:chargeback_gpus_allocated:sum{{{on}, team="research"}}'] = sum(
+        allocated = f'team_state:chargeback_gpus:sum{{{on}, team="research", state=~"busy|idle"}}'
+        want[f"sum by (cluster, team) ({allocated})"] = sum(
             v
             for lb, v in gpus.items()
             if ("team", "research") in lb and dict(lb)["state"] in {"busy", "idle"}

@@ -63,7 +63,7 @@ IDLE_ALERTS = {"ChargebackIdleGpuCostHigh", "ChargebackTeamGpusIdle"}
 # More than a scrape's worth apart: the demo runs under faketime and Prometheus does not.
 CLOCK_SKEW = 600.0
 NEEDS_DCGM_HISTORY = (
-    "chargeback_team_gpu_idle_hours_month_to_date",
+    "chargeback_team_gpu_idle_seconds_month_to_date",
     "chargeback_team_gpu_waste_cost_month_to_date",
 )
 BUDGET_ALERTS = {
@@ -190,13 +190,13 @@ def _expected(stack: Stack) -> dict[str, float] | None:
     ]
     idle_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_idle_cost_per_hour"]}
     total_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_resource_cost_per_hour"]}
-    ratio = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
+    ratio = rules.IDLE_RESOURCE_RATIO
     return {
         "cluster:chargeback_team_cost_per_hour:sum": sum(v for _, v in cost),
         # Per resource, before any policy: idle GPUs apart from idle CPU.
         f'{ratio}{{resource="gpu"}}': idle_by["gpu"] / total_by["gpu"],
         f'{ratio}{{resource="cpu"}}': idle_by["cpu"] / total_by["cpu"],
-        "cluster:chargeback_idle_cost_per_hour:ratio": sum(idle) / hardware,
+        rules.IDLE_COST_RATIO: sum(idle) / hardware,
         'team_kind:chargeback_team_cost_month_to_date:sum{team="research", kind="gpu"}': sum(
             research
         ),
