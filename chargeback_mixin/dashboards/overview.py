@@ -162,7 +162,7 @@ def _health(c: MixinConfig, u: Units) -> Section:
                 "Source refresh errors",
                 "Failed refreshes per second by source and reason; a failing source serves its "
                 "last good values until they go stale.",
-                "reqps",
+                u.errors_per_second,
                 [
                     query(
                         "sum by (source, reason) "
