@@ -2,7 +2,8 @@
 
 - level: the labels the series keeps, joined by `_`: every `by` label but the cluster's, and
   every label the rule sets; `cluster` alone when the cluster is all it keeps.
-- metric: a family of the exporter's catalogue, unchanged; a ratio of two is `<a>_per_<b>`.
+- metric: a family of the exporter's catalogue, unchanged; a ratio of two is `<a>_per_<b>`, and
+  a ratio named after one family divides that family by itself (split by a label).
 - operations: words of OPERATIONS joined by `_`, the newest first.
 """
 
@@ -24,6 +25,7 @@ OPERATIONS = frozenset(
     | {"hours", "since", "start", "ago", "ahead", "month", "to", "date"}
 )
 _NAME = re.compile(r"^([a-z]+(?:_[a-z]+)*):([a-z0-9_]+):([a-z]+(?:_[a-z]+)*)$")
+_FAMILY = re.compile(r"chargeback_[a-z0-9_]+")
 _BY = re.compile(r"^(?:sum|max|avg|min) by \(([^)]*)\)")
 
 
@@ -37,11 +39,12 @@ def _kept_labels(rule: rules.Rule, c: MixinConfig) -> set[str] | None:
     return by | (set(labels) if isinstance(labels, dict) else set())
 
 
-def _metric_is_catalogued(metric: str, operations: list[str]) -> bool:
-    if metric in FAMILIES:
-        return True
+def _metric_is_catalogued(metric: str, operations: list[str], expr: str) -> bool:
     if "ratio" not in operations:
-        return False
+        return metric in FAMILIES
+    if metric in FAMILIES:
+        # A share of one family (split by a label): that family, and no other, on both sides.
+        return set(_FAMILY.findall(expr)) == {metric}
     parts = metric.split("_per_chargeback_")
     return len(parts) == 2 and {parts[0], f"chargeback_{parts[1]}"} <= FAMILIES
 
@@ -53,7 +56,8 @@ def test_recording_rule_is_named_level_metric_operations(rule: rules.Rule) -> No
     assert match, f"{name}: not level:metric:operations"
     level, metric, ops = match.group(1), match.group(2), match.group(3).split("_")
     assert set(ops) <= OPERATIONS, f"{name}: operations {sorted(set(ops) - OPERATIONS)}"
-    assert _metric_is_catalogued(metric, ops), f"{name}: {metric} is not a catalogued family"
+    catalogued = _metric_is_catalogued(metric, ops, str(rule["expr"]))
+    assert catalogued, f"{name}: {metric} is not a catalogued family (or a_per_b of two)"
     kept = _kept_labels(rule, DEFAULT)
     if kept is not None:
         named = set(level.split("_")) - {DEFAULT.cluster_label}
