@@ -30,7 +30,7 @@ from chargeback_demo.prometheus import (
     wait_ready,
     write_rule_files,
 )
-from chargeback_mixin import rules
+from chargeback_mixin import deprecated, rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from tests.support.prometheus_api import CHECKOUT, get, poll, query, recorded
@@ -200,4 +200,7 @@ def test_every_rule_evaluates_without_error_on_remote_written_data(world: World)
 
     found = poll("every rule to be evaluated once", evaluated, DEADLINE)
     assert not {r["name"]: r.get("lastError") for r in found if r["health"] != "ok"}
-    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(alert_names(DEFAULT))
+    aliases = deprecated.aliases(DEFAULT)
+    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(aliases) + len(
+        alert_names(DEFAULT)
+    )
