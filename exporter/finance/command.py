@@ -128,11 +128,16 @@ def run_report(
     request: ReportRequest,
     history: object | None = None,
 ) -> int:
-    """Print the month's report; the exit status (1: no cost data or over the unallocated
-    limit; 2: a team the month does not have). `history`, when read, stands in for Kueue's
-    quotas now."""
+    """Print the month's report; the exit status (1: no cost data, a source's reads that
+    disagree on which parts hold data, or over the unallocated limit; 2: a team the month
+    does not have). `history`, when read, stands in for Kueue's quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
+    if read.unconfirmed:
+        # A read empty where another held data: printing either could bill a month short.
+        for reason in read.unconfirmed:
+            print(f"error: {reason}", file=sys.stderr)
+        return 1
     focus = request.format == "focus"
     latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)

@@ -30,6 +30,7 @@ TEAM_GPU_WASTE_COST_PER_HOUR = family(
     ("team",),
     "currency/h",
     "dcgm",
+    inputs=("opencost",),
 )
 
 # In GPU-seconds, Prometheus' base unit (3,600 per GPU-hour): `promtool check metrics` rejects
@@ -54,4 +55,5 @@ TEAM_GPU_WASTE_COST_MONTH_TO_DATE = family(
     ("team",),
     "currency",
     "dcgm",
+    inputs=("opencost",),
 )

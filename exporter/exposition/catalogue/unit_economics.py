@@ -85,6 +85,7 @@ LLM_COST_PER_MILLION_TOKENS = family(
     ("model", "basis"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_COST_PER_MILLION_TOKENS = family(
@@ -95,6 +96,7 @@ TEAM_LLM_COST_PER_MILLION_TOKENS = family(
     ("team", "model"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_COST_PER_REQUEST = family(
@@ -104,6 +106,7 @@ TEAM_LLM_COST_PER_REQUEST = family(
     ("team", "model"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE = family(
@@ -125,6 +128,7 @@ LLM_BREAK_EVEN_RATIO = family(
     ("model",),
     "ratio",
     "litellm",
+    inputs=("opencost",),
 )
 
 LLM_BREAK_EVEN_UTILIZATION_RATIO = family(
@@ -135,4 +139,5 @@ LLM_BREAK_EVEN_UTILIZATION_RATIO = family(
     ("model",),
     "ratio",
     "dcgm",
+    inputs=("litellm", "opencost"),
 )
