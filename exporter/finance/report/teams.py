@@ -5,8 +5,8 @@ from:
 
 - `gpu_hours`: GPU-hours the team's allocations used this month (OpenCost's `gpuHours`, placed
   by the same rules as their cost);
-- `idle_gpu_hours`: the month's idle GPU-hours (as `chargeback_team_gpu_idle_hours_month_to_date`
-  serves them, DCGM through Prometheus); empty when the DCGM source has no history;
+- `idle_gpu_hours`: the month's idle GPU-hours (`chargeback_team_gpu_idle_seconds_month_to_date`
+  / 3600, DCGM through Prometheus); empty when the DCGM source has no history;
 - `guaranteed_gpus`: nominal GPU quota over the team's ClusterQueues (as `chargeback_quota_nominal`
   of the GPU resources: Kueue's quota now, or the month's average with `report.prometheus`);
 - `occupancy_percent`: GPU-hours used over guaranteed GPU-hours (guaranteed GPUs x the hours of
