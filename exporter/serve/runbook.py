@@ -13,11 +13,12 @@ import html
 import itertools
 import re
 from importlib import resources
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from exporter import __version__
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 __all__ = ["RUNBOOK_HEADERS", "heading_id", "render_runbook", "runbook_page"]
 
@@ -63,6 +64,9 @@ def heading_id(text: str) -> str:
 
 def render_runbook(markdown: str) -> str:
     """The HTML page of a runbook written in Markdown; raw HTML in it is escaped, never kept."""
+    # Imported only when the page is first asked for: the server starts without it.
+    from markdown_it import MarkdownIt
+
     parser = MarkdownIt("commonmark", {"html": False})
     tokens = parser.parse(_EMPTY_ANCHOR.sub("", markdown))
     title = "Runbook"
