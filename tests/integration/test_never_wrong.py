@@ -592,3 +592,115 @@ def test_an_implausible_measured_weight_falls_back_with_its_reason(
     pair.heal("vllm")
     control, faulted = pair.refresh("vllm")
     assert figures(faulted) == figures(control)
+
+
+# --- 9. power: a dropped sample is unknown, never less ------------------------------------------
+
+H100 = "NVIDIA H100 80GB HBM3"
+BLANK_WATTS = "140737488355328"  # DCGM's blank double (2**47), as very old builds printed it
+ENERGY = (
+    "chargeback_team_gpu_power_watts",
+    "chargeback_team_gpu_energy_kwh_per_hour",
+    "chargeback_team_gpu_energy_cost_per_hour",
+    "chargeback_team_gpu_co2e_grams_per_hour",
+)
+BUILD = ("chargeback_gpu_price_build_watts", "chargeback_gpu_price_build_power_fallback")
+
+
+def _power_reads(value: str, gpus: tuple[str, ...]) -> Editor:
+    """DCGM_FI_DEV_POWER_USAGE of `gpus` (every GPU when empty) reads `value`."""
+    markers = [f'{{gpu="{gpu}",'.encode() for gpu in gpus]
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        lines = []
+        for line in body.split(b"\n"):
+            if line.startswith(b"DCGM_FI_DEV_POWER_USAGE{") and (
+                not markers or any(m in line for m in markers)
+            ):
+                line = line.rsplit(b" ", 1)[0] + b" " + value.encode()
+            lines.append(line)
+        return b"\n".join(lines)
+
+    return edit
+
+
+def _power_basis(basis: str) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        data["gpu_price_build"][H100]["power"] = basis
+
+    return change
+
+
+def _teams_of(series: Series, family: str) -> set[str]:
+    return {dict(k)["team"] for k in series.get(family, {})}
+
+
+@pytest.mark.parametrize("basis", ["measured", "nameplate"])
+@pytest.mark.parametrize(
+    ("value", "gpus"),
+    [
+        ("NaN", ("2",)),
+        ("NaN", ()),
+        ("-5", ("2",)),
+        ("-5", ()),
+        (BLANK_WATTS, ("2",)),
+        (BLANK_WATTS, ()),
+    ],
+    ids=["nan-one", "nan-all", "negative-one", "negative-all", "blank-one", "blank-all"],
+)
+def test_a_dropped_power_sample_is_unknown_never_less(
+    stack: DemoStack,
+    pair_of: Callable[..., Pair],
+    basis: str,
+    value: str,
+    gpus: tuple[str, ...],
+) -> None:
+    # Before: the faulted exporter summed the GPUs left (research 1,581.61 -> 1,104.22 W in the
+    # issue), their energy, kWh and CO2e, and built a measured price from the rest, source up.
+    pair = pair_of(change=_power_basis(basis))
+    pair.refresh()
+    pair.edit("dcgm", _power_reads(value, gpus))
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    dropped = faulted["chargeback_source_records_dropped_total"]
+    assert sum(v for k, v in dropped.items() if dict(k)["source"] == "dcgm") > 0
+    # vision holds GPUs 1 and 2: with 2's sample dropped, 1's draw alone is not vision's draw.
+    # A team holding a GPU whose sample was dropped has no power figure; the others keep theirs.
+    unknown = {"vision"} if gpus else _teams_of(control, ENERGY[0])
+    assert unknown <= _teams_of(control, ENERGY[0])
+    for family in ENERGY:
+        assert faulted.get(family, {}) == {
+            k: v for k, v in control.get(family, {}).items() if dict(k)["team"] not in unknown
+        }
+    name = (("kind", "model"), ("name", H100))
+    if basis == "measured":
+        # The measured mean is not taken from what was left: the nameplate, and the reason.
+        assert control["chargeback_gpu_price_build_watts"][(*name, ("power", "measured"))] > 0
+        assert faulted["chargeback_gpu_price_build_watts"] == {(*name, ("power", "nameplate")): 700}
+        assert faulted["chargeback_gpu_price_build_power_fallback"] == {
+            (*name, ("reason", "sample_dropped")): 1.0
+        }
+        expected = _reference(stack, pair, _power_basis("nameplate"))
+    else:
+        assert "chargeback_gpu_price_build_power_fallback" not in faulted
+        expected = control
+    # Every other figure is the control's (with measured power: a nameplate exporter's).
+    assert {n: v for n, v in figures(faulted).items() if n not in (*ENERGY, *BUILD)} == {
+        n: v for n, v in figures(expected).items() if n not in (*ENERGY, *BUILD)
+    }
+    # Healed, every figure is the control's again.
+    pair.heal("dcgm")
+    control, faulted = pair.refresh("dcgm")
+    assert figures(faulted) == figures(control)
+
+
+def _reference(stack: DemoStack, pair: Pair, change: Callable[[dict[str, Any]], None]) -> Series:
+    """What an exporter with `change` serves, reading the control's upstreams."""
+    urls = {n: p.url for n, p in pair.control_proxies.items()}
+    reference = make_refresher(_config(urls, str(stack.secrets), change), clock=CLOCK)
+    try:
+        reference.refresh_all()
+        return served(reference)
+    finally:
+        reference.stop()

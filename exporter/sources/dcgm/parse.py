@@ -30,6 +30,7 @@ from exporter.sources.dcgm import text as dcgm_text
 from exporter.sources.dcgm.fields import (
     BLANK_FLOOR,
     BLANK_TEXT,
+    POWER_USAGE,
     checked_labels,
     identity_labels,
     pod_labels,
@@ -48,6 +49,7 @@ class _Entity:
 
     labels: dict[str, str]
     values: dict[str, float] = field(default_factory=dict)
+    blank: set[str] = field(default_factory=set)  # fields printed as DCGM's blank sentinel
     pod_labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -127,6 +129,8 @@ def _collect(
         seen[id(labels)] = (labels, entity)
     if not value >= BLANK_FLOOR:  # NaN is kept, to be refused by validation
         entity.values.setdefault(metric, float(value))
+    else:
+        entity.blank.add(metric)
 
 
 def _entity(
@@ -161,6 +165,9 @@ def _record(entity: _Entity) -> GpuRecord:
         watts, power_corrupt = power_watts(entity.values, what), ""
     except BadRecord as exc:
         watts, power_corrupt = None, exc.reason
+    if watts is None and not power_corrupt and POWER_USAGE in entity.blank:
+        # Printed blank (old builds): the GPU draws power, how much is unknown, never none.
+        power_corrupt = MISSING_FIELD
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),
