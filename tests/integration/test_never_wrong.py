@@ -818,3 +818,11 @@ def test_a_failed_endpoint_stands_in_from_its_last_good_read(pair_of: Callable[.
     assert {n: v for n, v in figures(faulted).items() if n not in ENERGY} == {
         n: v for n, v in figures(control).items() if n not in ENERGY
     }
+
+
+def test_the_proxys_cut_fault_fails_the_dcgm_read(pair: Pair) -> None:
+    # The fault proxy's own cut: the body's first half, whole lines, with its own length.
+    pair.refresh()
+    pair.proxies["dcgm"].set("cut")
+    control, faulted = pair.refresh("dcgm")
+    assert_down_and_kept(control, faulted, "dcgm", "incomplete")

@@ -1,9 +1,9 @@
 """DCGM endpoints judged one by one, against each one's last good read in this process.
 
 - **A read is complete or it is not.** A read that holds fewer GPUs, or fewer fields of a GPU,
-  than the endpoint's last good read fails as incomplete (a body cut at a family boundary still
-  parses and is consistent in itself); the next read that says the same is believed, as a GPU
-  really taken out or a field really switched off would.
+  than the endpoint's last good read (remembered for `max_staleness`) fails as incomplete (a
+  body cut at a family boundary still parses and is consistent in itself); the next read that
+  says the same is believed, as a GPU really taken out or a field really switched off would.
 - **A failed endpoint is its node's GPUs unknown, not gone.** Its last good read, no older than
   `max_staleness`, stands in: the same GPUs held by the same pods, each utilisation and power
   sample counted as dropped (`missing_field`), so the ledger serves them as unknown (the last
@@ -65,6 +65,13 @@ class EndpointMemory:
                 )
             self._by_url[url] = _Last(at, tuple(records), now)
         return records
+
+    def forget_before(self, when: datetime) -> None:
+        """Drop the reads of endpoints not read well since `when` (discovered pods come and go:
+        a gone pod's address must not be remembered for the process's life)."""
+        with self._lock:
+            for url in [u for u, last in self._by_url.items() if last.at < when]:
+                del self._by_url[url]
 
     def stand_in(self, url: str, at: datetime, max_age: timedelta) -> list[GpuRecord] | None:
         """The endpoint's last good GPUs with every sample unknown; None without a fresh one."""

@@ -227,6 +227,8 @@ def _gather(
     max_age: timedelta,
 ) -> _Gathered:
     memory = dcgm_endpoints.memory_of(client)
+    if at is not None:
+        memory.forget_before(at - max_age)
     out = _Gathered([], Tally(), [], [])
     for scrape in scrapes:
         url, error = scrape.endpoint.url, scrape.error

@@ -190,3 +190,19 @@ def test_a_failed_endpoint_never_read_fails_the_listed_urls_refresh() -> None:
 
     with pytest.raises(UpstreamIncomplete, match=r"http://n2:9400/metrics: .* the body was cut"):
         read(cfg, answer)(0)
+
+
+def test_an_endpoint_not_read_well_for_max_staleness_is_forgotten() -> None:
+    # Discovered pods come and go: a read older than max_staleness neither stands in nor is
+    # the measure of the next read, so an address gone for good is not kept for ever.
+    cfg = DcgmConfig(urls=("http://n1:9400/metrics",))
+    assert cfg.max_staleness == timedelta(minutes=15)
+    bodies = [exposition("n1", 4)]
+    at = read(cfg, lambda r: httpx.Response(200, text=bodies[0]))
+    at(0)
+    bodies[0] = exposition("n1", 3)
+    # Within max_staleness the smaller read waits for a second; past it, it is a first read.
+    assert len(at(16).gpus) == 3
+    bodies[0] = exposition("n1", 2)
+    with pytest.raises(UpstreamIncomplete):
+        at(17)
