@@ -149,7 +149,10 @@ class MixinConfig:
 
     # --- Runbooks --------------------------------------------------------------------------
     # Where docs/runbook.md is published; each alert links to `<base>#<lowercased alert name>`.
-    runbook_base_url: str = "https://github.com/gpu-chargeback-exporter/gpu-chargeback-exporter/blob/main/docs/runbook.md"
+    # The default is the runbook the exporter serves itself, at the Service the shipped
+    # deployment (deploy/kubernetes/service.yaml) gives it: always the version that runs.
+    # Point it at a docs site when the people on call cannot reach the cluster's Services.
+    runbook_base_url: str = "http://gpu-chargeback-exporter.monitoring.svc:10290/runbook"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

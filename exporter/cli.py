@@ -26,7 +26,7 @@ from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, stat
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.pages import Page
 from exporter.serve.refresher import Refresher
-from exporter.serve.routes import HEALTH_PATH
+from exporter.serve.routes import HEALTH_PATH, RUNBOOK_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
 from exporter.sources.kueue.history import QuotaSeries, open_client, quota_history
@@ -215,7 +215,8 @@ def _telemetry_path_issue(path: str) -> str | None:
     """Why the metrics cannot be served at `path`, or None."""
     if not path.startswith("/"):
         return f"must start with /, got {path!r}"
-    taken = {"/": "the landing page", HEALTH_PATH: "health", **{p.path: p.name for p in PAGES}}
+    taken = {"/": "the landing page", HEALTH_PATH: "health", RUNBOOK_PATH: "the runbook"}
+    taken |= {p.path: p.name for p in PAGES}
     if path in taken:
         return f"{path} already serves {taken[path]}"
     if "?" in path or "#" in path or any(c.isspace() for c in path):

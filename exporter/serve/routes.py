@@ -10,10 +10,13 @@ from exporter import __version__
 from exporter.exposition.render import Exposition
 from exporter.serve.http1 import Request, Response
 from exporter.serve.pages import Page
+from exporter.serve.runbook import RUNBOOK_HEADERS, runbook_page
 
-__all__ = ["HEALTH_PATH", "Health", "Routes", "gzip_accepted"]
+__all__ = ["HEALTH_PATH", "RUNBOOK_PATH", "Health", "Routes", "gzip_accepted"]
 
 HEALTH_PATH = "/healthz"
+# The alerts' runbook of this version, shipped in the package (exporter/serve/runbook.py).
+RUNBOOK_PATH = "/runbook"
 # (healthy, the words /healthz says): the serving process's own view of its worker.
 Health = Callable[[], tuple[bool, str]]
 
@@ -22,6 +25,7 @@ LANDING = """<!DOCTYPE html>
 <body><h1>GPU chargeback exporter</h1>
 <p>Version {version}. Per-team GPU and LLM chargeback from OpenCost, DCGM, Kueue and LiteLLM.</p>
 <ul><li><a href="{path}">{path}</a>: metrics</li>{pages}
+<li><a href="/runbook">/runbook</a>: what to do when an alert fires</li>
 <li><a href="/healthz">/healthz</a>: health</li></ul>
 </body></html>
 """
@@ -73,6 +77,8 @@ class Routes:
             return Response(200, self._landing.encode(), _HTML)
         if path in self._pages:
             return self._page(self._pages[path])
+        if path == RUNBOOK_PATH:
+            return Response(200, runbook_page(), _HTML, RUNBOOK_HEADERS)
         return Response(404, b"404 page not found\n")
 
     def _metrics(self, request: Request) -> Response:

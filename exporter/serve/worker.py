@@ -323,7 +323,8 @@ class _Artefacts:
     draw, and a page people read needs no fresher rendering than once a minute. The pause
     starts only once every page has content: the first joins after a start may come before
     OpenCost's costs (b""), and the page must appear with the first join that has them, not a
-    minute later.
+    minute later. A renderer that raises waits the same minute: its bug would come back at every
+    join, each time with a traceback in the log and a join's worth of CPU.
     """
 
     def __init__(self, spec: _Spec) -> None:
@@ -334,7 +335,7 @@ class _Artefacts:
 
     @property
     def rendered(self) -> bool:
-        """True once every page has been rendered with content."""
+        """True once every page has been rendered with content, or a renderer has raised."""
         return self._rendered_at is not None
 
     def render_if_due(self, chargeback: Chargeback | None) -> bool:
@@ -345,12 +346,14 @@ class _Artefacts:
         if self._rendered_at is not None and now - self._rendered_at < _ARTEFACTS_EVERY:
             return False
         pages = dict(self.pages)
+        failed = False
         for name, make in self._spec.artefacts.items():
             try:
                 pages[name] = make(self._spec.config, chargeback)
             except Exception:  # an artefact's bug must not stop the exposition
                 log.exception("rendering %s failed; it keeps its previous version", name)
+                failed = True
         complete = all(pages.get(name) for name in self._spec.artefacts)
         self.pages, self.outdated = pages, False
-        self._rendered_at = now if complete else None
+        self._rendered_at = now if complete or failed else None
         return True

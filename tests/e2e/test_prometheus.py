@@ -367,12 +367,17 @@ def test_idle_and_budget_alerts_reach_the_webhook(stack: Stack) -> None:
         return None
 
     delivered = poll("an idle alert and a budget alert at the webhook", both, DEADLINE)
+    # The default base is the exporter's own /runbook at the shipped Service: here the demo's.
+    runbook = get(f"{stack.exporter}/runbook").decode()
     for name, alert in delivered.items():
         assert alert["status"] == "firing"
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}
         assert alert["annotations"]["summary"]
         assert "{{" not in alert["annotations"]["description"]
-        assert alert["annotations"]["runbook_url"] == DEFAULT.runbook(name)
+        url = alert["annotations"]["runbook_url"]
+        assert url == DEFAULT.runbook(name)
+        assert url.startswith(f"{DEFAULT.runbook_base_url}#")
+        assert f' id="{url.partition("#")[2]}"' in runbook
 
 
 def test_e2e_rules_differ_from_shipped_only_in_knobs(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""HTTP: cached bytes on the telemetry path, content negotiation, gzip, health and landing page."""
+"""HTTP: cached bytes on the telemetry path, content negotiation, gzip, health, landing page and
+runbook."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import gzip
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from exporter.config.web import load_web_config
 from exporter.exposition.catalogue.health import SOURCE_UP
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.samples import Sample
 from exporter.serve.server import MetricsServer
+from tests.unit.config.test_web import HASH, PASSWORD, _web_config
+from tests.unit.serve.test_runbook import _alerts, _parsed
 
 EXPOSITION = render([Sample.of(SOURCE_UP, 1.0, source="opencost")])
 
@@ -55,6 +60,33 @@ def test_health_landing_and_404(base_url: str) -> None:
     landing = httpx.get(f"{base_url}/")
     assert '<a href="/custom-metrics">' in landing.text
     assert httpx.get(f"{base_url}/metrics").status_code == 404
+
+
+def test_the_runbook_answers_with_every_alerts_anchor(base_url: str) -> None:
+    response = httpx.get(f"{base_url}/runbook")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    ids = _parsed(response.content).heading_ids
+    assert {name.lower() for name, _ in _alerts()} <= ids
+    assert '<a href="/runbook">' in httpx.get(f"{base_url}/").text
+
+
+def test_the_runbook_is_behind_basic_auth(tmp_path: Path) -> None:
+    web = load_web_config(_web_config(tmp_path, f"basic_auth_users:\n  p: {HASH}\n"))
+    server = MetricsServer(
+        ("127.0.0.1", 0), "/metrics", lambda: EXPOSITION, auth=web.auth, healthz_without_auth=True
+    )
+    server.start()
+    url = f"http://127.0.0.1:{server.port}/runbook"
+    try:
+        refused = httpx.get(url)
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Basic"
+        assert "chargeback" not in refused.text.lower()
+        assert httpx.get(url, auth=("p", PASSWORD)).status_code == 200
+    finally:
+        server.stop()
 
 
 def test_gzip_refused_with_q_zero(base_url: str) -> None:

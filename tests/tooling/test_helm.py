@@ -17,6 +17,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
+from chargeback_mixin.config import DEFAULT
 from exporter import __version__, cli
 from tests.tooling.helm import (
     CHART,
@@ -187,6 +188,7 @@ def test_every_core_object_validates_against_the_kubernetes_schemas() -> None:
         ("podDisruptionBudget.minAvailabel=1", "minAvailabel"),
         ("litellm.apiKey=sk-1234", "apiKey"),
         ("serviceMonitor.endpoint.interval=5s", "endpoint"),
+        ("prometheusRules.runbookBaseUrl=wiki/runbook", "runbookBaseUrl"),
     ],
 )
 def test_the_schema_refuses_a_bad_value(setting: str, named: str) -> None:
@@ -303,3 +305,36 @@ def test_the_readmes_helm_install_renders(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     kinds = {doc["kind"] for doc in yaml.safe_load_all(out.stdout) if doc}
     assert {"Deployment", "ServiceMonitor", "PrometheusRule", "ConfigMap"} <= kinds
+
+
+def _runbook_urls(docs: list[Doc]) -> dict[str, str]:
+    return {
+        rule["alert"]: rule["annotations"]["runbook_url"]
+        for doc in docs
+        if doc["kind"] == "PrometheusRule"
+        for group in doc["spec"]["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    }
+
+
+def test_the_runbook_base_is_the_releases_own_service_or_the_value() -> None:
+    # The copies of the rules carry the mixin's default; the template swaps exactly that base.
+    template_file = (CHART / "templates" / "prometheusrules.yaml").read_text(encoding="utf-8")
+    assert f'$generated := "{DEFAULT.runbook_base_url}"' in template_file
+    rules = ("--set", "prometheusRules.enabled=true")
+    urls = _runbook_urls(template(*rules))
+    assert len(urls) >= 20
+    assert urls == {name: DEFAULT.runbook(name) for name in urls}, "the base's own Service"
+    out = run("template", "billing", str(CHART), "-n", "finops", *rules)
+    assert out.returncode == 0, out.stderr
+    other = _runbook_urls([d for d in yaml.safe_load_all(out.stdout) if d])
+    served = "http://billing-gpu-chargeback-exporter.finops.svc:10290/runbook"
+    assert other == {name: f"{served}#{name.lower()}" for name in urls}
+    tls = _runbook_urls(_everything_on())
+    assert all(
+        url.startswith("https://gpu-chargeback-exporter.monitoring.svc:") for url in tls.values()
+    )
+    wiki = "https://wiki.example.com/chargeback/runbook"
+    chosen = _runbook_urls(template(*rules, "--set", f"prometheusRules.runbookBaseUrl={wiki}"))
+    assert chosen == {name: f"{wiki}#{name.lower()}" for name in urls}

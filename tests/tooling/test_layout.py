@@ -80,8 +80,19 @@ def test_the_wheel_ships_only_the_runtime_package(tmp_path: Path) -> None:
     # Every runtime module, subpackages included (a folder without __init__.py is one too).
     shipped = {n for n in names if n.endswith(".py")}
     assert shipped == {p.relative_to(ROOT).as_posix() for p in _modules("exporter")}
+    assert {n for n in names if not n.endswith(".py")} - {n for n in names if info in n} == {
+        "exporter/docs/runbook.md"
+    }
     assert "gpu-chargeback-exporter = exporter.cli:main" in entry_points
     assert "Description-Content-Type: text/markdown" in metadata  # README.md, as the image builds
+
+
+def test_the_shipped_runbook_is_docs_runbook() -> None:
+    # /runbook serves the package's copy: the docs and the running exporter say the same.
+    shipped = (ROOT / "exporter" / "docs" / "runbook.md").read_bytes()
+    assert shipped == (ROOT / "docs" / "runbook.md").read_bytes(), (
+        "cp docs/runbook.md exporter/docs/runbook.md"
+    )
 
 
 def test_every_module_has_a_docstring_and_future_annotations() -> None:

@@ -22,6 +22,7 @@ def test_no_config_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
         ("/healthz", "already serves health"),
         ("/", "already serves the landing page"),
         ("/statement", "already serves statement"),
+        ("/runbook", "already serves the runbook"),
         ("/metrics?x", "no query"),
     ],
 )

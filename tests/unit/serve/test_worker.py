@@ -73,3 +73,37 @@ def test_a_page_without_content_is_rendered_again_at_the_next_join(
     assert artefacts.rendered
     artefacts.outdated = True
     assert not artefacts.render_if_due(chargeback), "content: the minute's pause holds"
+
+
+def test_a_renderer_that_raises_waits_the_minute_like_one_that_succeeds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A bug in the statement would otherwise be retried, and logged, at every join.
+    calls: list[float] = []
+    seconds = [1000.0]
+
+    def page(config: Config, chargeback: Chargeback) -> bytes:
+        calls.append(seconds[0])
+        if len(calls) < 3:
+            raise RuntimeError("a renderer's bug")
+        return b"statement"
+
+    spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
+    monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: seconds[0])
+    monkeypatch.setattr("exporter.serve.worker.log.exception", lambda *args: None)
+    reading = Reading.open(FIXED_NOW, ZoneInfo("UTC"))
+    chargeback = Chargeback(reading=reading, budgets={}, units=UnitEconomics())
+    artefacts = _Artefacts(spec)
+    artefacts.outdated = True
+    assert artefacts.render_if_due(chargeback) and artefacts.pages == {}
+    for _ in range(5):  # joins every ten seconds for the rest of the minute
+        seconds[0] += 10.0
+        artefacts.outdated = True
+        assert not artefacts.render_if_due(chargeback)
+    assert calls == [1000.0], "one attempt in the minute"
+    seconds[0] += 10.0
+    assert artefacts.render_if_due(chargeback) and artefacts.pages == {}
+    seconds[0] += 60.0
+    artefacts.outdated = True
+    assert artefacts.render_if_due(chargeback) and artefacts.pages == {"s": b"statement"}
+    assert calls == [1000.0, 1060.0, 1120.0]
