@@ -265,10 +265,11 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
             f"{c.dedup('chargeback_source_endpoints', FAILED)} > {c.failed_endpoints_min:g}",
             c.failed_endpoints_for,
             "warning",
-            "A discovering source cannot read some of its endpoints; their GPUs are missing.",
+            "A source cannot read some of its endpoints; their GPUs run on their last good read.",
             "{{ $value | humanize }} endpoints of source {{ $labels.source }}<in-cluster> have "
-            f"failed for {c.failed_endpoints_for}; the GPUs behind them are missing from "
-            "the GPU families.",
+            f"failed for {c.failed_endpoints_for}; the GPUs behind them keep their last good "
+            "read (power unknown) until it is older than max_staleness, then leave the GPU "
+            "families.",
         ),
         Alert(
             "ChargebackBuildFailing",
