@@ -225,7 +225,9 @@ def _charge_quota(
     credit: Mapping[str, float],
 ) -> None:
     """Each team pays its reservation, plus what it borrowed, minus what it lent."""
+    scale = abs(out.costs.get((IDLE, Component.GPU), 0.0))
     for team in sorted(set(reserved) | set(extra) | set(credit)):
+        scale += abs(out.costs.get((team, Component.GPU), 0.0)) + reserved.get(team, 0.0)
         before = out.costs.get((team, Component.GPU), 0.0)
         pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
         _set(out, team, Component.GPU, pays)
@@ -235,6 +237,11 @@ def _charge_quota(
         # is capacity that was sitting on __idle__.
         idle = out.costs.get((IDLE, Component.GPU), 0.0)
         _set(out, IDLE, Component.GPU, idle + before - pays - more - back)
+    # Quota that reserves every GPU-hour leaves __idle__ at zero give or take rounding of the
+    # sums above; a residue of a few ulps would print as a negative -0.00 row.
+    left = out.costs.get((IDLE, Component.GPU), 0.0)
+    if left and abs(left) <= 1e-12 * scale:
+        _set(out, IDLE, Component.GPU, 0.0)
 
 
 def _move_borrowed(out: Ledger, extra: Mapping[str, float]) -> None:
