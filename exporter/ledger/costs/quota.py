@@ -215,7 +215,18 @@ def apply_flavor_quota(
         _charge_quota(out, reserved, extra, credit)
     else:
         _move_borrowed(out, extra)
+    _unheld_is_gpu(out, {team for flavor in nominal.values() for team in flavor})
     return out
+
+
+def _unheld_is_gpu(out: Ledger, holders: Collection[str]) -> None:
+    """A team with no ClusterQueue (an unallocated workload) borrows nothing: its GPU-hours
+    still count against the quota they ran on (so lenders are credited), but what it pays
+    for them is GPU cost, not `borrowed`."""
+    for team, component in sorted(out.costs):
+        if component == Component.BORROWED and team not in holders:
+            moved = out.costs.pop((team, component))
+            out.add(team, Component.GPU, moved)
 
 
 def _charge_quota(
