@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.units.economics import UnitEconomics
 
 __all__ = [
@@ -69,6 +70,8 @@ def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
                 "name": p.name,
                 "price_per_gpu_hour": _r(p.price),
                 "source": p.source,
+                # What OpenCost itself charged, where the applied price is not its own.
+                "opencost_price_per_gpu_hour": _r(_charged(units, p)),
             }
             for p in units.prices
         ],
@@ -151,6 +154,14 @@ def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
 Format = Callable[[float | None], str]
 
 
+def _charged(units: UnitEconomics, applied: AppliedPrice) -> float | None:
+    """OpenCost's own charge beside a price that governs in its place, else None."""
+    for p in units.opencost_prices:
+        if (p.kind, p.name) == (applied.kind, applied.name):
+            return p.price
+    return None
+
+
 @dataclass(frozen=True)
 class Formats:
     """How each kind of figure prints: money, a small price, a count, a ratio, a plain figure."""
@@ -185,10 +196,17 @@ def unit_tables(
     tables = [
         UnitTable(
             "gpu_prices",
-            f"GPU-hour prices applied ({currency} per GPU-hour)",
-            ("kind", "name", "price", "source"),
+            f"GPU-hour prices applied to every GPU-hour, used and idle ({currency} per GPU-hour)",
+            ("kind", "name", "price", "governed by", "opencost charged"),
             tuple(
-                (f.word(p.kind), p.name, f.money(p.price), f.word(p.source)) for p in units.prices
+                (
+                    f.word(p.kind),
+                    p.name,
+                    f.fine(p.price),
+                    f.word(p.source),
+                    f.fine(_charged(units, p)),
+                )
+                for p in units.prices
             ),
             2,
         ),

@@ -25,6 +25,7 @@ WORDS = {
     "opencost_assets": "OpenCost's node assets",
     "config_models": "Its models' configured prices",
     "cluster_average": "Cluster average",
+    "flavor_price": "Its flavor's price",
     "nameplate": "Nameplate",
     "measured": "Measured",
     "list price": "List price",
