@@ -14,6 +14,7 @@ from exporter.finance.report.backlog import (
 )
 from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
+from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
     MODEL_COLUMNS,
@@ -84,8 +85,11 @@ def _json(report: Report) -> str:
         payload["quota_basis"] = report.quota_basis
     if report.backlog is not None:
         payload["backlog"] = backlog_json(report.backlog)
+    gpu = gpu_json(report.gpu)
+    if gpu is not None:
+        payload["gpu_operation"] = gpu
     if report.units is not None:
-        payload["unit_economics"] = unit_json(report.units, report.closed)
+        payload["unit_economics"] = unit_json(report.units, report.closed, serving_of(report))
     if report.by != "team":
         # Rows are a dimension's values: named so, with no budgets (budgets are per team).
         payload["by"] = report.by

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
+from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.teams import USAGE_COLUMNS, usage_cells, usage_total_cells
 from exporter.finance.report.units import text_lines, unit_tables
 from exporter.finance.report.weights import weight_text
@@ -129,8 +130,12 @@ def report_table(report: Report) -> str:
     lines += weight_text(report.weights)
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span)]
+    lines += gpu_text(report.gpu, span)
     if report.units is not None:
-        lines += text_lines(unit_tables(report.units, report.currency, report.closed))
+        serving = serving_of(report)
+        lines += text_lines(
+            unit_tables(report.units, report.currency, report.closed, serving=serving)
+        )
     return "\n".join(lines) + "\n"
 
 

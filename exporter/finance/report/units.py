@@ -9,7 +9,7 @@ a closed month leaves it out, and the serving GPUs' utilisation (build or buy) w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,18 +51,25 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, _DECIMALS)
 
 
-def as_of_report(units: UnitEconomics, closed: bool) -> UnitEconomics:
+def as_of_report(
+    units: UnitEconomics, closed: bool, serving: Mapping[str, float] | None = None
+) -> UnitEconomics:
     """The figures a report prints: a closed month's without what is measured when it runs
-    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later."""
+    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later.
+    `serving` is each self-hosted model's utilisation over the closed month, where history
+    gives it (exporter.finance.report.gpu_month): build or buy then breaks even on it."""
     if not closed:
         return units
-    even = tuple(replace(b, utilisation=None) for b in units.break_even)
+    month = serving or {}
+    even = tuple(replace(b, utilisation=month.get(b.model)) for b in units.break_even)
     return replace(units, energy=(), break_even=even)
 
 
-def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
+def unit_json(
+    units: UnitEconomics, closed: bool = False, serving: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """Every unit-economics figure, for the report's JSON."""
-    units = as_of_report(units, closed)
+    units = as_of_report(units, closed, serving)
     return {
         "gpu_prices": [
             {
@@ -189,10 +196,14 @@ TEXT = Formats(
 
 
 def unit_tables(
-    units: UnitEconomics, currency: str, closed: bool = False, f: Formats = TEXT
+    units: UnitEconomics,
+    currency: str,
+    closed: bool = False,
+    f: Formats = TEXT,
+    serving: Mapping[str, float] | None = None,
 ) -> list[UnitTable]:
     """The tables with rows, in print order (an empty one is left out)."""
-    units = as_of_report(units, closed)
+    units = as_of_report(units, closed, serving)
     tables = [
         UnitTable(
             "gpu_prices",

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
+from exporter.finance.report.gpu_month import serving_of
 from exporter.finance.report.units import Formats, UnitTable, for_team, unit_tables
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
@@ -64,7 +65,7 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     if statement.team is not None:
         units = for_team(units, statement.team)
     found: list[UnitTable] = unit_tables(
-        units, report.currency, report.closed, statement_formats(numbers)
+        units, report.currency, report.closed, statement_formats(numbers), serving_of(report)
     )
     return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in found]
 
