@@ -19,6 +19,7 @@ from typing import Any
 
 from exporter.finance.report.figures import GpuOperation, Report
 from exporter.finance.report.teams import TeamUsage
+from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
 from exporter.sources.gpu_history import GpuMonth
 
 __all__ = [
@@ -29,7 +30,9 @@ __all__ = [
     "UNREADABLE",
     "GpuOperation",
     "gpu_json",
+    "gpu_table",
     "gpu_text",
+    "gpu_words",
     "serving_of",
     "with_gpu_month",
 ]
@@ -63,45 +66,55 @@ def serving_of(report: Report) -> Mapping[str, float] | None:
     return month.serving_utilisation if month is not None else None
 
 
+def gpu_words(operation: GpuOperation, span: str) -> str | None:
+    """What is not known of the period's GPU operation and why, or None when a table says it."""
+    month = operation.month
+    if month is not None and month.teams:
+        return None
+    why = operation.basis if month is None else "not known: no series in the period"
+    return f"GPU operation, {span}: idle GPU-hours, utilisation, energy and CO2e {why}"
+
+
+def gpu_table(
+    operation: GpuOperation, span: str, f: Formats = TEXT, team: str | None = None
+) -> UnitTable | None:
+    """Each team's (or one team's) GPU operation as a table, None when nothing is known."""
+    month = operation.month
+    if month is None:
+        return None
+    rows = tuple(
+        (
+            f.team(t.team),
+            _known(f.plain, t.idle_gpu_hours),
+            _known(f.ratio, t.utilisation),
+            _known(f.plain, t.kwh),
+            _known(f.plain, None if t.co2e_grams is None else t.co2e_grams / 1000),
+        )
+        for t in month.teams
+        if team is None or t.team == team
+    )
+    if not rows:
+        return None
+    head = ("team", "idle GPU-hours", "utilisation", "energy kWh", "CO2e kg")
+    return UnitTable(
+        "gpu_operation", f"GPU operation, {span} (from {operation.basis})", head, rows, 1
+    )
+
+
 def gpu_text(operation: GpuOperation | None, span: str) -> list[str]:
     """The text report's lines: a table per team, or what is not known and why."""
     if operation is None:
         return []
-    head = f"GPU operation, {span} (from {operation.basis})"
-    month = operation.month
-    if month is None or not month.teams:
-        return [
-            "",
-            f"GPU operation, {span}: idle GPU-hours, utilisation, energy and CO2e "
-            f"{operation.basis if month is None else 'not known: no series in the period'}",
-        ]
-    rows = [["team", "idle GPU-hours", "utilisation", "energy kWh", "CO2e kg"]]
-    for t in month.teams:
-        rows.append(
-            [
-                t.team,
-                _fmt(t.idle_gpu_hours, ",.2f"),
-                "" if t.utilisation is None else f"{100 * t.utilisation:,.1f} %",
-                _fmt(t.kwh, ",.2f"),
-                _fmt(None if t.co2e_grams is None else t.co2e_grams / 1000, ",.2f"),
-            ]
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["", head, ""]
-    for i, row in enumerate(rows):
-        cells = [
-            row[0].ljust(widths[0]),
-            *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
+    words = gpu_words(operation, span)
+    table = gpu_table(operation, span)
+    if words is not None or table is None:
+        return ["", words or ""]
+    return text_lines([table])
 
 
-def _fmt(value: float | None, pattern: str) -> str:
+def _known(fmt: Format, value: float | None) -> str:
     # An unknown figure is said in words, not left blank.
-    return "not known" if value is None else format(value, pattern)
+    return "not known" if value is None else fmt(value)
 
 
 def gpu_json(operation: GpuOperation | None) -> dict[str, Any] | None:

@@ -17,6 +17,9 @@ from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.units.economics import UnitEconomics
 
 __all__ = [
+    "TEXT",
+    "Format",
+    "Formats",
     "UnitTable",
     "as_of_report",
     "for_team",

@@ -19,7 +19,7 @@ from exporter.finance.statement.operations import (
     usage_cells,
     usage_totals,
 )
-from exporter.finance.statement.units import unit_tables_html
+from exporter.finance.statement.units import gpu_html, unit_tables_html
 from exporter.finance.statement.weights import weight_tables_html
 from exporter.ledger.attribution import OTHER
 
@@ -137,6 +137,7 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
         tables.append(_table(model_lines(statement, numbers), 2, caption))
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
+    tables += gpu_html(statement, numbers)
     tables += unit_tables_html(statement, numbers)
     # After the team and model tables: each dimension's month, to the same total.
     for dimension in statement.dimensions:

@@ -8,13 +8,13 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
-from exporter.finance.report.gpu_month import serving_of
+from exporter.finance.report.gpu_month import gpu_table, gpu_words, serving_of
 from exporter.finance.report.units import Formats, UnitTable, for_team, unit_tables
 from exporter.finance.statement import labels
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.numbers import Numbers
 
-__all__ = ["WORDS", "statement_formats", "table_html", "unit_tables_html"]
+__all__ = ["WORDS", "gpu_html", "statement_formats", "table_html", "unit_tables_html"]
 
 # The unit tables' identifiers in people's words (kinds of model come from labels.KINDS).
 WORDS = {
@@ -68,6 +68,19 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
         units, report.currency, report.closed, statement_formats(numbers), serving_of(report)
     )
     return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in found]
+
+
+def gpu_html(statement: Statement, numbers: Numbers) -> list[str]:
+    """The period's GPU operation: a table, or in words what is not known and why."""
+    report = statement.report
+    if report.gpu is None:
+        return []
+    span = "closed month" if report.closed else "month to date"
+    table = gpu_table(report.gpu, span, statement_formats(numbers), statement.team)
+    if table is None:
+        words = gpu_words(report.gpu, span) or f"GPU operation, {span}: not known"
+        return [f"<p>{html.escape(words)}</p>"]
+    return [table_html(table.head, table.rows, table.numeric_from, table.title)]
 
 
 def table_html(

@@ -157,6 +157,9 @@ def test_a_closed_month_prints_its_idle_gpu_hours_energy_and_co2e(
     line = next(ln for ln in text.splitlines() if ln.startswith("research") and "2,086" in ln)
     # (0.2 x 360 + 0.6 x 385) / 745 = 40.7 % utilisation.
     assert line.split()[-5:] == ["1,105.00", "40.7", "%", "2,086.00", "521.50"]
-    # Without any history the report says so in words.
+    html = _report(stack, tmp_path, prom, "html", capsys)
+    assert "GPU operation, closed month (from the exporter" in html
+    # Without any history the report and the statement say so in words.
     plain = _report(stack, tmp_path, None, "table", capsys)
     assert "DCGM read directly keeps no history" in plain
+    assert "DCGM read directly keeps no history" in _report(stack, tmp_path, None, "html", capsys)
