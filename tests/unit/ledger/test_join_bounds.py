@@ -199,6 +199,19 @@ def test_every_served_number_is_finite_and_money_is_conserved(
         assert own == pytest.approx(gpu_money(window), abs=tolerance)
         besides = window.total() - gpu_money(window)
         assert total - gpu == pytest.approx(besides, abs=tolerance)
+    # Every dimension (the demo's product and environment) sums to the same cluster's cost.
+    assert {d.name for d in result.dimensions} == {"product", "environment"}
+    for split in result.dimensions:
+        month_scale = math.fsum(abs(v) for v in split.month.costs.values()) + abs(
+            cluster.month_total
+        )
+        assert split.month.total() == pytest.approx(
+            cluster.month_total, abs=1e-12 * month_scale + 1e-9
+        )
+        hour_scale = math.fsum(abs(v) for v in split.hourly.costs.values()) + abs(cluster.per_hour)
+        assert split.hourly.total() == pytest.approx(
+            cluster.per_hour, abs=1e-12 * hour_scale + 1e-9
+        )
 
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))
