@@ -220,9 +220,8 @@ def apply_flavor_quota(
 
 
 def _unheld_is_gpu(out: Ledger, holders: Collection[str]) -> None:
-    """A team with no ClusterQueue (an unallocated workload) borrows nothing: its GPU-hours
-    still count against the quota they ran on (so lenders are credited), but what it pays
-    for them is GPU cost, not `borrowed`."""
+    """A team with no ClusterQueue borrows nothing: its GPU-hours count against the quota
+    they ran on (lenders are credited), but it pays for them as GPU cost, not `borrowed`."""
     for team, component in sorted(out.costs):
         if component == Component.BORROWED and team not in holders:
             moved = out.costs.pop((team, component))
@@ -248,8 +247,7 @@ def _charge_quota(
         # is capacity that was sitting on __idle__.
         idle = out.costs.get((IDLE, Component.GPU), 0.0)
         _set(out, IDLE, Component.GPU, idle + before - pays - more - back)
-    # Quota that reserves every GPU-hour leaves __idle__ at zero give or take rounding of the
-    # sums above; a residue of a few ulps would print as a negative -0.00 row.
+    # Quota reserving every GPU-hour leaves __idle__ at 0 give or take a few ulps: -0.00.
     left = out.costs.get((IDLE, Component.GPU), 0.0)
     if left and abs(left) <= 1e-12 * scale:
         _set(out, IDLE, Component.GPU, 0.0)

@@ -270,13 +270,10 @@ def _idle(r: _Record | _Idle) -> dict[str, float]:
 
 
 def _gpu_hours(r: _Record) -> float:
-    """OpenCost's gpuHours, else its gpuCount x minutes / 60 (gpuCount is gpuHours over the
-    window's hours), else 0."""
-    if r.gpuHours is not None:
-        return r.gpuHours
-    if r.gpuCount is not None and r.minutes is not None:
+    """gpuHours, else gpuCount x minutes / 60 (gpuCount is gpuHours over the hours), else 0."""
+    if r.gpuHours is None and r.gpuCount is not None and r.minutes is not None:
         return r.gpuCount * r.minutes / 60.0
-    return 0.0
+    return r.gpuHours or 0.0
 
 
 def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
