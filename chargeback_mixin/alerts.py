@@ -10,7 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.rules import COST_DEPARTURE, IDLE_GPU_RATIO, Rule
+from chargeback_mixin.rules import (
+    BUDGET_FORECAST_RATIO,
+    BUDGET_USED_RATIO,
+    COST_DEPARTURE,
+    IDLE_GPU_RATIO,
+    LLM_BUDGET_FORECAST_RATIO,
+    LLM_BUDGET_RATIO,
+    LLM_PRICE_DRIFT,
+    QUOTA_BORROWED,
+    UNALLOCATED_COST_RATIO,
+    Rule,
+    allocated_gpus,
+)
 
 __all__ = ["GROUP", "Alert", "alert_names", "alerting_rules", "alerts"]
 
@@ -70,7 +82,7 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
         Alert(
             "ChargebackTeamGpusIdle",
             f"team:chargeback_team_gpu_utilization_ratio:avg < {c.idle_utilization:g}"
-            f" and on ({c.cluster_label}, team) team:chargeback_gpus_allocated:sum > 0",
+            f" and on ({c.cluster_label}, team) {allocated_gpus(c)} > 0",
             c.team_gpus_idle_for,
             "warning",
             "A team holds GPUs it does not use.",
@@ -80,7 +92,8 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
         ),
         Alert(
             "ChargebackUnallocatedShareHigh",
-            f"cluster:chargeback_unallocated_cost_per_hour:ratio > {c.unallocated_share:g}",
+            # Without the scope label the rule sets, so the alert's labels are the cluster's.
+            f"sum without (scope) ({UNALLOCATED_COST_RATIO}) > {c.unallocated_share:g}",
             c.unallocated_for,
             "warning",
             "A large share of the cost belongs to no team.",
@@ -103,7 +116,7 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
         ),
         Alert(
             "ChargebackBorrowingSustained",
-            f"team:chargeback_quota_borrowed_gpus:sum > {c.borrowing_min_gpus:g}",
+            f"sum without (resource) ({QUOTA_BORROWED}) > {c.borrowing_min_gpus:g}",
             c.borrowing_for,
             "info",
             "A team keeps borrowing GPU quota from its cohort.",
@@ -115,8 +128,8 @@ def _cost_alerts(c: MixinConfig) -> list[Alert]:
 
 
 def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
-    used = 'team_kind:chargeback_team_budget_used:ratio{kind="gpu"}'
-    forecast = 'team_kind:chargeback_team_budget_forecast:ratio{kind="gpu"}'
+    used = f'{BUDGET_USED_RATIO}{{kind="gpu"}}'
+    forecast = f'{BUDGET_FORECAST_RATIO}{{kind="gpu"}}'
     return [
         Alert(
             "ChargebackTeamGpuBudgetExceeded",
@@ -142,7 +155,7 @@ def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
 
 
 def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
-    ratio = "team:chargeback_llm_budget_spend:ratio"
+    ratio = LLM_BUDGET_RATIO
     window = "of its LiteLLM max_budget in the current budget window"
     return [
         Alert(
@@ -175,7 +188,7 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
         ),
         Alert(
             "ChargebackLlmBudgetForecastExceeded",
-            "team:chargeback_llm_budget_forecast:ratio > 1"
+            f"{LLM_BUDGET_FORECAST_RATIO} > 1"
             f" and on ({c.cluster_label}, team) {ratio} < {c.llm_budget_critical:g}",
             c.llm_budget_forecast_for,
             "info",
@@ -185,8 +198,8 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
         ),
         Alert(
             "ChargebackSelfHostedPricingDrift",
-            f"model:chargeback_llm_cost_per_token:drift_ratio > {1 + c.pricing_drift:g}"
-            f" or model:chargeback_llm_cost_per_token:drift_ratio < {1 - c.pricing_drift:g}",
+            f"{LLM_PRICE_DRIFT} > {1 + c.pricing_drift:g}"
+            f" or {LLM_PRICE_DRIFT} < {1 - c.pricing_drift:g}",
             c.pricing_drift_for,
             "info",
             "LiteLLM's price for a self-hosted model is far from its measured cost.",

@@ -147,6 +147,10 @@ class MixinConfig:
     dashboard_time_to: str = "now"
     # Time zone of the dashboards; "browser" or an IANA zone such as "Europe/Madrid".
     dashboard_timezone: str = "utc"
+    # Whether the dashboards' Prometheus holds several clusters (a central Prometheus, Thanos or
+    # Mimir): only then is the `cluster` variable shown. Single-cluster boards hide it (Grafana's
+    # variable `hide`, in every version the dashboards target) and it stays All.
+    multi_cluster: bool = False
 
     # --- Runbooks --------------------------------------------------------------------------
     # Where docs/runbook.md is published; each alert links to `<base>#<lowercased alert name>`.

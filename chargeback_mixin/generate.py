@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from chargeback_mixin import alerts, rules
+from chargeback_mixin import alerts, deprecated, rules
 from chargeback_mixin.config import MixinConfig, load_config
 
 __all__ = ["ALERTS_FILE", "RULES_FILE", "main", "render_all", "render_rules"]
@@ -35,8 +35,8 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def _rule_file(group: str, rule_list: list[rules.Rule]) -> str:
-    doc = {"groups": [{"name": group, "rules": rule_list}]}
+def _rule_file(*groups: tuple[str, list[rules.Rule]]) -> str:
+    doc = {"groups": [{"name": name, "rules": rule_list} for name, rule_list in groups]}
     body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
     return HEADER + body
 
@@ -44,8 +44,11 @@ def _rule_file(group: str, rule_list: list[rules.Rule]) -> str:
 def render_rules(c: MixinConfig) -> dict[str, str]:
     """The two rule files, by path relative to the output directory, with their content."""
     return {
-        RULES_FILE: _rule_file(rules.GROUP, rules.recording_rules(c)),
-        ALERTS_FILE: _rule_file(alerts.GROUP, alerts.alerting_rules(c)),
+        RULES_FILE: _rule_file(
+            (rules.GROUP, rules.recording_rules(c)),
+            (deprecated.GROUP, deprecated.aliases(c)),
+        ),
+        ALERTS_FILE: _rule_file((alerts.GROUP, alerts.alerting_rules(c))),
     }
 
 

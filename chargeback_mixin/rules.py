@@ -1,7 +1,15 @@
 """Recording rules (group `chargeback.rules`): per-team cost, idle, budget and forecast series.
 
-Names follow `level:metric:operations`. The `team_kind:` series carry the same (team, kind)
-labels as chargeback_team_budget, so budget ratios are plain one-to-one divisions:
+Names follow Prometheus' `level:metric:operations`: the level names the labels the series
+keeps (every series also keeps the cluster label, left out of the level unless it is the only
+one), the metric is an exporter family unchanged (a ratio of two families is `<a>_per_<b>`; a
+share of one family, split by a label such as `scope`, keeps the one name), and the operations
+are listed newest first. A filter that the name cannot say becomes a label the rule sets
+(`scope`, `kind`). tests/tooling/test_rule_names.py holds every name to this, and
+chargeback_mixin/deprecated.py keeps the names of release 0.1 as aliases until 0.3.
+
+The `team_kind:` series carry the same (team, kind) labels as chargeback_team_budget, so budget
+ratios are plain one-to-one divisions:
 
 - kind="gpu" sums every component but llm_external: the cluster's hardware as the team causes
   it, including llm_serving, so the team serving a self-hosted model is credited what its
@@ -27,15 +35,42 @@ clusters; where no series has a cluster label, the cluster is simply the empty o
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.month_to_date import (
+    IDLE_GPU_COST_MTD,
+    IDLE_GPU_SECONDS_MTD,
+    month_to_date_rules,
+)
 from exporter.ledger.costs.components import Component
 
 __all__ = [
+    "BUDGET_FORECAST_RATIO",
+    "BUDGET_USED_RATIO",
+    "CLUSTER_SCOPE_COST",
+    "CLUSTER_SCOPE_RATIO",
+    "COST_DEPARTURE",
     "GROUP",
+    "HARDWARE_COST",
     "HARDWARE_MATCHER",
     "HOURS_LEFT_IN_MONTH",
+    "IDLE_COST",
+    "IDLE_COST_RATIO",
+    "IDLE_GPU_COST_MTD",
     "IDLE_GPU_RATIO",
+    "IDLE_GPU_SECONDS_MTD",
+    "IDLE_RESOURCE_RATIO",
+    "LLM_BUDGET_FORECAST_RATIO",
+    "LLM_BUDGET_RATIO",
     "LLM_COMPONENTS",
+    "LLM_PRICE_DRIFT",
+    "MONTH_FORECAST",
+    "MONTH_HOURS_ELAPSED",
+    "MONTH_HOURS_LENGTH",
+    "QUOTA_BORROWED",
+    "QUOTA_LENT",
+    "UNALLOCATED_COST_RATIO",
     "Rule",
+    "allocated_gpus",
+    "borrowed_cost",
     "recorded_names",
     "recording_rules",
 ]
@@ -48,10 +83,46 @@ assert all(c in tuple(Component) for c in LLM_COMPONENTS)
 HARDWARE_MATCHER = 'component!~"' + "|".join(LLM_COMPONENTS) + '"'
 GPU_BUDGET_MATCHER = 'component!="llm_external"'
 
-# Hours from now to the end of the exporter's month, per cluster (recorded below).
-HOURS_LEFT_IN_MONTH = "cluster:chargeback_month_hours:left"
+COST = "chargeback_team_cost_per_hour"
+MTD = "chargeback_team_cost_month_to_date"
+MONTH_START = "chargeback_month_start_timestamp_seconds"
+MONTH_END = "chargeback_month_end_timestamp_seconds"
+BUDGET = "chargeback_team_budget"
+
+# The cluster's cost per hour by scope (a label the rules set): hardware (every component but
+# the LLM ones), idle (the __idle__ row and every idle_share), and their shares.
+CLUSTER_SCOPE_COST = f"cluster_scope:{COST}:sum"
+HARDWARE_COST = f'{CLUSTER_SCOPE_COST}{{scope="hardware"}}'
+IDLE_COST = f'{CLUSTER_SCOPE_COST}{{scope="idle"}}'
+# Idle cost over hardware cost (scope="idle"); unallocated cost over all cost (scope="unallocated").
+CLUSTER_SCOPE_RATIO = f"cluster_scope:{COST}:ratio"
+IDLE_COST_RATIO = f'{CLUSTER_SCOPE_RATIO}{{scope="idle"}}'
+UNALLOCATED_COST_RATIO = f'{CLUSTER_SCOPE_RATIO}{{scope="unallocated"}}'
+# Idle cost per resource over that resource's cost, before any policy.
+IDLE_RESOURCE_RATIO = (
+    "cluster_resource:chargeback_cluster_idle_cost_per_hour"
+    "_per_chargeback_cluster_resource_cost_per_hour:ratio"
+)
 # The idle GPU share the idle alert and panels read (GPUs only, never CPU or memory idle).
-IDLE_GPU_RATIO = 'cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio{resource="gpu"}'
+IDLE_GPU_RATIO = f'{IDLE_RESOURCE_RATIO}{{resource="gpu"}}'
+# The exporter's month per cluster, in hours: its length, hours gone and hours left.
+MONTH_HOURS_LENGTH = f"cluster:{MONTH_END}:hours_since_start"
+MONTH_HOURS_ELAPSED = f"cluster:{MONTH_START}:hours_ago"
+HOURS_LEFT_IN_MONTH = f"cluster:{MONTH_END}:hours_ahead"
+# The month-end forecast of a team's cost, and it and the month to date over the budget.
+MONTH_FORECAST = f"team_kind:{MTD}:forecast"
+BUDGET_USED_RATIO = f"team_kind:{MTD}_per_{BUDGET}:ratio"
+BUDGET_FORECAST_RATIO = f"team_kind:{MTD}_per_{BUDGET}:ratio_forecast"
+# GPU quota a team borrows from or lends to its cohort (resource = the GPU resource).
+QUOTA_BORROWED = "team_resource:chargeback_quota_borrowed:sum"
+QUOTA_LENT = "team_resource:chargeback_quota_lent:sum"
+# LiteLLM spend over max_budget, now and at the next reset if spend grows as it did.
+LLM_BUDGET_RATIO = "team:chargeback_llm_budget_spend_per_chargeback_llm_budget_max:ratio"
+LLM_BUDGET_FORECAST_RATIO = (
+    "team:chargeback_llm_budget_spend_per_chargeback_llm_budget_max:ratio_forecast"
+)
+# A self-hosted model's declared price per token over its measured one.
+LLM_PRICE_DRIFT = "model:chargeback_llm_cost_per_token:ratio"
 
 IDLE_TEAM = 'team="__idle__"'
 IDLE_SHARE = 'component="idle_share"'
@@ -61,14 +132,12 @@ BORROWED = 'component="borrowed"'
 DECLARED = 'basis="declared"'
 MEASURED = 'basis="measured"'
 
-COST = "chargeback_team_cost_per_hour"
 # A team's recent cost per hour against its own baseline, minus one (the anomaly alert's value).
-COST_DEPARTURE = f"team:{COST}:baseline_departure"
+COST_DEPARTURE = f"team:{COST}:relative_change"
 # The resolution of the anomaly baseline's subquery.
 BASELINE_STEP = "1h"
 # Teams only: the reserved rows (__idle__, __unallocated__, __other__) are not anyone's spend.
 TEAMS_ONLY = 'team!~"__.*"'
-MTD = "chargeback_team_cost_month_to_date"
 
 
 def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> Rule:
@@ -85,27 +154,35 @@ def _cost_rules(c: MixinConfig) -> list[Rule]:
         _record(f"team:{COST}:sum", f"sum {c.by('team')} ({c.dedup(COST)})"),
         _record(f"cluster:{COST}:sum", f"sum {c.by()} ({c.dedup(COST)})"),
         _record(
-            "cluster:chargeback_hardware_cost_per_hour:sum",
+            CLUSTER_SCOPE_COST,
             f"sum {c.by()} ({c.dedup(COST, HARDWARE_MATCHER)})",
+            {"scope": "hardware"},
         ),
         # `or` keeps one copy of a series matching both sides (an __idle__ idle_share), and the
         # fallback turns "no idle series" into 0 for every cluster whose exporter is there.
         _record(
-            "cluster:chargeback_idle_cost_per_hour:sum",
+            CLUSTER_SCOPE_COST,
             f"sum {c.by()} ({c.dedup(COST, IDLE_TEAM)} or {c.dedup(COST, IDLE_SHARE)})"
-            " or 0 * cluster:chargeback_hardware_cost_per_hour:sum",
+            f" or 0 * {_without_scope(HARDWARE_COST)}",
+            {"scope": "idle"},
         ),
         _record(
-            "cluster:chargeback_idle_cost_per_hour:ratio",
-            "cluster:chargeback_idle_cost_per_hour:sum"
-            " / (cluster:chargeback_hardware_cost_per_hour:sum > 0)",
+            CLUSTER_SCOPE_RATIO,
+            f"{_without_scope(IDLE_COST)} / ({_without_scope(HARDWARE_COST)} > 0)",
+            {"scope": "idle"},
         ),
         _record(
-            "cluster:chargeback_unallocated_cost_per_hour:ratio",
+            CLUSTER_SCOPE_RATIO,
             f"(sum {c.by()} ({c.dedup(COST, UNALLOCATED_TEAM)}) or 0 * cluster:{COST}:sum)"
             f" / (cluster:{COST}:sum > 0)",
+            {"scope": "unallocated"},
         ),
     ]
+
+
+def _without_scope(series: str) -> str:
+    """A `cluster_scope:` series without its scope label, to divide or fall back across scopes."""
+    return f"sum without (scope) ({series})"
 
 
 def _anomaly_rules(c: MixinConfig) -> list[Rule]:
@@ -139,7 +216,7 @@ def _idle_rules(c: MixinConfig) -> list[Rule]:
         _record(f"cluster_resource:{idle}:sum", f"sum {c.by('resource')} ({c.dedup(idle)})"),
         _record(f"cluster_resource:{total}:sum", f"sum {c.by('resource')} ({c.dedup(total)})"),
         _record(
-            f"cluster_resource:{idle}:ratio",
+            IDLE_RESOURCE_RATIO,
             f"cluster_resource:{idle}:sum / (cluster_resource:{total}:sum > 0)",
         ),
         _record(
@@ -151,19 +228,16 @@ def _idle_rules(c: MixinConfig) -> list[Rule]:
 
 def _month_rules(c: MixinConfig) -> list[Rule]:
     """The exporter's month per cluster: its bounds, and hours elapsed, left and in total."""
-    start = "cluster:chargeback_month_start_timestamp_seconds:max"
-    end = "cluster:chargeback_month_end_timestamp_seconds:max"
+    start = f"cluster:{MONTH_START}:max"
+    end = f"cluster:{MONTH_END}:max"
     return [
         # Replicas agree except across the boundary itself, where max picks the newer month.
-        _record(start, f"max {c.by()} ({c.dedup('chargeback_month_start_timestamp_seconds')})"),
-        _record(end, f"max {c.by()} ({c.dedup('chargeback_month_end_timestamp_seconds')})"),
-        _record("cluster:chargeback_month_hours:length", f"({end} - {start}) / 3600"),
+        _record(start, f"max {c.by()} ({c.dedup(MONTH_START)})"),
+        _record(end, f"max {c.by()} ({c.dedup(MONTH_END)})"),
+        _record(MONTH_HOURS_LENGTH, f"({end} - {start}) / 3600"),
         # Clamped: until the exporter's next join after the boundary its bounds are last
         # month's, and a forecast then is the month to date, never less.
-        _record(
-            "cluster:chargeback_month_hours:elapsed",
-            f"clamp_min(time() - {start}, 0) / 3600",
-        ),
+        _record(MONTH_HOURS_ELAPSED, f"clamp_min(time() - {start}, 0) / 3600"),
         _record(HOURS_LEFT_IN_MONTH, f"clamp_min({end} - time(), 0) / 3600"),
     ]
 
@@ -186,23 +260,13 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
             )
     rules += [
         _record(
-            "team_kind:chargeback_team_cost_month_end:forecast",
+            MONTH_FORECAST,
             f"team_kind:{MTD}:sum + team_kind:{COST}:sum"
             f" * on ({c.cluster_label}) group_left () {HOURS_LEFT_IN_MONTH}",
         ),
-        _record(
-            "team_kind:chargeback_team_budget:sum",
-            f"sum {c.by('team', 'kind')} ({c.dedup('chargeback_team_budget')})",
-        ),
-        _record(
-            "team_kind:chargeback_team_budget_used:ratio",
-            f"team_kind:{MTD}:sum / (team_kind:chargeback_team_budget:sum > 0)",
-        ),
-        _record(
-            "team_kind:chargeback_team_budget_forecast:ratio",
-            "team_kind:chargeback_team_cost_month_end:forecast"
-            " / (team_kind:chargeback_team_budget:sum > 0)",
-        ),
+        _record(f"team_kind:{BUDGET}:sum", f"sum {c.by('team', 'kind')} ({c.dedup(BUDGET)})"),
+        _record(BUDGET_USED_RATIO, f"team_kind:{MTD}:sum / (team_kind:{BUDGET}:sum > 0)"),
+        _record(BUDGET_FORECAST_RATIO, f"{MONTH_FORECAST} / (team_kind:{BUDGET}:sum > 0)"),
     ]
     return rules
 
@@ -216,10 +280,6 @@ def _gpu_rules(c: MixinConfig) -> list[Rule]:
             f"sum {c.by('team', 'state')} ({c.dedup('chargeback_gpus')})",
         ),
         _record(
-            "team:chargeback_gpus_allocated:sum",
-            f"sum {c.by('team')} ({c.dedup('chargeback_gpus', ALLOCATED)})",
-        ),
-        _record(
             "team:chargeback_team_gpu_utilization_ratio:avg",
             f"avg {c.by('team')} ({c.dedup('chargeback_team_gpu_utilization_ratio')})",
         ),
@@ -229,28 +289,39 @@ def _gpu_rules(c: MixinConfig) -> list[Rule]:
         ),
         # Only with DCGM read through Prometheus: live scrapes have no month of history.
         _record(
-            "team:chargeback_team_gpu_idle_hours_month_to_date:sum",
-            f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_idle_hours_month_to_date')})",
+            "team:chargeback_team_gpu_idle_seconds_month_to_date:sum",
+            f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_idle_seconds_month_to_date')})",
         ),
         _record(
             "team:chargeback_team_gpu_waste_cost_month_to_date:sum",
             f"sum {c.by('team')} ({c.dedup('chargeback_team_gpu_waste_cost_month_to_date')})",
         ),
+        *month_to_date_rules(c),
         _record(
-            "team:chargeback_quota_borrowed_gpus:sum",
-            f"sum {c.by('team')} ({c.dedup('chargeback_quota_borrowed', gpu)})",
+            QUOTA_BORROWED,
+            f"sum {c.by('team', 'resource')} ({c.dedup('chargeback_quota_borrowed', gpu)})",
         ),
         _record(
-            "team:chargeback_quota_lent_gpus:sum",
-            f"sum {c.by('team')} ({c.dedup('chargeback_quota_lent', gpu)})",
-        ),
-        _record(
-            "team:chargeback_team_borrowed_cost_per_hour:sum",
-            # Teams with GPU quota but no borrowed component yet read 0, not nothing.
-            f"sum {c.by('team')} ({c.dedup(COST, BORROWED)})"
-            " or 0 * team:chargeback_quota_borrowed_gpus:sum",
+            QUOTA_LENT,
+            f"sum {c.by('team', 'resource')} ({c.dedup('chargeback_quota_lent', gpu)})",
         ),
     ]
+
+
+def allocated_gpus(c: MixinConfig) -> str:
+    """GPUs a team's pods hold (busy or idle), per cluster and team: an expression, not a rule."""
+    return f"sum {c.by('team')} (team_state:chargeback_gpus:sum{{{ALLOCATED}}})"
+
+
+def borrowed_cost(c: MixinConfig) -> str:
+    """A team's borrowed-quota cost per hour; 0 for a team with borrowed GPU quota but no cost yet.
+
+    An expression over recorded series (team_component and team_resource), not a rule of its own.
+    """
+    return (
+        f"sum {c.by('team')} (team_component:{COST}:sum{{{BORROWED}}})"
+        f" or 0 * sum {c.by('team')} ({QUOTA_BORROWED})"
+    )
 
 
 def _llm_rules(c: MixinConfig) -> list[Rule]:
@@ -268,7 +339,7 @@ def _llm_rules(c: MixinConfig) -> list[Rule]:
             "team:chargeback_llm_spend_month_to_date:sum",
             f"sum {team} ({c.dedup('chargeback_llm_spend_month_to_date')})",
         ),
-        _record("team:chargeback_llm_budget_spend:ratio", f"sum {team} ({spend}) / {cap}"),
+        _record(LLM_BUDGET_RATIO, f"sum {team} ({spend}) / {cap}"),
         # Spend at the next LiteLLM reset if it grows as it did over the window; never below
         # what is spent already.
         _record(
@@ -278,12 +349,9 @@ def _llm_rules(c: MixinConfig) -> list[Rule]:
             f" * clamp_min(max {team} "
             f"({c.dedup('chargeback_llm_budget_reset_timestamp_seconds')}) - time(), 0)",
         ),
+        _record(LLM_BUDGET_FORECAST_RATIO, f"team:chargeback_llm_budget_spend:forecast / {cap}"),
         _record(
-            "team:chargeback_llm_budget_forecast:ratio",
-            f"team:chargeback_llm_budget_spend:forecast / {cap}",
-        ),
-        _record(
-            "model:chargeback_llm_cost_per_token:drift_ratio",
+            LLM_PRICE_DRIFT,
             f"sum {c.by('model')} ({c.dedup('chargeback_llm_cost_per_token', DECLARED)})"
             f" / (sum {c.by('model')} "
             f"({c.dedup('chargeback_llm_cost_per_token', MEASURED)}) > 0)",

@@ -91,6 +91,13 @@ def _parser() -> argparse.ArgumentParser:
         help="exporter-toolkit web config: TLS and basic auth (default: plain HTTP, no auth)",
     )
     parser.add_argument(
+        "--web.healthz-without-auth",
+        dest="healthz_without_auth",
+        action="store_true",
+        help="answer /healthz (and only it) without basic auth, for kubelet probes; "
+        "it carries no figure",
+    )
+    parser.add_argument(
         "--once", action="store_true", help="fetch every source once, print the exposition and exit"
     )
     parser.add_argument(
@@ -121,7 +128,9 @@ def _parser() -> argparse.ArgumentParser:
         "--table",
         choices=TABLES,
         default="teams",
-        help="the one table --format csv writes: teams (default), models or backlog",
+        metavar="NAME",
+        help="the one table --format csv writes: teams (default), models, backlog or a "
+        "unit-economics table (its name in the JSON report)",
     )
     report.add_argument(
         "--month",
@@ -188,7 +197,8 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
             return _once(make_refresher(config, path, clock))
         # Before any source starts: a bad web config is a config error, exit 2.
         web = load_web_config(args.web_config_file) if args.web_config_file else None
-        return _serve(Lifecycle(config, path, clock, PAGES), args.listen, args.telemetry_path, web)
+        service = Lifecycle(config, path, clock, PAGES)
+        return _serve(service, args, web)
     except ConfigError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
@@ -223,7 +233,8 @@ def _telemetry_path_issue(path: str) -> str | None:
     return None
 
 
-def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing | None) -> int:
+def _serve(service: Lifecycle, args: argparse.Namespace, web: WebServing | None) -> int:
+    listen, telemetry_path = args.listen, args.telemetry_path
     try:
         address = parse_listen_address(listen)
     except ValueError as exc:
@@ -236,6 +247,7 @@ def _serve(service: Lifecycle, listen: str, telemetry_path: str, web: WebServing
             service.exposition,
             tls=web.tls if web else None,
             auth=web.auth if web else None,
+            healthz_without_auth=args.healthz_without_auth,
             pages=PAGES,
             rendered=service.page,
             health=service.health,

@@ -9,25 +9,39 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    month_so_far,
     query,
     stat_panel,
     timeseries_panel,
 )
 from chargeback_mixin.dashboards.unit_panels import gpu_prices_section
-from chargeback_mixin.rules import IDLE_GPU_RATIO
+from chargeback_mixin.rules import (
+    IDLE_COST_RATIO,
+    IDLE_GPU_COST_MTD,
+    IDLE_GPU_RATIO,
+    IDLE_GPU_SECONDS_MTD,
+    IDLE_RESOURCE_RATIO,
+    UNALLOCATED_COST_RATIO,
+)
 
 __all__ = ["build"]
 
 IDLE_TEAM = 'team="__idle__"'
 GPU = 'resource="gpu"'
 IDLE_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:sum"
-IDLE_RATIO_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
+IDLE_RATIO_BY_RESOURCE = IDLE_RESOURCE_RATIO
 IDLE_MONTH_BY_RESOURCE = "cluster_resource:chargeback_cluster_idle_cost_month_to_date:sum"
 IDLE_SHARE = 'component="idle_share"'
-# The month-to-date waste families need the month's utilisation history.
-NEEDS_HISTORY = (
-    "Only when the exporter reads DCGM through Prometheus (sources.dcgm.prometheus): with urls "
-    "or discovery the families are absent and the panel is empty."
+# The month to date from DCGM's history when the exporter has it, else integrated by the rules
+# from the GPU states the exporter served (each team's series is one or the other).
+IDLE_SECONDS = "team:chargeback_team_gpu_idle_seconds_month_to_date:sum"
+IDLE_SECONDS_FALLBACK = f"sum without (state) ({IDLE_GPU_SECONDS_MTD})"
+IDLE_COST = "team:chargeback_team_gpu_waste_cost_month_to_date:sum"
+FROM_HISTORY = (
+    "With sources.dcgm.prometheus, from DCGM's utilisation history at each GPU model's current "
+    "price; with urls or discovery (no history), from the idle GPUs and their cost rate the "
+    "exporter served, sampled every half hour since the month began, as far back as Prometheus "
+    "keeps them. The panel shows the month so far."
 )
 
 
@@ -72,7 +86,7 @@ def _idle(c: MixinConfig, u: Units) -> Section:
                 u.ratio,
                 [
                     query(IDLE_RATIO_BY_RESOURCE, "{{resource}}"),
-                    query("cluster:chargeback_idle_cost_per_hour:ratio", "all hardware", ref="B"),
+                    query(IDLE_COST_RATIO, "all hardware", ref="B"),
                 ],
             ),
             timeseries_panel(
@@ -135,27 +149,31 @@ def _waste(u: Units) -> Section:
                 width=8,
                 stacked=True,
             ),
-            timeseries_panel(
-                "Idle GPU-hours this month by team",
-                "GPU-hours each team's pods held GPUs below the idle threshold since the start "
-                "of the month. " + NEEDS_HISTORY,
-                u.gpu_hours,
-                [query("team:chargeback_team_gpu_idle_hours_month_to_date:sum", "{{team}}")],
-                stacked=True,
+            month_so_far(
+                timeseries_panel(
+                    "Idle GPU-hours this month by team",
+                    "GPU-hours each team's pods held GPUs below the idle threshold since the "
+                    "start of the month. " + FROM_HISTORY,
+                    u.gpu_hours,
+                    [query(f"({IDLE_SECONDS} or {IDLE_SECONDS_FALLBACK}) / 3600", "{{team}}")],
+                    stacked=True,
+                )
             ),
-            timeseries_panel(
-                "Idle GPU cost this month by team",
-                "Cost of each team's idle GPU-hours since the start of the month, each at its "
-                "GPU model's current GPU-hour price. " + NEEDS_HISTORY,
-                u.money,
-                [query("team:chargeback_team_gpu_waste_cost_month_to_date:sum", "{{team}}")],
-                stacked=True,
+            month_so_far(
+                timeseries_panel(
+                    "Idle GPU cost this month by team",
+                    "Cost of each team's idle GPU-hours since the start of the month. "
+                    + FROM_HISTORY,
+                    u.money,
+                    [query(f"{IDLE_COST} or {IDLE_GPU_COST_MTD}", "{{team}}")],
+                    stacked=True,
+                )
             ),
             timeseries_panel(
                 "Unallocated share",
                 "Share of the whole cost rate that no team owns (__unallocated__).",
                 u.ratio,
-                [query("cluster:chargeback_unallocated_cost_per_hour:ratio", "unallocated")],
+                [query(UNALLOCATED_COST_RATIO, "unallocated")],
                 width=24,
             ),
         ],

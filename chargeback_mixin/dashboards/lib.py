@@ -26,6 +26,7 @@ __all__ = [
     "cluster_var",
     "datasource_var",
     "label_var",
+    "month_so_far",
     "on_cluster",
     "one_replica",
     "query",
@@ -63,7 +64,10 @@ class Units:
         self.gpus = "short"
         self.gpu_hours = "suffix: GPU-h"
         self.count = "short"
-        self.tokens_per_second = "short"
+        # Tokens are not requests: a suffix, not Grafana's reqps.
+        self.tokens_per_second = "suffix: tokens/s"
+        # Failed refreshes, counted per second (Grafana's counts/sec), not requests.
+        self.errors_per_second = "cps"
         self.seconds = "s"
 
 
@@ -73,7 +77,8 @@ def datasource_var() -> db.DatasourceVariable:
 
 
 def cluster_var(c: MixinConfig) -> db.QueryVariable:
-    """The `cluster` variable: All by default, so one unlabelled cluster shows too."""
+    """The `cluster` variable: All by default, so one unlabelled cluster shows too; shown only
+    when the mixin is told the Prometheus holds several clusters (`multi_cluster`)."""
     # `.*` (not Grafana's list of values) also matches series without the label, the
     # single-cluster case where the variable lists nothing.
     return (
@@ -86,6 +91,9 @@ def cluster_var(c: MixinConfig) -> db.QueryVariable:
         .include_all(True)
         .all_value(".*")
         .multi(True)
+        # Grafana cannot hide a variable by how many values it has; the knob says whether the
+        # Prometheus holds several clusters. Hidden, it stays All and every query still reads it.
+        .hide(dm.VariableHide.DONT_HIDE if c.multi_cluster else dm.VariableHide.HIDE_VARIABLE)
     )
 
 
@@ -250,6 +258,16 @@ def timeseries_panel(
     for t in targets:
         panel = panel.with_target(t)
     return panel
+
+
+# Grafana's relative time for "this month so far" (from the start of the calendar month in
+# the dashboard's time zone to now), as a panel's own time range.
+MONTH_SO_FAR = "now/M"
+
+
+def month_so_far(panel: timeseries.Panel) -> timeseries.Panel:
+    """The panel over the month so far, whatever range the dashboard shows."""
+    return panel.time_from(MONTH_SO_FAR)
 
 
 def stat_panel(

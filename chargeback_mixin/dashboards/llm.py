@@ -15,6 +15,7 @@ from chargeback_mixin.dashboards.lib import (
     timeseries_panel,
 )
 from chargeback_mixin.dashboards.unit_panels import token_costs_section
+from chargeback_mixin.rules import LLM_BUDGET_FORECAST_RATIO, LLM_BUDGET_RATIO, LLM_PRICE_DRIFT
 
 __all__ = ["build"]
 
@@ -102,13 +103,13 @@ def _budgets(c: MixinConfig, u: Units) -> Section:
                 "LiteLLM spend over max_budget in the current budget window; LiteLLM rejects "
                 "requests at 100%.",
                 u.ratio,
-                [query("team:chargeback_llm_budget_spend:ratio", "{{team}}")],
+                [query(LLM_BUDGET_RATIO, "{{team}}")],
             ),
             timeseries_panel(
                 "Budget window at reset (forecast)",
                 "Spend at the next LiteLLM reset if it grows as it did lately, over max_budget.",
                 u.ratio,
-                [query("team:chargeback_llm_budget_forecast:ratio", "{{team}}")],
+                [query(LLM_BUDGET_FORECAST_RATIO, "{{team}}")],
             ),
             table_panel(
                 "LiteLLM team budgets",
@@ -159,7 +160,7 @@ def _pricing(c: MixinConfig, u: Units) -> Section:
                 "Declared price over measured cost per token; 100% means LiteLLM's price "
                 "matches what serving costs.",
                 u.ratio,
-                [query("model:chargeback_llm_cost_per_token:drift_ratio", "{{model}}")],
+                [query(LLM_PRICE_DRIFT, "{{model}}")],
                 width=8,
             ),
             timeseries_panel(

@@ -15,7 +15,12 @@ from chargeback_mixin.dashboards.lib import (
     table_panel,
     timeseries_panel,
 )
-from chargeback_mixin.rules import IDLE_GPU_RATIO
+from chargeback_mixin.rules import (
+    HARDWARE_COST,
+    IDLE_GPU_RATIO,
+    MONTH_FORECAST,
+    UNALLOCATED_COST_RATIO,
+)
 
 __all__ = ["build"]
 
@@ -48,7 +53,7 @@ def _headline(u: Units) -> Section:
                 "Unallocated share",
                 "Cost on __unallocated__ (no team owns it) over the whole cost rate.",
                 u.ratio,
-                [query("cluster:chargeback_unallocated_cost_per_hour:ratio")],
+                [query(UNALLOCATED_COST_RATIO)],
             ),
         ],
     )
@@ -79,9 +84,7 @@ def _by_team(c: MixinConfig, u: Units) -> Section:
                 u.ratio,
                 [
                     query(IDLE_GPU_RATIO, "idle GPUs"),
-                    query(
-                        "cluster:chargeback_unallocated_cost_per_hour:ratio", "unallocated", ref="B"
-                    ),
+                    query(UNALLOCATED_COST_RATIO, "unallocated", ref="B"),
                 ],
             ),
             timeseries_panel(
@@ -90,7 +93,7 @@ def _by_team(c: MixinConfig, u: Units) -> Section:
                 "cost; the lines overlap when no cost is lost or counted twice.",
                 u.money_per_hour,
                 [
-                    query("cluster:chargeback_hardware_cost_per_hour:sum", "chargeback"),
+                    query(HARDWARE_COST, "chargeback"),
                     query(f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost", ref="B"),
                 ],
             ),
@@ -104,10 +107,10 @@ def _report(u: Units) -> Section:
         ("team:chargeback_team_cost_month_to_date:sum", "Month to date"),
         (f"team_kind:chargeback_team_cost_month_to_date:sum{gpu}", "GPU month to date"),
         (f"team_kind:chargeback_team_budget:sum{gpu}", "GPU budget"),
-        (f"team_kind:chargeback_team_cost_month_end:forecast{gpu}", "GPU forecast"),
+        (f"{MONTH_FORECAST}{gpu}", "GPU forecast"),
         (f"team_kind:chargeback_team_cost_month_to_date:sum{llm}", "LLM month to date"),
         (f"team_kind:chargeback_team_budget:sum{llm}", "LLM budget"),
-        (f"team_kind:chargeback_team_cost_month_end:forecast{llm}", "LLM forecast"),
+        (f"{MONTH_FORECAST}{llm}", "LLM forecast"),
     ]
     refs = "ABCDEFG"
     return (
@@ -159,7 +162,7 @@ def _health(c: MixinConfig, u: Units) -> Section:
                 "Source refresh errors",
                 "Failed refreshes per second by source and reason; a failing source serves its "
                 "last good values until they go stale.",
-                "reqps",
+                u.errors_per_second,
                 [
                     query(
                         "sum by (source, reason) "

@@ -15,6 +15,7 @@ from chargeback_mixin.dashboards.lib import (
     table_panel,
     timeseries_panel,
 )
+from chargeback_mixin.rules import QUOTA_BORROWED, QUOTA_LENT, borrowed_cost
 
 __all__ = ["build"]
 
@@ -86,14 +87,14 @@ def _teams(c: MixinConfig, u: Units) -> Section:
                 "Borrowed GPUs by team",
                 "GPUs each team borrows from its cohort now.",
                 u.gpus,
-                [query("team:chargeback_quota_borrowed_gpus:sum", "{{team}}")],
+                [query(QUOTA_BORROWED, "{{team}}")],
                 width=8,
             ),
             timeseries_panel(
                 "Lent GPUs by team",
                 "GPUs of each team's quota that others in the cohort use now.",
                 u.gpus,
-                [query("team:chargeback_quota_lent_gpus:sum", "{{team}}")],
+                [query(QUOTA_LENT, "{{team}}")],
                 width=8,
             ),
             timeseries_panel(
@@ -101,7 +102,7 @@ def _teams(c: MixinConfig, u: Units) -> Section:
                 "What each team pays now for the quota it borrows (the borrowed component: "
                 "borrowed GPUs x the flavor's GPU price).",
                 u.money_per_hour,
-                [query("team:chargeback_team_borrowed_cost_per_hour:sum", "{{team}}")],
+                [query(borrowed_cost(c), "{{team}}")],
                 width=8,
             ),
             stat_panel(
@@ -109,7 +110,7 @@ def _teams(c: MixinConfig, u: Units) -> Section:
                 f"What each team would pay in a month of {hours} hours if it kept borrowing "
                 "what it borrows now: borrowed cost per hour x hours in a month.",
                 u.money,
-                [query(f"team:chargeback_team_borrowed_cost_per_hour:sum * {hours}", "{{team}}")],
+                [query(f"({borrowed_cost(c)}) * {hours}", "{{team}}")],
                 width=24,
             ),
         ],

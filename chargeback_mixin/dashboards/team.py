@@ -15,6 +15,14 @@ from chargeback_mixin.dashboards.lib import (
     stat_panel,
     timeseries_panel,
 )
+from chargeback_mixin.rules import (
+    BUDGET_FORECAST_RATIO,
+    BUDGET_USED_RATIO,
+    COST_DEPARTURE,
+    MONTH_FORECAST,
+    MONTH_HOURS_ELAPSED,
+    MONTH_HOURS_LENGTH,
+)
 
 __all__ = ["build"]
 
@@ -44,10 +52,9 @@ def _money(u: Units) -> Section:
                 "has gone.",
                 u.ratio,
                 [
-                    query(f"team_kind:chargeback_team_budget_used:ratio{{{TEAM}}}", "{{kind}}"),
+                    query(f"{BUDGET_USED_RATIO}{{{TEAM}}}", "{{kind}}"),
                     query(
-                        "cluster:chargeback_month_hours:elapsed"
-                        " / cluster:chargeback_month_hours:length",
+                        f"{MONTH_HOURS_ELAPSED} / {MONTH_HOURS_LENGTH}",
                         "month elapsed",
                         ref="B",
                     ),
@@ -58,7 +65,7 @@ def _money(u: Units) -> Section:
                 "Month to date + current rate x hours left in the month (exporter's time zone), "
                 "over the budget.",
                 u.ratio,
-                [query(f"team_kind:chargeback_team_budget_forecast:ratio{{{TEAM}}}", "{{kind}}")],
+                [query(f"{BUDGET_FORECAST_RATIO}{{{TEAM}}}", "{{kind}}")],
             ),
             timeseries_panel(
                 "Burn rate by component",
@@ -80,7 +87,7 @@ def _money(u: Units) -> Section:
                 u.ratio,
                 [
                     query(
-                        f"team:chargeback_team_cost_per_hour:baseline_departure{{{TEAM}}}",
+                        f"{COST_DEPARTURE}{{{TEAM}}}",
                         "{{team}}",
                     )
                 ],
@@ -100,7 +107,7 @@ def _money(u: Units) -> Section:
                         ref="B",
                     ),
                     query(
-                        f"team_kind:chargeback_team_cost_month_end:forecast{{{TEAM}}}",
+                        f"{MONTH_FORECAST}{{{TEAM}}}",
                         "{{kind}} forecast",
                         ref="C",
                     ),

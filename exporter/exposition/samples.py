@@ -6,7 +6,7 @@ import msgspec
 
 from exporter.exposition.catalogue.family import Family
 
-__all__ = ["Sample"]
+__all__ = ["Sample", "sources_of"]
 
 Labels = tuple[tuple[str, str], ...]
 # One copy of each label set and each (name, value) pair across every sample built: at 10,000
@@ -46,3 +46,24 @@ def _shared(key: Labels) -> Labels:
     pair = _PAIRS.setdefault
     shared = _SETS[key] = tuple([pair(p, p) for p in key])
     return shared
+
+
+# Components of a team's or a dimension value's cost built from another upstream than the
+# family's own: LiteLLM's spend (and vLLM's weights for the serving cost it moves), and the
+# quota Kueue says was borrowed or lent. Each moves or adds money on its own, so dropping one
+# drops it for every team alike and what remains still sums to OpenCost's cost.
+_COMPONENT_INPUTS: dict[str, tuple[str, ...]] = {
+    "llm_serving": ("litellm", "vllm"),
+    "llm_external": ("litellm",),
+    "borrowed": ("kueue",),
+    "lent": ("kueue",),
+}
+
+
+def sources_of(sample: Sample) -> frozenset[str]:
+    """Every upstream `sample`'s figure is built from: its family's, and its component's."""
+    family = sample.family
+    found = {family.source, *family.inputs}
+    if "component" in family.labels:
+        found.update(_COMPONENT_INPUTS.get(dict(sample.labels).get("component", ""), ()))
+    return frozenset(found)

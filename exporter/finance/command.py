@@ -29,10 +29,10 @@ from exporter.finance.report.gpu_month import (
     UNREADABLE,
     with_gpu_month,
 )
+from exporter.finance.report.numbers import Numbers, statement_locale
 from exporter.finance.report.operations import model_kinds, team_report, with_operations
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
-from exporter.finance.statement.numbers import Numbers, statement_locale
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
@@ -142,11 +142,16 @@ def run_report(
     history: object | None = None,
     gpu_history: GpuHistory | None = None,
 ) -> int:
-    """Print the month's report; the exit status (1: no cost data or over the unallocated
-    limit; 2: a team the month does not have). `history`, when read, stands in for Kueue's
-    quotas now."""
+    """Print the month's report; the exit status (1: no cost data, a source's reads that
+    disagree on which parts hold data, or over the unallocated limit; 2: a team the month
+    does not have). `history`, when read, stands in for Kueue's quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
+    if read.unconfirmed:
+        # A read empty where another held data: printing either could bill a month short.
+        for reason in read.unconfirmed:
+            print(f"error: {reason}", file=sys.stderr)
+        return 1
     focus = request.format == "focus"
     latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
@@ -194,7 +199,8 @@ def run_report(
             except ValueError as exc:
                 print(f"error: --team: {exc}", file=sys.stderr)
                 return 2
-        sys.stdout.write(format_report(shown, request.format, request.table))
+        numbers = Numbers(statement_locale(config), config.currency)
+        sys.stdout.write(format_report(shown, request.format, request.table, numbers))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
     share, limit = gated.unallocated_share, request.max_unallocated

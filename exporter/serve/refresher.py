@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
 from exporter.exposition.render import Exposition, RenderCache, render
-from exporter.exposition.samples import Sample
+from exporter.exposition.samples import Sample, sources_of
 from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
 from exporter.sources.checks import DROP_REASONS
 
@@ -265,8 +265,9 @@ class Refresher:
         """Join the fresh records and render the exposition; a failed step keeps the last one.
 
         The last one keeps serving only as long as its figures are fresh: a source whose
-        records in it are older than its `max_staleness` is marked down and its families
-        dropped, as if it had stopped refreshing, rather than served frozen as fresh.
+        records in it are older than its `max_staleness` is marked down and every figure built
+        from it dropped (samples.sources_of: its families, and its components of families
+        another source feeds), as if it had stopped refreshing, rather than served as fresh.
         """
         with self._build_lock:
             fresh = self._fresh()
@@ -285,7 +286,10 @@ class Refresher:
                 if now - at > self._sources[name].max_staleness
             )
             self._freeze(stale)
-            self._render(tuple(s for s in self._joined if s.family.source not in stale), "")
+            # A figure goes with any source it is built from: a team's month to date keeps its
+            # OpenCost components but not LiteLLM's when only LiteLLM is stale.
+            kept = tuple(s for s in self._joined if not sources_of(s) & stale)
+            self._render(kept, "")
 
     def _freeze(self, stale: frozenset[str]) -> None:
         with self._lock:

@@ -1,11 +1,24 @@
 """HTTP serving on one event loop: no client, idle, slow or failing to log in, holds a thread.
 
-Every connection is read by the loop: its request (the TLS handshake included) must arrive
-whole within `request_timeout`, and its answer must be taken within `write_timeout`. Open
-connections are capped; past the cap the oldest one still sending its request, from the peer
-with the most of those, is closed, so a pile of idle sockets cannot keep a scrape out. bcrypt
-checks run one at a time in a lane of their own with a short queue (more are answered 429), and
-a credential accepted before is checked without bcrypt, so failed logins never hold it up.
+h11 parses each request (exporter/serve/http1.py); this listener keeps the protections around
+it, each with its test (tests/integration/test_server.py, test_listener.py, test_server_tls.py,
+tests/unit/serve/test_http1*.py):
+
+- Deadline for the whole request: the TLS handshake, head and body must arrive within
+  `request_timeout` (a trickle of in-time bytes is still cut), else the connection is aborted.
+- Deadline for the whole answer: `write_timeout`, with at most one chunk queued per connection.
+- Bounded request: head at most MAX_HEAD_BYTES and 100 headers (431), body at most
+  MAX_BODY_BYTES (413); h11 is fed a few KiB at a time, so it never buffers much past that.
+- Refusals (400, 413, 431, 501, 505) are answered and closed; HTTP/1.1 without Host, both
+  Content-Length and Transfer-Encoding, conflicting lengths and NULs are refused.
+- No keep-alive: one request per connection, answered with `Connection: close`; what a client
+  pipelines after it is never read.
+- Connection cap: past `max_connections` the oldest connection still sending its request, from
+  the peer with the most of those, is closed (else the oldest refused login), so a pile of idle
+  sockets cannot keep a scrape out.
+- Login lane: bcrypt checks run one at a time at the lowest priority in a thread of their own
+  with a queue of AUTH_QUEUE (more wait REFUSAL_DELAY and get 429); a credential accepted
+  before is checked without bcrypt, so failed logins never hold up a scrape.
 """
 
 from __future__ import annotations
@@ -31,12 +44,12 @@ from exporter.serve.http1 import (
     MAX_HEAD_BYTES,
     BadRequest,
     Request,
+    RequestReader,
     Response,
-    parse_head,
     response_head,
 )
 from exporter.serve.pages import Page
-from exporter.serve.routes import Health, Routes, gzip_accepted
+from exporter.serve.routes import HEALTH_PATH, Health, Routes, gzip_accepted
 
 __all__ = [
     "AUTH_QUEUE",
@@ -60,6 +73,7 @@ REFUSAL_DELAY = 1.0
 SERVER = f"gpu-chargeback-exporter/{__version__}"
 _BACKLOG = 1024
 _CHUNK = 64 * 1024  # bytes handed to a socket at a time: a slow reader holds no more than this
+_READ = 4096  # bytes taken from a connection at a time while its request arrives
 _CLOSE_GRACE = 2.0  # seconds a closing connection may take to flush or say TLS goodbye
 _TICK = 0.05
 
@@ -109,6 +123,7 @@ class MetricsServer:
     Args:
         tls: when given, every connection is TLS with this context.
         auth: when given, every request needs a user and password it allows (else 401).
+        healthz_without_auth: /healthz (and only it) answers without auth, for probes.
         request_timeout: seconds from accept until the request's last header has arrived.
         write_timeout: seconds a client may take to read the whole answer.
         max_connections: connections open at once (the oldest idle ones make room).
@@ -124,6 +139,7 @@ class MetricsServer:
         *,
         tls: ssl.SSLContext | None = None,
         auth: BasicAuth | None = None,
+        healthz_without_auth: bool = False,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         write_timeout: float = DEFAULT_WRITE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
@@ -136,6 +152,7 @@ class MetricsServer:
         self._routes = Routes(telemetry_path, exposition, pages, rendered, **extra)
         self._tls = tls
         self._auth = auth
+        self._healthz_without_auth = healthz_without_auth
         self._request_timeout = request_timeout
         self._write_timeout = write_timeout
         self._max_connections = max_connections
@@ -250,21 +267,16 @@ class MetricsServer:
             async with asyncio.timeout(self._request_timeout):
                 if self._tls is not None:
                     await writer.start_tls(self._tls)
-                head = await reader.readuntil(b"\r\n\r\n")
+                request = await _receive(reader)
         except TimeoutError:
             log.debug("%s sent no whole request within %gs", connection.peer, self._request_timeout)
             writer.transport.abort()
             return
-        except asyncio.LimitOverrunError:
-            head = b""
-        self._received(connection)
-        try:
-            if not head:
-                raise BadRequest("request head too large", 431)
-            request = parse_head(head)
         except BadRequest as exc:
+            self._received(connection)
             await self._send(writer, "GET", Response(exc.status, f"{exc}\n".encode()))
             return
+        self._received(connection)
         response = await self._denied(connection, request)
         if response is None:
             try:
@@ -277,6 +289,9 @@ class MetricsServer:
     async def _denied(self, connection: _Connection, request: Request) -> Response | None:
         """401 (or 429 when too many logins wait) unless the request's credential is good."""
         if self._auth is None:
+            return None
+        # The same path Routes answers health on, so nothing else can slip through unasked.
+        if self._healthz_without_auth and request.path == HEALTH_PATH:
             return None
         header = request.header("Authorization")
         allowed = self._auth.quick(header)
@@ -308,6 +323,18 @@ class MetricsServer:
                     writer.write(body[start : start + _CHUNK])
                     await writer.drain()
             await writer.drain()
+
+
+async def _receive(reader: asyncio.StreamReader) -> Request:
+    """Read until h11 has a whole request (the caller bounds the time), or raise BadRequest."""
+    parser = RequestReader()
+    while True:
+        data = await reader.read(_READ)
+        if not data and not parser.started:
+            raise EOFError("closed before sending anything")  # a TCP probe: nothing to answer
+        request = parser.feed(data)
+        if request is not None:
+            return request
 
 
 def _yield_the_cpu() -> None:

@@ -320,7 +320,10 @@ class _Artefacts:
     """The artefacts of the last join, rendered at most once every _ARTEFACTS_EVERY seconds.
 
     Every source's refresh makes a new join; a statement of a thousand teams takes seconds to
-    draw, and a page people read needs no fresher rendering than once a minute.
+    draw, and a page people read needs no fresher rendering than once a minute. The pause
+    starts only once every page has content: the first joins after a start may come before
+    OpenCost's costs (b""), and the page must appear with the first join that has them, not a
+    minute later.
     """
 
     def __init__(self, spec: _Spec) -> None:
@@ -331,7 +334,7 @@ class _Artefacts:
 
     @property
     def rendered(self) -> bool:
-        """True once they have been rendered from a join with cost data."""
+        """True once every page has been rendered with content."""
         return self._rendered_at is not None
 
     def render_if_due(self, chargeback: Chargeback | None) -> bool:
@@ -347,5 +350,7 @@ class _Artefacts:
                 pages[name] = make(self._spec.config, chargeback)
             except Exception:  # an artefact's bug must not stop the exposition
                 log.exception("rendering %s failed; it keeps its previous version", name)
-        self.pages, self.outdated, self._rendered_at = pages, False, now
+        complete = all(pages.get(name) for name in self._spec.artefacts)
+        self.pages, self.outdated = pages, False
+        self._rendered_at = now if complete else None
         return True

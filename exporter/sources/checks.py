@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -33,6 +34,7 @@ __all__ = [
     "Tally",
     "count",
     "dedupe",
+    "emptiness_of",
     "label",
     "number",
     "refuse_dropped",
@@ -229,3 +231,26 @@ class Emptiness:
                 )
             self._doubted = frozenset()
             self._had.update(parts)
+
+    def held(self) -> dict[str, bool]:
+        """Per part the accepted reads answered, whether the last one held anything."""
+        with self._lock:
+            return dict(self._had)
+
+    def empty(self) -> frozenset[str]:
+        """The parts the last accepted read answered with nothing (a one-shot reader, such as
+        the report, reads these again to confirm them: it has no earlier read to doubt them)."""
+        with self._lock:
+            return frozenset(p for p, has in self._had.items() if not has)
+
+
+# What each client's reads held, kept as long as the client (the refresher keeps one per source
+# for the process's life; the report one per run).
+_SEEN: weakref.WeakKeyDictionary[object, Emptiness] = weakref.WeakKeyDictionary()
+_SEEN_LOCK = threading.Lock()
+
+
+def emptiness_of(client: object) -> Emptiness:
+    """The Emptiness of one client's reads, made on first use."""
+    with _SEEN_LOCK:
+        return _SEEN.setdefault(client, Emptiness())

@@ -6,13 +6,21 @@ month, a day's month to date and the open month all come from one fetch per sour
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 
+from exporter.config.loader import load_yaml_with_lines, read_config_text
 from exporter.config.schema import Config, setting_error
-from exporter.errors import ConfigError, UpstreamError, UpstreamPayloadError, UpstreamUnavailable
+from exporter.errors import (
+    ConfigError,
+    ConfigIssue,
+    UpstreamError,
+    UpstreamPayloadError,
+    UpstreamUnavailable,
+)
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
@@ -30,6 +38,8 @@ class SourceReader:
     shared: Any  # the settings from outside its section it reads (kind.shared)
     client: httpx.Client
     retries: RetryPolicy
+    # Builds another client like `client`, with nothing kept from its reads (None: no other).
+    reopen: Callable[[], httpx.Client] | None = None
 
     @property
     def name(self) -> str:
@@ -65,6 +75,11 @@ class SourceReader:
         """Close the client (and with it what the source kept between reads)."""
         self.client.close()
 
+    def fresh(self) -> SourceReader | None:
+        """The same reader on a new client that keeps nothing from this one's reads (closed
+        days, what each part held), or None when it cannot build one."""
+        return None if self.reopen is None else replace(self, client=self.reopen())
+
 
 def open_readers(
     config: Config, config_path: str = "config", retries: RetryPolicy | None = None
@@ -77,11 +92,22 @@ def open_readers(
     policy = retries or RetryPolicy()
     return [
         SourceReader(
-            kind, settings, kind.shared(config), _client(kind, settings, config_path), policy
+            kind,
+            settings,
+            kind.shared(config),
+            _client(kind, settings, config_path),
+            policy,
+            _reopener(kind, settings, config_path),
         )
         for kind in SOURCES.values()
         if (settings := kind.section(config)) is not None
     ]
+
+
+def _reopener(
+    kind: SourceKind[Any, Any, Any], settings: Any, path: str
+) -> Callable[[], httpx.Client]:
+    return lambda: _client(kind, settings, path)
 
 
 def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.Client:
@@ -89,7 +115,24 @@ def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.
     try:
         return kind.build_client(settings)
     except ConfigError as exc:
-        raise ConfigError(path, exc.issues) from None
+        if any(not issue.key.startswith("sources.") for issue in exc.issues):
+            raise  # inside a kubeconfig: that file's own line and key
+        raise _in_config(path, exc) from None
     except ValueError as exc:
         # The message quotes the file or variable; the error names its key and line.
         raise setting_error(path, ("sources", kind.name), settings, str(exc)) from None
+
+
+def _in_config(path: str, exc: ConfigError) -> ConfigError:
+    """The error said at the config's key (its line when the file has it); the message names
+    the file that proved unusable (a CA that is not PEM)."""
+    try:
+        _, lines = load_yaml_with_lines(path, read_config_text(path))
+    except ConfigError:  # changed since it was loaded: the key still says where
+        lines = {}
+    issues = []
+    for issue in exc.issues:
+        loc = tuple(issue.key.split("."))
+        line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
+        issues.append(ConfigIssue(line, issue.key, issue.message))
+    return ConfigError(path, issues)

@@ -130,6 +130,22 @@ class Page:
         shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         path.write_bytes(base64.b64decode(shot["data"]))
 
+    def print_media(self, width: int) -> None:
+        """Lay the page out as it prints: the print style sheet, on paper `width` CSS px wide."""
+        self.call("Emulation.setEmulatedMedia", media="print")
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
+    def pdf(self) -> bytes:
+        """The page printed to PDF on the paper its style sheet's `@page` asks for."""
+        printed = self.call("Page.printToPDF", preferCSSPageSize=True, printBackground=True)
+        return base64.b64decode(printed["data"])
+
     def close(self) -> None:
         """Close the connection to the tab."""
         self._ws.close()

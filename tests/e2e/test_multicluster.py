@@ -30,7 +30,7 @@ from chargeback_demo.prometheus import (
     wait_ready,
     write_rule_files,
 )
-from chargeback_mixin import rules
+from chargeback_mixin import deprecated, rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from tests.support.prometheus_api import CHECKOUT, get, poll, query, recorded
@@ -137,7 +137,8 @@ def _expected(world: World) -> dict[str, float]:
         want[f'team_kind:chargeback_team_budget:sum{{{on}, team="research", kind="gpu"}}'] = sum(
             v for lb, v in budget.items() if {("team", "research"), ("kind", "gpu")} <= set(lb)
         )
-        want[f'team:chargeback_gpus_allocated:sum{{{on}, team="research"}}'] = sum(
+        allocated = f'team_state:chargeback_gpus:sum{{{on}, team="research", state=~"busy|idle"}}'
+        want[f"sum by (cluster, team) ({allocated})"] = sum(
             v
             for lb, v in gpus.items()
             if ("team", "research") in lb and dict(lb)["state"] in {"busy", "idle"}
@@ -199,4 +200,7 @@ def test_every_rule_evaluates_without_error_on_remote_written_data(world: World)
 
     found = poll("every rule to be evaluated once", evaluated, DEADLINE)
     assert not {r["name"]: r.get("lastError") for r in found if r["health"] != "ok"}
-    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(alert_names(DEFAULT))
+    aliases = deprecated.aliases(DEFAULT)
+    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(aliases) + len(
+        alert_names(DEFAULT)
+    )

@@ -32,10 +32,11 @@ from chargeback_demo.prometheus import (
     start_alertmanager,
     start_prometheus,
     stop,
+    ui_page,
     wait_ready,
     write_rule_files,
 )
-from chargeback_mixin import rules
+from chargeback_mixin import deprecated, rules
 from chargeback_mixin.alerts import alert_names
 from chargeback_mixin.config import DEFAULT
 from chargeback_mixin.dashboards import DASHBOARDS, dashboard_json
@@ -63,7 +64,7 @@ IDLE_ALERTS = {"ChargebackIdleGpuCostHigh", "ChargebackTeamGpusIdle"}
 # More than a scrape's worth apart: the demo runs under faketime and Prometheus does not.
 CLOCK_SKEW = 600.0
 NEEDS_DCGM_HISTORY = (
-    "chargeback_team_gpu_idle_hours_month_to_date",
+    "chargeback_team_gpu_idle_seconds_month_to_date",
     "chargeback_team_gpu_waste_cost_month_to_date",
 )
 BUDGET_ALERTS = {
@@ -190,13 +191,13 @@ def _expected(stack: Stack) -> dict[str, float] | None:
     ]
     idle_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_idle_cost_per_hour"]}
     total_by = {lb["resource"]: v for lb, v in m["chargeback_cluster_resource_cost_per_hour"]}
-    ratio = "cluster_resource:chargeback_cluster_idle_cost_per_hour:ratio"
+    ratio = rules.IDLE_RESOURCE_RATIO
     return {
         "cluster:chargeback_team_cost_per_hour:sum": sum(v for _, v in cost),
         # Per resource, before any policy: idle GPUs apart from idle CPU.
         f'{ratio}{{resource="gpu"}}': idle_by["gpu"] / total_by["gpu"],
         f'{ratio}{{resource="cpu"}}': idle_by["cpu"] / total_by["cpu"],
-        "cluster:chargeback_idle_cost_per_hour:ratio": sum(idle) / hardware,
+        rules.IDLE_COST_RATIO: sum(idle) / hardware,
         'team_kind:chargeback_team_cost_month_to_date:sum{team="research", kind="gpu"}': sum(
             research
         ),
@@ -217,6 +218,27 @@ def test_recording_rules_reproduce_the_exporters_numbers(stack: Stack) -> None:
     assert got == pytest.approx(want, rel=1e-9)
 
 
+def test_promtool_checks_the_live_demo_metrics_clean(stack: Stack) -> None:
+    """Every family the demo serves, DCGM's month through Prometheus included, passes the lint."""
+    if not _clocks_disagree(stack):
+        poll(
+            "the month's idle GPU time through Prometheus",
+            lambda: set(NEEDS_DCGM_HISTORY) <= set(_exposition(stack)),
+            DEADLINE,
+        )
+    body = get(f"{stack.exporter}/metrics")
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool comes with Prometheus"
+    done = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True)
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+
+
+def test_the_demos_prometheus_links_answer(stack: Stack) -> None:
+    """The rules and alerts pages the demo prints: /classic/... on Debian's 2.42, /... upstream."""
+    for page in ("rules", "alerts"):
+        assert get(ui_page(stack.prometheus, page)), page
+
+
 def test_every_rule_evaluates_without_error(stack: Stack) -> None:
     def evaluated() -> list[dict[str, Any]] | None:
         doc = json.loads(get(f"{stack.prometheus}/api/v1/rules"))
@@ -227,7 +249,10 @@ def test_every_rule_evaluates_without_error(stack: Stack) -> None:
     found = poll("every rule to be evaluated once", evaluated, DEADLINE)
     bad = {r["name"]: r.get("lastError") for r in found if r["health"] != "ok"}
     assert not bad
-    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(alert_names(DEFAULT))
+    aliases = deprecated.aliases(DEFAULT)
+    assert len(found) == len(rules.recording_rules(DEFAULT)) + len(aliases) + len(
+        alert_names(DEFAULT)
+    )
 
 
 # --- dashboards -----------------------------------------------------------------------------

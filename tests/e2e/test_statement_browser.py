@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -126,6 +127,50 @@ def test_demo_statement_renders_the_reports_figures(
         shutil.copyfile(shot, DOCS_SCREENSHOT)
 
 
+# Each table's full width, the room its box has, and where it ends against the page.
+WIDTHS_JS = """(() => [...document.querySelectorAll('table')].map(t => ({
+  caption: t.caption ? t.caption.textContent : '',
+  width: t.scrollWidth,
+  room: t.parentElement.clientWidth,
+  right: t.getBoundingClientRect().right,
+  page: document.documentElement.clientWidth,
+})))()"""
+SCREEN = 1400
+# A4 landscape (297 mm) less the style sheet's 12 mm margins, in CSS px (96 per inch).
+PRINTED = int((297 - 2 * 12) / 25.4 * 96)
+# What Chromium writes for a page of A4 landscape, in points (842 x 595).
+A4_LANDSCAPE = re.compile(rb"/MediaBox \[0 0 84[12](?:\.\d+)? 59[45](?:\.\d+)?\]")
+
+
+def _overflowing(page: Page) -> list[object]:
+    """The tables wider than their box or than the page: a column out of view or off paper."""
+    tables: list[dict[str, object]] = page.evaluate(WIDTHS_JS)
+    assert tables
+    return [
+        t
+        for t in tables
+        if int(t["width"]) > int(t["room"]) or float(t["right"]) > int(t["page"])  # type: ignore[call-overload, arg-type]
+    ]
+
+
+@pytest.mark.parametrize("month", [(), ("--month", "2026-10")], ids=["to date", "closed"])
+def test_every_column_shows_on_screen_and_on_paper(
+    browser: Browser, tmp_path: Path, month: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    html = _demo("html", *month, capsys=capsys)
+    file = tmp_path / "statement.html"
+    file.write_text(html, encoding="utf-8")
+    with browser.page() as page:
+        page.open(file.as_uri(), width=SCREEN)
+        assert _overflowing(page) == []
+        page.screenshot(tmp_path / "screen.png")
+        page.print_media(PRINTED)
+        assert _overflowing(page) == []
+        pdf = page.pdf()
+    assert pdf.startswith(b"%PDF-")
+    assert A4_LANDSCAPE.search(pdf), "not printed on A4 landscape"
+
+
 def test_names_from_upstreams_stay_text_in_the_browser(browser: Browser, tmp_path: Path) -> None:
     month = _ledger({(EVIL_TEAM, "gpu"): 5.0, (UNALLOCATED, "gpu"): 1.0})
     usage = {(EVIL_TEAM, EVIL_MODEL): TeamModelUsage(2.0, 1, 1, 1)}
@@ -136,7 +181,7 @@ def test_names_from_upstreams_stay_text_in_the_browser(browser: Browser, tmp_pat
         assert page.evaluate("document.scripts.length + document.images.length") == 0
         figures = page.evaluate(DOM_JS)
         assert figures["tables"][0][1][0] == EVIL_TEAM
-        assert figures["tables"][1][1][0] == EVIL_MODEL
+        assert figures["tables"][2][1][0] == EVIL_MODEL
         assert figures["charts"]["llm"] == {EVIL_MODEL: {EVIL_TEAM: "2.00"}}
         page.screenshot(tmp_path / "evil.png")
 

@@ -60,7 +60,9 @@ def test_report_formats_agree(
     assert main(["report", "--config.file", path], CLOCK) == 0
     table = capsys.readouterr().out
     assert table.splitlines()[1].startswith("Unallocated: ")
-    assert f"{data['unallocated_share_percent']:.1f} %" in table
+    # The configured locale (Europe/Madrid and EUR: es-ES), as the statement prints it.
+    share = f"{data['unallocated_share_percent']:.1f}".replace(".", ",")
+    assert f"{share}\u00a0%" in table
 
 
 def test_max_unallocated_gate(
@@ -119,6 +121,11 @@ def test_demo_report_has_llm_columns_and_a_model_table(capsys: pytest.CaptureFix
     text = capsys.readouterr().out
     assert "LLM models, month to date" in text
     assert "Completion weight per self-hosted model" in text
+    # Every unit-economics table is a CSV table too, the JSON's list of that name.
+    assert demo_main(["report", "--format", "csv", "--table", "llm_teams"], CLOCK) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(data["unit_economics"]["llm_teams"])
+    assert {r["team"] for r in rows} >= {"research", "__unallocated__"}
 
 
 def test_teams_over_the_cap_are_folded_counted_and_logged(

@@ -42,7 +42,7 @@ def _basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-def _start(stack: DemoStack, tmp_path: Path, web: str = "") -> Exporter:
+def _start(stack: DemoStack, tmp_path: Path, web: str = "", *flags: str) -> Exporter:
     config = tmp_path / "config.yaml"
     url = stack.urls["opencost"]
     config.write_text(f'sources:\n  opencost: {{url: "{url}", interval: 5m}}\n', encoding="utf-8")
@@ -50,7 +50,7 @@ def _start(stack: DemoStack, tmp_path: Path, web: str = "") -> Exporter:
     if web:
         (tmp_path / "web.yml").write_text(web, encoding="utf-8")
         args = ["--web.config.file", str(tmp_path / "web.yml")]
-    return Exporter(config, tmp_path / "exporter.log", args)
+    return Exporter(config, tmp_path / "exporter.log", [*args, *flags])
 
 
 @pytest.fixture
@@ -182,6 +182,24 @@ def test_a_flood_of_wrong_passwords_does_not_starve_scrapes(guarded: Exporter) -
     assert [status for status, _ in answers] == [200] * len(scrapes), "every scrape answers 200"
     # Starved scrapes would wait behind the bcrypt checks and be answered once the flood ends.
     assert during * 2 >= len(scrapes), "most scrapes are answered while the flood still runs"
+
+
+def test_health_without_auth_when_asked(
+    guarded: Exporter, stack: DemoStack, tmp_path: Path
+) -> None:
+    # Without the flag (guarded), health asks for credentials like every path.
+    assert guarded.get("/healthz")[0] == 401
+    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
+    web = f"basic_auth_users:\n  prometheus: '{hashed}'\n"
+    (tmp_path / "open").mkdir()
+    child = _start(stack, tmp_path / "open", web, "--web.healthz-without-auth")
+    try:
+        until("health without credentials", lambda: child.get("/healthz")[0] == 200)
+        for path in ("/metrics", "/", "/statement"):
+            assert child.get(path)[0] == 401, path
+        assert _answers(child, ("prometheus", PASSWORD))
+    finally:
+        child.stop()
 
 
 def test_serves_on_an_ipv6_listen_address(stack: DemoStack, tmp_path: Path) -> None:

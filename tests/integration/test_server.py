@@ -149,7 +149,9 @@ def test_bad_requests_are_answered_and_closed(base_url: str) -> None:
     assert _raw(port, b"GET / HTTP/1.1\r\nX: " + b"y" * 40_000 + b"\r\n\r\n").startswith(
         b"HTTP/1.1 431 "
     )
-    posted = _raw(port, b"POST /custom-metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    # HTTP/1.1 requires Host (RFC 9112 section 3.2): a request without it is refused.
+    assert _raw(port, b"GET /custom-metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+    posted = _raw(port, b"POST /custom-metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
     assert posted.startswith(b"HTTP/1.1 405 ") and b"Allow: GET, HEAD" in posted
     head = _raw(port, b"HEAD /custom-metrics HTTP/1.0\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from exporter.config.web import WebServing, load_web_config
 from exporter.exposition.catalogue.health import SOURCE_UP
 from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
+from exporter.serve.pages import Page
 from exporter.serve.server import MetricsServer
 from tests.unit.config.test_web import HASH, HASH_2Y, PASSWORD, TLS_ONLY, _basic, _web_config
 
@@ -117,3 +119,41 @@ def test_basic_auth_without_tls(tmp_path: Path, serve: Callable[[WebServing], st
     assert url.startswith("http://")
     assert httpx.get(f"{url}/metrics").status_code == 401
     assert httpx.get(f"{url}/metrics", auth=("p", PASSWORD)).status_code == 200
+
+
+STATEMENT = Page("statement", "/statement", "the statement", lambda c, n: b"", "text/html")
+
+
+@pytest.mark.parametrize("open_health", [True, False])
+def test_healthz_without_auth_opens_health_and_nothing_else(
+    tmp_path: Path, open_health: bool
+) -> None:
+    web = load_web_config(_web_config(tmp_path, f"basic_auth_users:\n  p: {HASH}\n"))
+    server = MetricsServer(
+        ("127.0.0.1", 0),
+        "/metrics",
+        lambda: EXPOSITION,
+        auth=web.auth,
+        healthz_without_auth=open_health,
+        pages=[STATEMENT],
+        rendered=lambda name: b"<html>statement</html>",
+    )
+    server.start()
+    url = f"http://127.0.0.1:{server.port}"
+    try:
+        health = httpx.get(f"{url}/healthz")
+        assert health.status_code == (200 if open_health else 401)
+        assert httpx.get(f"{url}/healthz?probe=1").status_code == health.status_code
+        assert httpx.head(f"{url}/healthz").status_code == health.status_code
+        # Every other path, and every spelling that is not /healthz itself, still asks.
+        for path in ("/metrics", "/", "/statement", "/healthz/", "//healthz", "/healthz%2f"):
+            response = httpx.get(f"{url}{path}")
+            assert response.status_code == 401, path
+            assert "chargeback" not in response.text
+        for path in ("/metrics", "/healthz", "/statement"):
+            assert httpx.get(f"{url}{path}", auth=("p", PASSWORD)).status_code == 200, path
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as sock:
+            sock.sendall(b"GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n")  # absolute form
+            assert sock.recv(65536).startswith(b"HTTP/1.1 401 ")
+    finally:
+        server.stop()

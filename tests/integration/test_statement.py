@@ -11,8 +11,8 @@ from babel import Locale
 from babel.numbers import format_decimal
 
 from chargeback_demo.exporter import main as demo_main
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import CHARTS, SPENT
-from exporter.finance.statement.numbers import Numbers
 from tests.conftest import CLOCK
 from tests.support.statement_dom import assert_statement_matches, read_page
 
@@ -36,6 +36,9 @@ def test_demo_statement_shows_the_reports_figures(capsys: pytest.CaptureFixture[
     # The headline: the month's total and unallocated share, in the demo's locale (es-ES).
     assert DEMO_NUMBERS.money(report["total"]) in page
     assert DEMO_NUMBERS.percent(report["unallocated_share_percent"]) in page
+    # Occupancy and weighted-token prices are explained where they are printed.
+    assert "Occupancy: the GPU-hours a team used" in page
+    assert "per weighted token" in page and "per million weighted tokens" in page
     assert "7.657,53\u00a0€" in _demo("html", "--month", "2026-10", capsys=capsys)
 
 

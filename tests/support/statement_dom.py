@@ -17,7 +17,8 @@ from typing import Any
 
 from babel.numbers import parse_decimal
 
-from exporter.finance.statement import labels
+from exporter.finance.report import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import (
     CREDITS,
     FORECAST,
@@ -26,7 +27,6 @@ from exporter.finance.statement.charts import (
     TO_DATE,
     budget_label,
 )
-from exporter.finance.statement.numbers import Numbers
 
 __all__ = ["DOM_JS", "assert_statement_matches", "read_page"]
 
@@ -218,7 +218,11 @@ def assert_statement_matches(
     _check_budgets(charts["budgets"], report, numbers)
     if report["models"]:
         _check_llm(charts["llm"], report, numbers)
-    for table, text in zip(figures["tables"], (teams_csv, models_csv), strict=False):
+    # The page splits the report's team table in two (costs, then budgets and use), each with
+    # the team first: side by side they are the CSV's columns.
+    costs, operating, *rest = figures["tables"]
+    teams = [[*c, *o[1:]] for c, o in zip(costs, operating, strict=True)]
+    for table, text in zip([teams, *rest], (teams_csv, models_csv), strict=False):
         header, *rows = list(csv.reader(io.StringIO(text)))
         assert len(table[0]) == len(header) - 1  # the CSV's last column is the currency
         for shown, row in zip(table[1:], rows, strict=True):

@@ -1,4 +1,4 @@
-"""Render kustomizations with the machine's kubectl, or skip saying why it cannot."""
+"""Render kustomizations with the pinned kubectl (or the machine's), or skip saying why not."""
 
 from __future__ import annotations
 
@@ -18,8 +18,17 @@ BASE = ROOT / "deploy"
 COMPONENTS = ROOT / "deploy" / "kubernetes" / "components"
 EXAMPLE = ROOT / "examples" / "kube-prometheus-stack"
 # Components came with kustomize 3.7; kubectl 1.20 (Debian bookworm's kubernetes-client)
-# embeds kustomize 2.0.3, which cannot read them.
+# embeds kustomize 2.0.3, which cannot read them. `make helm` puts kubectl 1.33 (kustomize 5.6)
+# beside helm, from the same pinned package; the machine's kubectl is the fallback.
 _NEEDED = (3, 7)
+PINNED_KUBECTL = ROOT / ".helm" / "kubectl"
+
+
+@functools.cache
+def kubectl() -> str:
+    """The kubectl to run: the pinned one where `make helm` placed it, else the one on PATH."""
+    return str(PINNED_KUBECTL) if PINNED_KUBECTL.is_file() else "kubectl"
+
 
 Doc = dict[str, Any]
 
@@ -27,10 +36,10 @@ Doc = dict[str, Any]
 @functools.cache
 def _kubectl() -> str | None:
     """Why kustomize cannot run here, or None when it can."""
-    if shutil.which("kubectl") is None:
-        return "kubectl is not installed (the Debian package kubernetes-client provides it)"
+    if shutil.which(kubectl()) is None:
+        return "kubectl is not installed (`make helm` or the Debian package kubernetes-client)"
     out = subprocess.run(
-        ["kubectl", "version", "--client", "-o", "json"],
+        [kubectl(), "version", "--client", "-o", "json"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -59,7 +68,7 @@ def need_kustomize() -> None:
 @functools.cache
 def _render_text(path: Path) -> str:
     out = subprocess.run(
-        ["kubectl", "kustomize", str(path)],
+        [kubectl(), "kustomize", str(path)],
         capture_output=True,
         text=True,
         timeout=120,

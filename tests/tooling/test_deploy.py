@@ -158,7 +158,10 @@ def test_the_image_is_named_in_one_place() -> None:
     assert _container(render(EXAMPLE))["image"] == reference
     manifests = [*BASE.rglob("*.yaml"), *EXAMPLE.rglob("*.yaml")]
     naming = {p.relative_to(ROOT) for p in manifests if image["newName"] in p.read_text()}
-    assert naming == {Path("deploy/kustomization.yaml")}
+    # One place per way of installing: the Helm chart's values name it too (test_helm.py
+    # checks the two agree, and the chart's appVersion is the same version).
+    chart_values = Path("deploy/helm/gpu-chargeback-exporter/values.yaml")
+    assert naming == {Path("deploy/kustomization.yaml"), chart_values}
     # `make image` builds the same name (its tag is the package version, as asserted above).
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert f"IMAGE ?= {image['newName']}:$(VERSION)" in makefile

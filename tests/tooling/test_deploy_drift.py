@@ -42,6 +42,27 @@ def test_a_changed_rule_or_dashboard_is_caught(tmp_path: Path) -> None:
     assert generate.main(["--check", "--root", str(tmp_path)]) == 0
 
 
+def test_the_charts_copies_are_checked_too(tmp_path: Path) -> None:
+    # The chart reads rules/, dashboards/ and the example config through copies of its own.
+    for folder in ("rules", "dashboards", "deploy"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    copies = tmp_path / generate.CHART / "files"
+    (copies / "rules" / RULES[0].name).write_text("groups: []\n", encoding="utf-8")
+    assert generate.main(["--check", "--root", str(tmp_path)]) == 1
+    assert generate.main(["--root", str(tmp_path)]) == 0
+    assert (copies / "rules" / RULES[0].name).read_text() == RULES[0].read_text()
+    leftover = copies / "dashboards" / "chargeback-removed.json"
+    leftover.write_text("{}", encoding="utf-8")
+    assert generate.main(["--check", "--root", str(tmp_path)]) == 1
+    assert generate.main(["--root", str(tmp_path)]) == 0
+    assert not leftover.exists()
+    config = tmp_path / "deploy" / "config.example.yaml"
+    config.write_text(config.read_text() + "# changed\n", encoding="utf-8")
+    assert generate.main(["--check", "--root", str(tmp_path)]) == 1
+    assert generate.main(["--root", str(tmp_path)]) == 0
+    assert (copies / "config.yaml").read_text() == config.read_text()
+
+
 def test_the_prometheus_rules_are_the_rule_files() -> None:
     rules = _of(render(EXAMPLE), "PrometheusRule")
     assert set(rules) == {generate.rule_name(path) for path in RULES}

@@ -11,7 +11,7 @@ import pytest
 from exporter.cli import main
 from exporter.config.schema import KueueConfig
 from exporter.credentials import MAX_SECRET_BYTES, read_secret
-from exporter.errors import UpstreamCredentialError
+from exporter.errors import ConfigError, UpstreamCredentialError
 from exporter.redact import MIN_SECRET_LENGTH
 from exporter.sources.kube_client import build_client
 from tests.conftest import CLOCK
@@ -129,7 +129,9 @@ def test_a_kubeconfig_inline_token_is_checked(tmp_path: Path) -> None:
         f'users: [{{name: u, user: {{token: "{SECRET}\\nmore"}}}}]\n',
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match="kubeconfig user's token contains") as caught:
+    with pytest.raises(
+        ConfigError, match=":4: users\\[0\\]\\.user\\.token: the kubeconfig user's token contains"
+    ) as caught:
         build_client(KueueConfig(kubeconfig=str(kubeconfig)), httpx.MockTransport(_ok))
     assert SECRET not in str(caught.value)
 

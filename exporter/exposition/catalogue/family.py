@@ -1,4 +1,5 @@
-"""What a metric family is: its name, Prometheus type, help, labels, unit and source."""
+"""What a metric family is: its name, Prometheus type, help, labels, unit and the sources its
+figures are built from."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Family:
     labels: tuple[str, ...]
     unit: str
     source: str  # which upstream feeds it; "exporter" for self-metrics
+    # The other upstreams every figure of the family is built from (a cost per token: the
+    # serving cost from OpenCost as well as the tokens from LiteLLM).
+    inputs: tuple[str, ...] = ()
 
     @property
     def base(self) -> str:
@@ -46,10 +50,16 @@ class Family:
 
 
 def family(
-    name: str, kind: Kind, help_: str, labels: tuple[str, ...], unit: str, source: str
+    name: str,
+    kind: Kind,
+    help_: str,
+    labels: tuple[str, ...],
+    unit: str,
+    source: str,
+    inputs: tuple[str, ...] = (),
 ) -> Family:
     """A family named `chargeback_<name>`."""
-    return Family(PREFIX + name, kind, help_, labels, unit, source)
+    return Family(PREFIX + name, kind, help_, labels, unit, source, inputs)
 
 
 G, C, INFO = Kind.GAUGE, Kind.COUNTER, Kind.INFO

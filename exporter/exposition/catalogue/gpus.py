@@ -30,16 +30,20 @@ TEAM_GPU_WASTE_COST_PER_HOUR = family(
     ("team",),
     "currency/h",
     "dcgm",
+    inputs=("opencost",),
 )
 
-TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE = family(
-    "team_gpu_idle_hours_month_to_date",
+# In GPU-seconds, Prometheus' base unit (3,600 per GPU-hour): `promtool check metrics` rejects
+# `hours` in a name. Until release 0.2 it was chargeback_team_gpu_idle_hours_month_to_date.
+TEAM_GPU_IDLE_SECONDS_MONTH_TO_DATE = family(
+    "team_gpu_idle_seconds_month_to_date",
     G,
-    "GPU-hours the team's pods held GPUs below the idle threshold since the start of the "
-    "calendar month (MIG slices as their share, time-sliced GPUs split among their pods). Only "
-    "with sources.dcgm.prometheus: listed urls and discovery have no history, so it is absent.",
+    "GPU-seconds the team's pods held GPUs below the idle threshold since the start of the "
+    "calendar month (3,600 per GPU-hour; MIG slices as their share, time-sliced GPUs split among "
+    "their pods). Only with sources.dcgm.prometheus: listed urls and discovery have no history, "
+    "so it is absent.",
     ("team",),
-    "gpu-hours",
+    "gpu-seconds",
     "dcgm",
 )
 
@@ -51,4 +55,5 @@ TEAM_GPU_WASTE_COST_MONTH_TO_DATE = family(
     ("team",),
     "currency",
     "dcgm",
+    inputs=("opencost",),
 )

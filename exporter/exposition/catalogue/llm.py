@@ -75,6 +75,7 @@ LLM_COST_PER_TOKEN = family(
     ("model", "basis"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 LLM_RECOMMENDED_COST_PER_TOKEN = family(
@@ -84,6 +85,7 @@ LLM_RECOMMENDED_COST_PER_TOKEN = family(
     ("model", "direction"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 LLM_UNKNOWN_MODELS = family(

@@ -87,6 +87,7 @@ LLM_COST_PER_MILLION_TOKENS = family(
     ("model", "basis"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_COST_PER_MILLION_TOKENS = family(
@@ -97,6 +98,7 @@ TEAM_LLM_COST_PER_MILLION_TOKENS = family(
     ("team", "model"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_COST_PER_REQUEST = family(
@@ -106,6 +108,7 @@ TEAM_LLM_COST_PER_REQUEST = family(
     ("team", "model"),
     "currency",
     "litellm",
+    inputs=("opencost", "vllm"),
 )
 
 TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE = family(
@@ -127,6 +130,7 @@ LLM_BREAK_EVEN_RATIO = family(
     ("model",),
     "ratio",
     "litellm",
+    inputs=("opencost",),
 )
 
 LLM_BREAK_EVEN_UTILIZATION_RATIO = family(
@@ -137,4 +141,5 @@ LLM_BREAK_EVEN_UTILIZATION_RATIO = family(
     ("model",),
     "ratio",
     "dcgm",
+    inputs=("litellm", "opencost"),
 )

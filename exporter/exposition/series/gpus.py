@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from exporter.exposition.catalogue.gpus import (
     GPUS,
-    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
+    TEAM_GPU_IDLE_SECONDS_MONTH_TO_DATE,
     TEAM_GPU_UTILIZATION_RATIO,
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
     TEAM_GPU_WASTE_COST_PER_HOUR,
@@ -18,6 +18,9 @@ from exporter.ledger.costs.gpus import TeamGpus, TeamIdleGpuHours
 from exporter.ledger.result import Chargeback
 
 __all__ = ["endpoint_samples", "gpu_samples", "idle_gpu_samples", "series"]
+
+# The idle GPU-hours are exposed in GPU-seconds, Prometheus' base unit.
+SECONDS_PER_HOUR = 3600.0
 
 
 def series(chargeback: Chargeback) -> list[Sample]:
@@ -49,10 +52,11 @@ def gpu_samples(teams: Iterable[TeamGpus]) -> list[Sample]:
 
 
 def idle_gpu_samples(idle: Iterable[TeamIdleGpuHours]) -> list[Sample]:
-    """The month's idle GPU-hours per team, and their cost where every model is priced."""
+    """The month's idle GPU-seconds per team, and their cost where every model is priced."""
     out: list[Sample] = []
     for t in idle:
-        out.append(Sample.of(TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, t.hours, team=t.team))
+        seconds = t.hours * SECONDS_PER_HOUR
+        out.append(Sample.of(TEAM_GPU_IDLE_SECONDS_MONTH_TO_DATE, seconds, team=t.team))
         if t.cost is not None:
             out.append(Sample.of(TEAM_GPU_WASTE_COST_MONTH_TO_DATE, t.cost, team=t.team))
     return out

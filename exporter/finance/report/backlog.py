@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from exporter.finance.report.footing import cents, largest_remainder, round_cents
+from exporter.finance.report.writing import CSV, Cells
 from exporter.ledger.attribution import UNALLOCATED
 from exporter.ledger.costs.backlog import FALLBACK, UNPLACED, Backlog, BacklogRow
 
@@ -25,7 +26,6 @@ __all__ = [
 BACKLOG_COLUMNS = ["kind", "namespace", "workload", "team", "keys", "cost"]
 # The cells that carry names (indexes): every one but the cost.
 BACKLOG_NAMES = frozenset(range(BACKLOG_COLUMNS.index("cost")))
-TOTAL = "total"
 _CENT = Decimal("0.01")
 
 
@@ -88,15 +88,17 @@ def backlog_of_team(table: BacklogTable, team: str) -> BacklogTable:
     return replace(table, unallocated=unallocated, fallback=fallback)
 
 
-def backlog_lines(table: BacklogTable, money: str) -> list[list[str]]:
+def backlog_lines(table: BacklogTable, cells: Cells = CSV) -> list[list[str]]:
     """Header, then each list's rows and its total row."""
-    lines = [list(BACKLOG_COLUMNS)]
+    lines = [[cells.head(c) for c in BACKLOG_COLUMNS]]
     for kind, rows in table.lists():
+        word = cells.word(kind)
         for r in rows:
             keys = " ".join(r.keys)
-            lines.append([kind, r.namespace, r.workload, r.owner, keys, format(r.cost, money)])
+            owner = cells.name("team", r.owner)
+            lines.append([word, r.namespace, r.workload, owner, keys, cells.money(r.cost)])
         total = sum((r.cost for r in rows), Decimal(0))
-        lines.append([kind, TOTAL, "", "", "", format(total, money)])
+        lines.append([word, cells.total, "", "", "", cells.money(total)])
     return lines
 
 

@@ -45,7 +45,13 @@ QUOTA_BASIS = {
     "and lending limits the exporter published, read back from Prometheus; borrowing is "
     "measured from the month's GPU-hours",
 }
-TABLES = ("teams", "models", "backlog")
+# Every table CSV writes (`--table`): the team, model and backlog tables, then the unit
+# economics' (exporter.finance.report.formats.UNIT_TABLES).
+TABLES = (
+    *("teams", "models", "backlog", "gpu_prices", "gpu_price_builds", "gpu_energy_now"),
+    *("llm_models", "llm_teams", "build_or_buy_teams", "build_or_buy_models"),
+    "llm_completion_weights",
+)
 _CENT = Decimal("0.01")
 
 

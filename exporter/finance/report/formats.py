@@ -1,8 +1,9 @@
-"""The report in the format asked for: the text table, CSV (one table) or JSON."""
+"""The report in the format asked for: the text table, CSV (one table, any of them) or JSON."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +16,7 @@ from exporter.finance.report.backlog import (
 from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
 from exporter.finance.report.gpu_month import gpu_json, serving_of
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
     MODEL_COLUMNS,
@@ -25,17 +27,49 @@ from exporter.finance.report.text import (
 )
 from exporter.finance.report.units import unit_json
 from exporter.finance.report.weights import weight_json
+from exporter.ledger.units.economics import UnitEconomics
 
-__all__ = ["format_report"]
+__all__ = ["UNIT_TABLES", "format_report", "json_table"]
+
+# The unit-economics tables CSV writes (`--table NAME`), each the JSON report's list of that
+# name (build_or_buy_*: its `teams` and `models`), with the JSON's keys as its columns.
+UNIT_TABLES: Mapping[str, tuple[str, ...]] = {
+    "gpu_prices": ("kind", "name", "price_per_gpu_hour", "source", "opencost_price_per_gpu_hour"),
+    "gpu_price_builds": (
+        *("kind", "name", "gpus_per_node", "watts_per_gpu", "power", "capex_per_node_hour"),
+        *("energy_per_node_hour", "operations_per_node_hour", "node_per_hour"),
+        "price_per_gpu_hour",
+    ),
+    "gpu_energy_now": ("team", "watts", "kwh_per_hour", "cost_per_hour", "co2e_grams_per_hour"),
+    "llm_models": (
+        *("model", "kind", "tokens", "requests", "declared_per_million_tokens"),
+        *("measured_per_million_tokens", "measured_per_request"),
+    ),
+    "llm_teams": (
+        *("team", "model", "kind", "tokens", "requests", "cost", "per_million_tokens"),
+        "per_request",
+    ),
+    "build_or_buy_teams": ("team", "model", "self_hosted", "alternative"),
+    "build_or_buy_models": (
+        *("model", "alternative", "self_hosted", "alternative_cost", "utilisation"),
+        *("break_even_ratio", "break_even_utilisation"),
+    ),
+    "llm_completion_weights": (
+        *("model", "asked", "basis", "fallback_reason", "configured", "measured", "applied"),
+        *("prefill_ms_per_prompt_token", "decode_ms_per_completion_token", "requests_measured"),
+    ),
+}
 
 
-def format_report(report: Report, fmt: str, table: str = "teams") -> str:
-    """Render the report as `table`, `csv` (one table: `teams` or `models`) or `json`."""
+def format_report(
+    report: Report, fmt: str, table: str = "teams", numbers: Numbers | None = None
+) -> str:
+    """Render the report as `table` (in `numbers`' locale), `csv` (one table) or `json`."""
     if fmt == "json":
         return _json(report)
     if fmt == "csv":
         return _csv(report, table)
-    return report_table(report)
+    return report_table(report, numbers)
 
 
 def _opt(value: Decimal | None) -> float | None:
@@ -101,16 +135,53 @@ def _json(report: Report) -> str:
 
 
 def _csv(report: Report, table: str) -> str:
+    if table in UNIT_TABLES:
+        return _unit_csv(report, table)
     if table == "models":
-        head, rows = [*MODEL_COLUMNS], model_lines(report, ".2f", ".3e")
+        head, rows = [*MODEL_COLUMNS], model_lines(report)
         names = MODEL_NAMES
     elif table == "backlog":
-        head, *rows = backlog_lines(report.backlog or BacklogTable(()), ".2f")
+        head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES
     else:
-        head, *rows = team_lines(report, ".2f")
+        head, *rows = team_lines(report)
         names = frozenset({0})  # the team (or dimension value); every other cell is a figure
     # Names come from labels, upstreams and the config: none may become a spreadsheet formula.
     # The currency (config) is the last cell of every row.
     lines = [[*row, report.currency] for row in rows]
     return csv_text([*head, "currency"], lines, sorted({*names, len(head)}))
+
+
+def json_table(report: Report, table: str) -> list[dict[str, Any]]:
+    """One unit-economics table's rows as the JSON report carries them (none: an empty list)."""
+    if table == "llm_completion_weights":
+        return weight_json(report.weights)
+    units = unit_json(report.units or UnitEconomics(), report.closed)
+    if table.startswith("build_or_buy_"):
+        rows: list[dict[str, Any]] = units["build_or_buy"][table.removeprefix("build_or_buy_")]
+        return rows
+    found: list[dict[str, Any]] = units[table]
+    return found
+
+
+def _unit_csv(report: Report, table: str) -> str:
+    """A unit-economics table as CSV: the JSON's keys as the header, its figures as the cells."""
+    head = UNIT_TABLES[table]
+    rows = json_table(report, table)
+    cells = [[_cell(row[k]) for k in head] for row in rows]
+    # Every text cell is a name (a team, a model, a source): none may become a formula.
+    names = sorted({i for row in rows for i, k in enumerate(head) if isinstance(row[k], str)})
+    lines = [[*row, report.currency] for row in cells]
+    return csv_text([*head, "currency"], lines, [*names, len(head)])
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, Mapping):
+        return json.dumps(value, sort_keys=True)
+    return str(value)

@@ -101,12 +101,12 @@ def gpu_table(
     )
 
 
-def gpu_text(operation: GpuOperation | None, span: str) -> list[str]:
+def gpu_text(operation: GpuOperation | None, span: str, f: Formats = TEXT) -> list[str]:
     """The text report's lines: a table per team, or what is not known and why."""
     if operation is None:
         return []
     words = gpu_words(operation, span)
-    table = gpu_table(operation, span)
+    table = gpu_table(operation, span, f)
     if words is not None or table is None:
         return ["", words or ""]
     return text_lines([table])

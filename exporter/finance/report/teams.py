@@ -5,8 +5,8 @@ from:
 
 - `gpu_hours`: GPU-hours the team's allocations used this month (OpenCost's `gpuHours`, placed
   by the same rules as their cost);
-- `idle_gpu_hours`: the month's idle GPU-hours (as `chargeback_team_gpu_idle_hours_month_to_date`
-  serves them, DCGM through Prometheus); empty when the DCGM source has no history;
+- `idle_gpu_hours`: the month's idle GPU-hours (`chargeback_team_gpu_idle_seconds_month_to_date`
+  / 3600, DCGM through Prometheus); empty when the DCGM source has no history;
 - `guaranteed_gpus`: nominal GPU quota over the team's ClusterQueues (as `chargeback_quota_nominal`
   of the GPU resources: Kueue's quota now, or the month's average with `report.prometheus`);
 - `occupancy_percent`: GPU-hours used over guaranteed GPU-hours (guaranteed GPUs x the hours of
@@ -19,24 +19,29 @@ A team folded into `__other__` counts there, as its cost does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from exporter.finance.report.footing import cents, largest_remainder, round_cents
 from exporter.ledger.costs.quota import GPU_RESOURCES
 from exporter.ledger.result import Chargeback
 
 __all__ = [
+    "OCCUPANCY",
     "USAGE_COLUMNS",
     "Measure",
+    "PrintedUsage",
     "TeamUsage",
     "UsageColumn",
+    "Write",
     "period_hours",
+    "plain",
+    "printed_usage",
     "team_usage",
-    "usage_cells",
     "usage_json",
-    "usage_total_cells",
 ]
 
 
@@ -111,6 +116,11 @@ class UsageColumn:
     json_digits: int | None = None  # the JSON report rounds it to these digits
 
 
+# What occupancy means, said where it is printed.
+OCCUPANCY = (
+    "Occupancy: the GPU-hours a team used over the GPU-hours its guaranteed GPUs (its Kueue "
+    "nominal quota) offer in the period; above 100 % it ran on quota borrowed from others."
+)
 # The operating columns, in the order every format prints them.
 USAGE_COLUMNS: tuple[UsageColumn, ...] = (
     UsageColumn("gpu_hours", "GPU-hours", lambda u: u.gpu_hours, Measure.AMOUNT, True),
@@ -132,35 +142,49 @@ USAGE_COLUMNS: tuple[UsageColumn, ...] = (
 )
 
 
-def usage_cells(usage: TeamUsage | None, number: str = ",.2f") -> list[str]:
-    """One team's operating columns as text (`number`: the amounts' format); empty where no
-    source says."""
-    if usage is None:
-        return [""] * len(USAGE_COLUMNS)
-    cells = []
-    for column in USAGE_COLUMNS:
-        value = column.value(usage)
-        cells.append("" if value is None else format(value, _spec(column.measure, number)))
-    return cells
+# How a figure is written: CSV's plain `1116.00`, or the text table's and the page's locale.
+Write = Callable[[Measure, float], str]
 
 
-def usage_total_cells(usage: Iterable[TeamUsage | None], number: str = ",.2f") -> list[str]:
-    """The total row: the sums of the columns that foot; empty where none is known."""
-    present = [u for u in usage if u is not None]
-    cells = []
-    for column in USAGE_COLUMNS:
-        known = [v for u in present if (v := column.value(u)) is not None]
-        foots = column.foots and known
-        cells.append(format(sum(known), _spec(column.measure, number)) if foots else "")
-    return cells
-
-
-def _spec(measure: Measure, number: str) -> str:
+def plain(measure: Measure, value: float) -> str:
+    """A figure as CSV writes it: a dot, no grouping (tools read it back)."""
     if measure is Measure.PERCENT:
-        return number.replace(".2f", ".1f")
+        return format(value, ".1f")
     if measure is Measure.COUNT:
-        return "," if "," in number else ""
-    return number
+        return str(int(value))
+    return format(value, ".2f")
+
+
+@dataclass(frozen=True)
+class PrintedUsage:
+    """The operating columns as printed: a row of cells per team, and the total row."""
+
+    rows: tuple[tuple[str, ...], ...]
+    total: tuple[str, ...]
+
+
+def printed_usage(usage: Sequence[TeamUsage | None], write: Write = plain) -> PrintedUsage:
+    """The teams' operating cells, empty where no source says; every column that foots adds up
+    to its printed total (amounts rounded by largest remainder, as money is), a ratio has none."""
+    columns = [
+        _column(c, [None if u is None else c.value(u) for u in usage], write) for c in USAGE_COLUMNS
+    ]
+    rows = tuple(zip(*(cells for cells, _ in columns), strict=True)) if usage else ()
+    return PrintedUsage(rows, tuple(total for _, total in columns))
+
+
+def _column(column: UsageColumn, values: list[float | None], write: Write) -> tuple[list[str], str]:
+    known = [v for v in values if v is not None]
+    if column.measure is not Measure.AMOUNT:
+        cells = ["" if v is None else write(column.measure, v) for v in values]
+        total = write(column.measure, sum(known)) if column.foots and known else ""
+        return cells, total
+    # Hundredths, rounded so the printed rows add to the printed total (the exact sum, rounded).
+    exact = [cents(v) for v in known]
+    printed = iter(largest_remainder(exact, round_cents(sum(exact, Decimal(0)))))
+    cells = ["" if v is None else write(column.measure, next(printed) / 100) for v in values]
+    total = write(column.measure, round_cents(sum(exact, Decimal(0))) / 100) if known else ""
+    return cells, total if column.foots else ""
 
 
 def usage_json(usage: TeamUsage | None) -> dict[str, Any]:

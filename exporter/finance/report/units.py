@@ -1,9 +1,10 @@
 """The report's unit-economics tables: GPU prices applied and built, energy, cost per million
 tokens per team and model, build or buy; as JSON and as text cells.
 
-Figures are the join's own (exporter.ledger.units.economics), never re-derived. JSON carries them to
-six decimals; text prints money per hour and per million tokens to the cent, a request's cost to
-a hundredth of a cent, never in scientific notation. Energy is the draw when the report ran, so
+Figures are the join's own (exporter.ledger.units.economics), never re-derived. Text prints money
+per hour and per million tokens to the cent, a GPU-hour's price and a request's cost to four
+decimals, a ratio to a tenth of a percent, never in scientific notation; JSON carries each
+figure rounded as it is printed. Energy is the draw when the report ran, so
 a closed month leaves it out, and the serving GPUs' utilisation (build or buy) with it.
 """
 
@@ -11,8 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from babel.numbers import format_decimal
+
+from exporter.finance.report import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.units.economics import UnitEconomics
 
@@ -22,13 +28,14 @@ __all__ = [
     "Formats",
     "UnitTable",
     "as_of_report",
+    "capitalised",
     "for_team",
+    "local_formats",
     "text_lines",
     "unit_json",
     "unit_tables",
 ]
 
-_DECIMALS = 6
 _BUILD_HEAD = (
     *("kind", "name", "GPUs", "watts/GPU", "power"),
     *("capex", "energy", "operations", "node", "per GPU-hour"),
@@ -50,8 +57,24 @@ class UnitTable:
     numeric_from: int  # cells from this column on are figures (right-aligned)
 
 
-def _r(value: float | None) -> float | None:
-    return None if value is None else round(value, _DECIMALS)
+def _rounded(digits: int) -> Callable[[float | None], float | None]:
+    # Halves to even, from the float's shortest repr: the rounding the printed figure had.
+    quantum = Decimal(10) ** -digits
+
+    def rounded(value: float | None) -> float | None:
+        if value is None:
+            return None
+        return float(Decimal(repr(value)).quantize(quantum, ROUND_HALF_EVEN))
+
+    return rounded
+
+
+# JSON carries each figure to the digits it is printed with: money to the cent, a GPU-hour's
+# price and a request's cost to four decimals, a ratio to a tenth of a percent.
+_money = _rounded(2)
+_fine = _rounded(4)
+_plain = _rounded(2)
+_ratio = _rounded(3)
 
 
 def as_of_report(
@@ -78,10 +101,10 @@ def unit_json(
             {
                 "kind": p.kind,
                 "name": p.name,
-                "price_per_gpu_hour": _r(p.price),
+                "price_per_gpu_hour": _fine(p.price),
                 "source": p.source,
                 # What OpenCost itself charged, where the applied price is not its own.
-                "opencost_price_per_gpu_hour": _r(_charged(units, p)),
+                "opencost_price_per_gpu_hour": _fine(_charged(units, p)),
             }
             for p in units.prices
         ],
@@ -90,23 +113,23 @@ def unit_json(
                 "kind": b.kind,
                 "name": b.name,
                 "gpus_per_node": b.gpus,
-                "watts_per_gpu": _r(b.watts),
+                "watts_per_gpu": _plain(b.watts),
                 "power": b.power,
-                "capex_per_node_hour": _r(b.capex_per_hour),
-                "energy_per_node_hour": _r(b.energy_per_hour),
-                "operations_per_node_hour": _r(b.operations_per_hour),
-                "node_per_hour": _r(b.node_per_hour),
-                "price_per_gpu_hour": _r(b.gpu_hour),
+                "capex_per_node_hour": _money(b.capex_per_hour),
+                "energy_per_node_hour": _money(b.energy_per_hour),
+                "operations_per_node_hour": _money(b.operations_per_hour),
+                "node_per_hour": _money(b.node_per_hour),
+                "price_per_gpu_hour": _fine(b.gpu_hour),
             }
             for b in units.builds
         ],
         "gpu_energy_now": [
             {
                 "team": e.team,
-                "watts": _r(e.watts),
-                "kwh_per_hour": _r(e.kwh_per_hour),
-                "cost_per_hour": _r(e.cost_per_hour),
-                "co2e_grams_per_hour": _r(e.co2e_grams_per_hour),
+                "watts": _plain(e.watts),
+                "kwh_per_hour": _plain(e.kwh_per_hour),
+                "cost_per_hour": _money(e.cost_per_hour),
+                "co2e_grams_per_hour": _plain(e.co2e_grams_per_hour),
             }
             for e in units.energy
         ],
@@ -116,9 +139,9 @@ def unit_json(
                 "kind": m.kind,
                 "tokens": m.tokens,
                 "requests": m.requests,
-                "declared_per_million_tokens": _r(m.declared_per_million),
-                "measured_per_million_tokens": _r(m.measured_per_million),
-                "measured_per_request": _r(m.measured_per_request),
+                "declared_per_million_tokens": _money(m.declared_per_million),
+                "measured_per_million_tokens": _money(m.measured_per_million),
+                "measured_per_request": _fine(m.measured_per_request),
             }
             for m in units.models
         ],
@@ -129,9 +152,9 @@ def unit_json(
                 "kind": t.kind,
                 "tokens": t.tokens,
                 "requests": t.requests,
-                "cost": _r(t.cost),
-                "per_million_tokens": _r(t.per_million),
-                "per_request": _r(t.per_request),
+                "cost": _money(t.cost),
+                "per_million_tokens": _money(t.per_million),
+                "per_request": _fine(t.per_request),
             }
             for t in units.teams
         ],
@@ -140,8 +163,8 @@ def unit_json(
                 {
                     "team": a.team,
                     "model": a.model,
-                    "self_hosted": _r(a.self_hosted),
-                    "alternative": _r(a.alternative),
+                    "self_hosted": _money(a.self_hosted),
+                    "alternative": _money(a.alternative),
                 }
                 for a in units.alternatives
             ],
@@ -149,11 +172,11 @@ def unit_json(
                 {
                     "model": b.model,
                     "alternative": b.alternative_name,
-                    "self_hosted": _r(b.self_hosted),
-                    "alternative_cost": _r(b.alternative),
-                    "utilisation": _r(b.utilisation),
-                    "break_even_ratio": _r(b.ratio),
-                    "break_even_utilisation": _r(b.utilisation_at_break_even),
+                    "self_hosted": _money(b.self_hosted),
+                    "alternative_cost": _money(b.alternative),
+                    "utilisation": _ratio(b.utilisation),
+                    "break_even_ratio": _ratio(b.ratio),
+                    "break_even_utilisation": _ratio(b.utilisation_at_break_even),
                 }
                 for b in units.break_even
             ],
@@ -198,6 +221,34 @@ TEXT = Formats(
 )
 
 
+def local_formats(numbers: Numbers) -> Formats:
+    """The figures in the configured locale, identifiers in people's words (the text table and
+    the statement print them so)."""
+
+    def pattern(text: str) -> Format:
+        def formatted(value: float | None) -> str:
+            if value is None:
+                return ""
+            return str(format_decimal(Decimal(repr(value)), text, locale=numbers.locale))
+
+        return formatted
+
+    return Formats(
+        money=lambda v: "" if v is None else numbers.amount(round(Decimal(repr(v)), 2)),
+        fine=pattern("#,##0.0000"),
+        count=numbers.count,
+        ratio=lambda v: "" if v is None else numbers.percent(100 * v),
+        plain=pattern("#,##0.00"),
+        team=labels.team,
+        word=labels.word,
+    )
+
+
+def capitalised(header: str) -> str:
+    """A column head as a heading: "kind" -> "Kind"; "kWh", "g CO2e" stay as they are."""
+    return header[:1].upper() + header[1:] if header[1:2].islower() else header
+
+
 def unit_tables(
     units: UnitEconomics,
     currency: str,
@@ -211,7 +262,7 @@ def unit_tables(
         UnitTable(
             "gpu_prices",
             f"GPU-hour prices applied to every GPU-hour, used and idle ({currency} per GPU-hour)",
-            ("kind", "name", "price", "governed by", "opencost charged"),
+            ("kind", "name", "price", "governed by", "OpenCost charged"),
             tuple(
                 (
                     f.word(p.kind),
@@ -239,7 +290,7 @@ def unit_tables(
                     f.money(b.energy_per_hour),
                     f.money(b.operations_per_hour),
                     f.money(b.node_per_hour),
-                    f.money(b.gpu_hour),
+                    f.fine(b.gpu_hour),
                 )
                 for b in units.builds
             ),
@@ -346,7 +397,7 @@ def text_lines(tables: Sequence[UnitTable]) -> list[str]:
     """The tables as text, each under its title: names left-aligned, figures right-aligned."""
     lines: list[str] = []
     for t in tables:
-        rows = [t.head, *t.rows]
+        rows = [tuple(capitalised(h) for h in t.head), *t.rows]
         widths = [max(len(row[i]) for row in rows) for i in range(len(t.head))]
         lines += ["", t.title, ""]
         for n, row in enumerate(rows):

@@ -1,18 +1,22 @@
 """The report's completion weight per self-hosted model: configured, measured, applied, why a
 measured weight asked for was not applied, and the engine time per token it was measured from.
 
-Figures are the join's own (exporter.ledger.llm.weights). JSON gives the weights to six decimals and
-the time per token in milliseconds (a prompt token takes a fraction of one), so no figure needs
-scientific notation; text and the statement print weights to two decimals and milliseconds to
-three. A closed month's weights are measured over that month (the vLLM source reads it to its
-end), so they stay in its report.
+Figures are the join's own (exporter.ledger.llm.weights). The time per token is in milliseconds
+(a prompt token takes a fraction of one), so no figure needs scientific notation; text, the
+statement and JSON give weights to two decimals and milliseconds to three. A closed month's
+weights are measured over that month (the vLLM source reads it to its end), so they stay in
+its report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from babel.numbers import format_decimal
+
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
 from exporter.ledger.llm.weights import (
     IMPLAUSIBLE,
@@ -27,7 +31,8 @@ from exporter.ledger.llm.weights import (
 
 __all__ = ["HEAD", "REASONS", "applied_words", "weight_json", "weight_table", "weight_text"]
 
-_DECIMALS = 6
+_DECIMALS = 2  # as printed: weights to two decimals, milliseconds to three
+_MS_DECIMALS = 3
 _MS = 1000.0
 HEAD = (
     *("model", "basis", "applied", "configured", "measured"),
@@ -45,8 +50,11 @@ REASONS = {
 }
 
 
-def _r(value: float | None) -> float | None:
-    return None if value is None else round(value, _DECIMALS)
+def _r(value: float | None, digits: int = _DECIMALS) -> float | None:
+    # Halves to even from the float's shortest repr, as the printed figure is rounded.
+    if value is None:
+        return None
+    return float(Decimal(repr(value)).quantize(Decimal(10) ** -digits, ROUND_HALF_EVEN))
 
 
 def weight_json(weights: Sequence[CompletionWeight]) -> list[dict[str, Any]]:
@@ -63,9 +71,11 @@ def weight_json(weights: Sequence[CompletionWeight]) -> list[dict[str, Any]]:
                 "configured": _r(w.configured),
                 "measured": None if m is None else _r(m.weight),
                 "applied": _r(w.applied),
-                "prefill_ms_per_prompt_token": None if m is None else _r(m.prefill_per_token * _MS),
+                "prefill_ms_per_prompt_token": (
+                    None if m is None else _r(m.prefill_per_token * _MS, _MS_DECIMALS)
+                ),
                 "decode_ms_per_completion_token": (
-                    None if m is None else _r(m.decode_per_token * _MS)
+                    None if m is None else _r(m.decode_per_token * _MS, _MS_DECIMALS)
                 ),
                 "requests_measured": None if m is None else round(m.requests),
             }
@@ -101,10 +111,16 @@ def weight_table(weights: Sequence[CompletionWeight], f: Formats, ms: Format) ->
     return UnitTable("llm_completion_weights", title, HEAD, tuple(rows), 2)
 
 
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:,.3f}"
-
-
-def weight_text(weights: Sequence[CompletionWeight]) -> list[str]:
+def weight_text(
+    weights: Sequence[CompletionWeight], f: Formats = TEXT, numbers: Numbers | None = None
+) -> list[str]:
     """The text report's weight table (nothing when no model is self-hosted)."""
-    return text_lines([weight_table(weights, TEXT, _ms)]) if weights else []
+
+    def ms(value: float | None) -> str:
+        if value is None:
+            return ""
+        if numbers is None:
+            return f"{value:,.3f}"
+        return str(format_decimal(Decimal(repr(value)), "#,##0.000", locale=numbers.locale))
+
+    return text_lines([weight_table(weights, f, ms)]) if weights else []

@@ -16,10 +16,11 @@ from typing import Any
 import pygal
 from pygal.style import Style
 
-from exporter.finance.statement import labels
+from exporter.finance.report import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.figures import ABSORBED, Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.page import note
+from exporter.finance.statement.plotting import axis_ticks, fitting_labels
 from exporter.ledger.attribution import IDLE
 from exporter.ledger.costs.components import Component
 
@@ -65,6 +66,7 @@ _PALETTE = (
 # Credits (quota lent, a serving team's cost moved onto the senders) are drawn apart, in green
 # below zero, never as one more stacked component.
 _CREDIT = "#2ca02c"
+_VALUE_FONT = 10
 
 
 def _style(colors: Sequence[str]) -> Style:
@@ -77,7 +79,7 @@ def _style(colors: Sequence[str]) -> Style:
         legend_font_size=12,
         label_font_size=11,
         major_label_font_size=11,
-        value_font_size=10,
+        value_font_size=_VALUE_FONT,
         value_colors=("#1d2330",),
     )
 
@@ -88,8 +90,11 @@ def _chart(
     title: str,
     numbers: Numbers,
     colors: Sequence[str] = _PALETTE,
+    span: tuple[float, float] = (0.0, 0.0),
     **options: Any,
 ) -> Any:
+    # The value axis runs from a round tick below the deepest credit to one above the tallest bar.
+    ticks = axis_ticks(*span)
     chart = kind(
         title=title,
         style=_style(colors),
@@ -104,11 +109,14 @@ def _chart(
         print_values=True,
         print_zeroes=False,
         value_formatter=numbers.amount,
+        range=(ticks[0], ticks[-1]),
+        y_labels=ticks,
         **options,
     )
     # The id prefixes the chart's CSS; a fixed one keeps the page reproducible.
     chart.uuid = chart_id
     chart.xml_filters.append(_without_scripts)
+    chart.xml_filters.append(fitting_labels(_VALUE_FONT))
     return chart
 
 
@@ -134,28 +142,38 @@ def _or_none(value: Decimal) -> float | None:
 def _teams(statement: Statement, numbers: Numbers) -> str:
     report = statement.report
     title = f"Cost per team by component ({numbers.symbol})"
-    components = [c for c in report.components if any(r.costs[c] > 0 for r in report.rows)]
+    # A team with nothing to draw (`__idle__` under `proportional`) is no bar at all.
+    rows = [r for r in report.rows if any(r.costs.values())]
+    if not rows:
+        return note("No cost this month.")
+    components = [c for c in report.components if any(r.costs[c] > 0 for r in rows)]
+    credits = [sum((v for v in r.costs.values() if v < 0), Decimal(0)) for r in rows]
+    tops = [sum((v for v in r.costs.values() if v > 0), Decimal(0)) for r in rows]
     colors = [*_PALETTE[: len(components)], _CREDIT]
-    chart = _chart(pygal.StackedBar, "teams", title, numbers, colors)
-    chart.x_labels = [labels.team(row.team) for row in report.rows]
+    span = (float(min(credits)), float(max(tops)))
+    chart = _chart(pygal.StackedBar, "teams", title, numbers, colors, span)
+    chart.x_labels = [labels.team(row.team) for row in rows]
     for component in components:
         chart.add(
             labels.component(component),
-            [_or_none(max(row.costs[component], Decimal(0))) for row in report.rows],
+            [_or_none(max(row.costs[component], Decimal(0))) for row in rows],
         )
-    credits = [sum((v for v in r.costs.values() if v < 0), Decimal(0)) for r in report.rows]
     if any(credits):
         chart.add(CREDITS, [_or_none(c) for c in credits])
     return _svg(chart)
 
 
 def _idle(statement: Statement, numbers: Numbers) -> str:
-    if not statement.idle:
-        return note("No idle capacity was charged to this team.")
+    parts = [(name, amount) for name, amount in statement.idle if amount]
+    if not parts:
+        if statement.team is not None:
+            return note("No idle capacity was charged to this team.")
+        return note("No idle capacity this month.")
     title = f"Idle capacity, {numbers.money(statement.report.idle)}: where it went"
-    chart = _chart(pygal.HorizontalBar, "idle", title, numbers)
-    chart.x_labels = [_idle_label(name) for name, _ in statement.idle]
-    chart.add("Idle capacity", [float(amount) for _, amount in statement.idle])
+    span = (float(min(a for _, a in parts)), float(max(a for _, a in parts)))
+    chart = _chart(pygal.HorizontalBar, "idle", title, numbers, _PALETTE, span)
+    chart.x_labels = [_idle_label(name) for name, _ in parts]
+    chart.add("Idle capacity", [float(amount) for _, amount in parts])
     return _svg(chart)
 
 
@@ -169,23 +187,32 @@ def _borrowing(statement: Statement, numbers: Numbers) -> str:
     if not statement.borrowing:
         return note("No quota was borrowed or lent this month.")
     title = f"Quota borrowed and lent ({numbers.symbol})"
-    chart = _chart(pygal.Bar, "borrowing", title, numbers, (_PALETTE[0], _CREDIT))
+    values = [v for _, b, lent in statement.borrowing for v in (b, lent)]
+    span = (float(min(values)), float(max(values)))
+    chart = _chart(pygal.Bar, "borrowing", title, numbers, (_PALETTE[0], _CREDIT), span)
     chart.x_labels = [labels.team(team) for team, _, _ in statement.borrowing]
-    chart.add(
-        labels.component(Component.BORROWED), [_or_none(b) for _, b, _ in statement.borrowing]
+    # A series with no bar (nothing lent) is left out, legend and all.
+    series = (
+        (labels.component(Component.BORROWED), [b for _, b, _ in statement.borrowing]),
+        (LENT, [lent for _, _, lent in statement.borrowing]),
     )
-    chart.add(LENT, [_or_none(lent) for _, _, lent in statement.borrowing])
+    for name, amounts in series:
+        if any(amounts):
+            chart.add(name, [_or_none(a) for a in amounts])
     return _svg(chart)
 
 
 def _llm(statement: Statement, numbers: Numbers) -> str:
-    if not statement.llm_spend:
+    spend = {model: v for model, v in statement.llm_spend.items() if any(v)}
+    if not spend:
         return note("No LLM spend this month.")
     title = f"LLM spend per team and model ({numbers.symbol})"
-    chart = _chart(pygal.StackedBar, "llm", title, numbers)
+    tops = [sum(v, Decimal(0)) for v in zip(*spend.values(), strict=True)]
+    span = (0.0, float(max(tops)))
+    chart = _chart(pygal.StackedBar, "llm", title, numbers, _PALETTE, span)
     chart.x_labels = [labels.team(t) for t in statement.llm_teams]
-    for model, spend in statement.llm_spend.items():
-        chart.add(model, [_or_none(v) for v in spend])
+    for model, amounts in spend.items():
+        chart.add(model, [_or_none(v) for v in amounts])
     return _svg(chart)
 
 
@@ -194,13 +221,16 @@ def _budgets(statement: Statement, numbers: Numbers) -> str:
         return note("No budgets are configured.")
     closed = statement.report.closed
     title = f"Budgets against {'spend' if closed else 'month to date'} ({numbers.symbol})"
-    chart = _chart(pygal.Bar, "budgets", title, numbers)
-    chart.x_labels = [budget_label(line.team, line.kind) for line in statement.budgets]
-    chart.add("Budget", [float(line.budget) for line in statement.budgets])
+    lines = statement.budgets
+    values = [v for line in lines for v in (line.budget, line.actual, line.forecast)]
+    span = (float(min(values)), float(max(values)))
+    chart = _chart(pygal.Bar, "budgets", title, numbers, _PALETTE, span)
+    chart.x_labels = [budget_label(line.team, line.kind) for line in lines]
+    chart.add("Budget", [float(line.budget) for line in lines])
     # A closed month's forecast is what it spent: one bar, not two equal ones.
-    chart.add(SPENT if closed else TO_DATE, [float(line.actual) for line in statement.budgets])
+    chart.add(SPENT if closed else TO_DATE, [float(line.actual) for line in lines])
     if not closed:
-        chart.add(FORECAST, [float(line.forecast) for line in statement.budgets])
+        chart.add(FORECAST, [float(line.forecast) for line in lines])
     return _svg(chart)
 
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from decimal import Decimal
 from string import Template
 
+from exporter.finance.report import labels
 from exporter.finance.report.figures import QUOTA_BASIS
-from exporter.finance.statement import labels
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.charts import charts_svg
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.operations import usage_cards
 from exporter.finance.statement.page import CSP, PAGE, note
 from exporter.finance.statement.tables import tables_html
+from exporter.ledger.costs.components import Component
 
 __all__ = ["statement_html"]
 
@@ -56,7 +58,11 @@ def _headline(statement: Statement, numbers: Numbers) -> str:
         ),
     ]
     if report.models:
-        cards.append(card("LLM models", numbers.money(report.model_spend), "spend, every model"))
+        # What the LLM providers billed, as the cost table's column: a self-hosted model's
+        # LiteLLM price is internal, and its cost is the GPUs' (re-attributed to the senders).
+        bought = report.columns.get(Component.LLM_EXTERNAL, Decimal(0))
+        label = labels.component(Component.LLM_EXTERNAL)
+        cards.append(card(label, numbers.money(bought), "billed by the providers"))
     return "".join(cards)
 
 

@@ -2,54 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from decimal import Decimal
+from collections.abc import Callable, Sequence
 
-from babel.numbers import format_decimal
-
+from exporter.finance.report import labels
 from exporter.finance.report.backlog import BacklogLine, BacklogTable
-from exporter.finance.report.teams import USAGE_COLUMNS, Measure, TeamUsage
-from exporter.finance.statement import labels
-from exporter.finance.statement.numbers import Numbers
+from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.teams import USAGE_COLUMNS, Measure, PrintedUsage, TeamUsage
+from exporter.finance.report.teams import printed_usage as usage_rows
 
-__all__ = ["USAGE_HEAD", "backlog_lines", "usage_cards", "usage_cells", "usage_totals"]
+__all__ = ["USAGE_HEAD", "backlog_lines", "printed_usage", "usage_cards"]
 
 USAGE_HEAD = [c.label for c in USAGE_COLUMNS]
 
 
-def usage_cells(usage: TeamUsage | None, numbers: Numbers) -> list[str]:
-    """One team's operating figures; empty where no source says."""
-    if usage is None:
-        return [""] * len(USAGE_COLUMNS)
-    cells = []
-    for column in USAGE_COLUMNS:
-        value = column.value(usage)
-        cells.append("" if value is None else _written(column.measure, value, numbers))
-    return cells
+def printed_usage(usage: Sequence[TeamUsage | None], numbers: Numbers) -> PrintedUsage:
+    """The teams' operating figures in the page's locale; each column foots to its total."""
 
+    def write(measure: Measure, value: float) -> str:
+        if measure is Measure.PERCENT:
+            return numbers.one_decimal(value)
+        if measure is Measure.COUNT:
+            return numbers.count(int(value))
+        return numbers.amount(value)
 
-def usage_totals(usage: Iterable[TeamUsage | None], numbers: Numbers) -> list[str]:
-    """The total row's operating figures: the columns that foot summed, the others empty."""
-    present = [u for u in usage if u is not None]
-    cells = []
-    for column in USAGE_COLUMNS:
-        known = [v for u in present if (v := column.value(u)) is not None]
-        foots = column.foots and known
-        cells.append(_written(column.measure, sum(known), numbers) if foots else "")
-    return cells
-
-
-def _written(measure: Measure, value: float, numbers: Numbers) -> str:
-    if measure is Measure.PERCENT:
-        return _one_decimal(value, numbers)
-    if measure is Measure.COUNT:
-        return numbers.count(int(value))
-    return numbers.amount(value)
-
-
-def _one_decimal(value: float, numbers: Numbers) -> str:
-    # Rounded as the report rounds it (format's .1f), then written in the page's locale.
-    return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=numbers.locale))
+    return usage_rows(usage, write)
 
 
 def backlog_lines(
@@ -80,7 +56,7 @@ def usage_cards(
     occupancy = usage.occupancy_percent
     if occupancy is not None and usage.guaranteed_gpus is not None:
         detail = f"of {numbers.amount(usage.guaranteed_gpus)} guaranteed GPUs"
-        cards.append(card("Occupancy", f"{_one_decimal(occupancy, numbers)}\u00a0%", detail))
+        cards.append(card("Occupancy", f"{numbers.one_decimal(occupancy)}\u00a0%", detail))
     if usage.tokens is not None:
         cards.append(card("Tokens", numbers.count(usage.tokens), "LLM prompt and completion"))
     return cards

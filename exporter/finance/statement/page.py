@@ -33,6 +33,21 @@ caption { text-align: left; font-weight: bold; padding-bottom: .4rem; }
 th, td { padding: .25rem .4rem; border-bottom: 1px solid #e3e6eb; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total th, tr.total td { border-top: 2px solid #1d2330; font-weight: bold; }
+@page { size: A4 landscape; margin: 12mm; }
+@media print {
+  body { margin: 0; max-width: none; padding: 0; font-size: 10pt; color: #000; }
+  h1 { font-size: 16pt; }
+  .cards { margin: .6rem 0; }
+  .card { padding: .4rem .8rem; break-inside: avoid; }
+  figure { margin: .6rem 0; break-inside: avoid; }
+  figure svg { max-height: 165mm; }
+  .table { overflow: visible; }
+  .table:focus { outline: none; }
+  table { margin: .6rem 0; font-size: 8pt; }
+  caption { break-after: avoid; }
+  thead { display: table-header-group; }
+  tr { break-inside: avoid; }
+}
 """
 
 PAGE = (

@@ -22,8 +22,8 @@ STATEMENT_HEADERS = {
 def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
     """The HTML statement of one join's month to date; None when the join has no cost data."""
     # pygal is imported only when a page is asked for.
+    from exporter.finance.report.numbers import Numbers, statement_locale
     from exporter.finance.statement.html import statement_html
-    from exporter.finance.statement.numbers import Numbers, statement_locale
 
     report = statement_report(chargeback, config)
     if report is None:

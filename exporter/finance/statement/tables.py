@@ -9,23 +9,26 @@ import html
 from collections.abc import Sequence
 from decimal import Decimal
 
+from exporter.finance.report import labels
 from exporter.finance.report.figures import Report
-from exporter.finance.statement import labels
+from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.teams import OCCUPANCY
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
-from exporter.finance.statement.operations import (
-    USAGE_HEAD,
-    backlog_lines,
-    usage_cells,
-    usage_totals,
-)
+from exporter.finance.statement.operations import USAGE_HEAD, backlog_lines, printed_usage
+from exporter.finance.statement.page import note
 from exporter.finance.statement.units import gpu_html, unit_tables_html
 from exporter.finance.statement.weights import weight_tables_html
 from exporter.ledger.attribution import OTHER
 
-__all__ = ["dimension_lines", "model_lines", "tables_html", "team_lines"]
+__all__ = ["dimension_lines", "model_lines", "operating_lines", "tables_html", "team_lines"]
 
 COUNTS = ("prompt_tokens", "completion_tokens", "requests")
+WEIGHTED = (
+    "Declared and measured prices are per weighted token: a prompt token counts once and a "
+    "completion token as many times as its model's completion weight, so they are not the "
+    "cost of a million tokens as counted (that is in the table of cost per million tokens "
+    "by model)."
+)
 
 
 def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> str:
@@ -49,26 +52,39 @@ def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> s
 
 
 def team_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
-    """The teams table: a row per team, then the totals; labels for people."""
+    """The cost table: a row per team with its cost per component, then the totals."""
     report = statement.report
     components = [labels.component(c) for c in report.components]
-    lines = [["Team", *components, "Total", "GPU budget", "LLM budget", *USAGE_HEAD]]
+    lines = [["Team", *components, "Total"]]
+    for row in report.rows:
+        cells = [numbers.amount(row.costs[c]) for c in report.components]
+        lines.append([labels.team(row.team), *cells, numbers.amount(row.total)])
+    if statement.team is None:
+        sums = [numbers.amount(report.columns[c]) for c in report.components]
+        lines.append(["Total", *sums, numbers.amount(report.total)])
+    return lines
+
+
+def operating_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
+    """The operating table: a row per team with its budgets and what it used, then the totals.
+
+    With the cost table it is the report's team table, split so that each fits a printed page.
+    """
+    report = statement.report
+    lines = [["Team", "GPU budget", "LLM budget", *USAGE_HEAD]]
 
     def opt(value: Decimal | None) -> str:
         return "" if value is None else numbers.amount(value)
 
-    for row in report.rows:
-        cells = [numbers.amount(row.costs[c]) for c in report.components]
+    usage = printed_usage([report.usage.get(r.team) for r in report.rows], numbers)
+    for row, used in zip(report.rows, usage.rows, strict=True):
         budgets = [opt(row.budget_gpu), opt(row.budget_llm)]
-        usage = usage_cells(report.usage.get(row.team), numbers)
-        lines.append([labels.team(row.team), *cells, numbers.amount(row.total), *budgets, *usage])
+        lines.append([labels.team(row.team), *budgets, *used])
     if statement.team is None:
-        sums = [numbers.amount(report.columns[c]) for c in report.components]
         gpu = [r.budget_gpu for r in report.rows if r.budget_gpu is not None]
         llm = [r.budget_llm for r in report.rows if r.budget_llm is not None]
         budgets = [numbers.amount(sum(b, Decimal(0))) if b else "" for b in (gpu, llm)]
-        usage = usage_totals((report.usage.get(r.team) for r in report.rows), numbers)
-        lines.append(["Total", *sums, numbers.amount(report.total), *budgets, *usage])
+        lines.append(["Total", *budgets, *usage.total])
     return lines
 
 
@@ -86,8 +102,8 @@ def dimension_lines(report: Report, numbers: Numbers) -> list[list[str]]:
 
 
 def model_lines(statement: Statement, numbers: Numbers) -> list[list[str]]:
-    """The models table: spend, tokens and prices per million tokens, then the totals."""
-    per = f"{numbers.symbol} per million tokens"
+    """The models table: spend, tokens and prices per million weighted tokens, then the totals."""
+    per = f"{numbers.symbol} per million weighted tokens"
     head = ["Model", "Kind", "Spend", "Prompt tokens", "Completion tokens", "Requests"]
     prices = ["Declared", "Measured", "Recommended, input", "Recommended, output"]
     lines = [[*head, *(f"{p} ({per})" for p in prices)]]
@@ -132,9 +148,16 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     span = _span(statement)
     caption = f"Cost per team and component ({report.currency})"
     tables = [_table(team_lines(statement, numbers), 1, caption)]
+    caption = f"Budgets ({report.currency}) and use per team, {span}"
+    tables.append(_table(operating_lines(statement, numbers), 1, caption))
+    # Each explanation stands under the table that prints what it explains, when it does.
+    if any(u.occupancy_percent is not None for u in report.usage.values()):
+        tables.append(note(OCCUPANCY))
     if report.models and statement.team is None:
         caption = f"LLM models, {span} (spend in {report.currency})"
         tables.append(_table(model_lines(statement, numbers), 2, caption))
+        if any(m.declared is not None or m.measured is not None for m in report.models):
+            tables.append(note(WEIGHTED))
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
     tables += gpu_html(statement, numbers)

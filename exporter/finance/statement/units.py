@@ -3,57 +3,29 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
-from decimal import Decimal
-
-from babel.numbers import format_decimal
+from collections.abc import Sequence
 
 from exporter.finance.report.gpu_month import gpu_table, gpu_words, serving_of
-from exporter.finance.report.units import Formats, UnitTable, for_team, unit_tables
-from exporter.finance.statement import labels
+from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.units import (
+    Formats,
+    UnitTable,
+    capitalised,
+    for_team,
+    local_formats,
+    unit_tables,
+)
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 
-__all__ = ["WORDS", "gpu_html", "statement_formats", "table_html", "unit_tables_html"]
+__all__ = ["SNAPSHOTS", "gpu_html", "statement_formats", "table_html", "unit_tables_html"]
 
-# The unit tables' identifiers in people's words (kinds of model come from labels.KINDS).
-WORDS = {
-    "model": "GPU model",
-    "flavor": "Kueue flavor",
-    "config": "Configured price",
-    "price_build": "Built from its parts",
-    "opencost_charge": "OpenCost's charge",
-    "opencost_assets": "OpenCost's node assets",
-    "config_models": "Its models' configured prices",
-    "cluster_average": "Cluster average",
-    "flavor_price": "Its flavor's price",
-    "nameplate": "Nameplate",
-    "measured": "Measured",
-    "list price": "List price",
-    "configured": "Configured",
-}
+# Tables of an instant rather than of the month (left out of the statement).
+SNAPSHOTS = frozenset({"gpu_energy_now"})
 
 
 def statement_formats(numbers: Numbers) -> Formats:
     """The unit tables' figures as the statement prints its own."""
-
-    def pattern(text: str) -> Callable[[float | None], str]:
-        def formatted(value: float | None) -> str:
-            if value is None:
-                return ""
-            return str(format_decimal(Decimal(repr(value)), text, locale=numbers.locale))
-
-        return formatted
-
-    return Formats(
-        money=lambda v: "" if v is None else numbers.amount(round(Decimal(repr(v)), 2)),
-        fine=pattern("#,##0.0000"),
-        count=numbers.count,
-        ratio=lambda v: "" if v is None else numbers.percent(100 * v),
-        plain=pattern("#,##0.00"),
-        team=labels.team,
-        word=lambda w: WORDS.get(w, labels.kind(w)),
-    )
+    return local_formats(numbers)
 
 
 def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
@@ -67,7 +39,11 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     found: list[UnitTable] = unit_tables(
         units, report.currency, report.closed, statement_formats(numbers), serving_of(report)
     )
-    return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in found]
+    # The draw when the page was made is no figure of the month: a statement is the month's
+    # record, printed and filed, and one instant's watts would read as the month's. The
+    # dashboards and the text report show it live.
+    monthly = [t for t in found if t.key not in SNAPSHOTS]
+    return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in monthly]
 
 
 def gpu_html(statement: Statement, numbers: Numbers) -> list[str]:
@@ -91,7 +67,7 @@ def table_html(
         f'<div class="table" role="region" tabindex="0" aria-label="{html.escape(caption)}">'
         f"<table><caption>{html.escape(caption)}</caption><thead><tr>"
     ]
-    out += [f'<th scope="col">{html.escape(_capitalised(h))}</th>' for h in head]
+    out += [f'<th scope="col">{html.escape(capitalised(h))}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for row in rows:
         cells = [f'<th scope="row">{html.escape(row[0])}</th>']
@@ -101,8 +77,3 @@ def table_html(
         out.append(f"<tr>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
-
-
-def _capitalised(header: str) -> str:
-    # "kind" -> "Kind"; a unit spelled with its own capitals ("kWh", "g CO2e") stays as it is.
-    return header[:1].upper() + header[1:] if header[1:2].islower() else header

@@ -10,9 +10,9 @@ from decimal import Decimal
 
 from babel.numbers import format_decimal
 
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.weights import weight_table
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.units import statement_formats, table_html
 
 __all__ = ["weight_tables_html"]

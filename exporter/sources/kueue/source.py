@@ -16,13 +16,12 @@ comes back empty after holding queues, until a later read says the same.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import httpx
 
 from exporter.config.schema import KueueConfig
-from exporter.sources.checks import Emptiness, Tally, dedupe, refuse_dropped
+from exporter.sources.checks import Tally, dedupe, emptiness_of, refuse_dropped
 from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.kube_client import build_client
 from exporter.sources.kueue.clusterqueue import parse_cluster_queue
@@ -39,9 +38,6 @@ __all__ = [
     "fetch",
     "parse_cluster_queue",
 ]
-
-# What each client read last: a list empty after holding queues waits for a second read.
-_SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
 def fetch(client: httpx.Client, cfg: KueueConfig, shared: None, reading: Reading) -> KueueSnapshot:
@@ -63,7 +59,7 @@ def fetch(client: httpx.Client, cfg: KueueConfig, shared: None, reading: Reading
     # A quota row dropped would take its borrowed or lent share out of the money it moves.
     refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
     lists = {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
-    _SEEN.setdefault(client, Emptiness()).check(SOURCE, lists)  # empty after data: wait
+    emptiness_of(client).check(SOURCE, lists)  # empty after data: wait
     return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, count, label
-from exporter.sources.litellm.wire import money, shape
+from exporter.sources.litellm.wire import shape, spend
 
 __all__ = [
     "DAILY",
@@ -193,7 +193,7 @@ def metrics_of(raw: object) -> UsageMetrics:
     if not isinstance(raw, dict):
         raise BadRecord(MISSING_FIELD if raw is None else WRONG_TYPE, "breakdown metrics")
     return UsageMetrics(
-        spend=money(raw, "spend"),
+        spend=spend(raw),
         prompt_tokens=count(raw.get("prompt_tokens"), "prompt_tokens"),
         completion_tokens=count(raw.get("completion_tokens"), "completion_tokens"),
         requests=count(raw.get("api_requests"), "api_requests"),

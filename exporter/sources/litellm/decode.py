@@ -35,7 +35,9 @@ _Name = Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
 
 
 class _Metrics(msgspec.Struct, gc=False):
-    spend: _Money | None = None  # absent on older proxies: unknown, not zero
+    # Absent on older proxies: unknown, not zero. A `null` spend fails this strict pass, and the
+    # record-by-record one drops it (wire.spend).
+    spend: _Money | msgspec.UnsetType = msgspec.UNSET
     prompt_tokens: _Count | None = None
     completion_tokens: _Count | None = None
     api_requests: _Count | None = None
@@ -174,8 +176,9 @@ def _add_typed(into: dict[str, dict[str, Cell]], breakdown: _Breakdown) -> None:
 
 
 def _typed(raw: _Metrics) -> UsageMetrics:
+    spend = None if raw.spend is msgspec.UNSET else raw.spend
     return UsageMetrics(
-        raw.spend, raw.prompt_tokens or 0, raw.completion_tokens or 0, raw.api_requests or 0
+        spend, raw.prompt_tokens or 0, raw.completion_tokens or 0, raw.api_requests or 0
     )
 
 

@@ -18,10 +18,11 @@ Bodies are decoded with msgspec into typed structs (decode); what a refresh retu
 snapshot. Money is in `sources.litellm.currency`; the snapshot carries the exchange rate to the
 exporter's currency, applied where LiteLLM's figures enter the join (`LiteLLMSnapshot.converted`).
 
-A team or breakdown row with a bad number (NaN, negative, beyond the bounds in checks) is
-dropped and counted, and fails the refresh: its spend and tokens would be missing from every
-total (checks.refuse_dropped). A team list or a date's activity that comes back empty after
-holding data fails too, until a later read says the same (checks.Emptiness). Paging
+A team, breakdown or tag row with a bad number (NaN, negative, a string, beyond the bounds in
+checks) or a `null` spend is dropped and counted, and fails the refresh: its spend and tokens
+would be missing from every total (checks.refuse_dropped). A team list, a date's activity or
+the tag activity (empty, or the endpoint gone: 404) that comes back empty after holding data
+fails too, until a later read says the same (checks.Emptiness). Paging
 (wire.read_pages) stops at the announced page count plus one, and never passes 2000 pages.
 """
 
@@ -45,11 +46,12 @@ from exporter.files import read_regular_file
 from exporter.sources.checks import (
     Emptiness,
     Tally,
+    emptiness_of,
     refuse_dropped,
 )
 from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind
-from exporter.sources.litellm.by_day import read_dated
+from exporter.sources.litellm.by_day import Dated, read_dated
 from exporter.sources.litellm.cache import DAY, DailyCache, MonthDates, month_dates
 from exporter.sources.litellm.daily import (
     UNASSIGNED,
@@ -100,8 +102,6 @@ def build_client(
 # Closed days per client: the refresher keeps one client per source for the process's life, so a
 # restart (a new client) reads the month again.
 _CACHES: weakref.WeakKeyDictionary[httpx.Client, DailyCache] = weakref.WeakKeyDictionary()
-# What each client's reads held: a team list or a date empty after data waits for a second read.
-_SEEN: weakref.WeakKeyDictionary[httpx.Client, Emptiness] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -127,23 +127,25 @@ def fetch(
     to_ours, now = exchange_rate(cfg), reading.at
     dates = month_dates(now, reading.month.zone)
     cache = _CACHES.setdefault(client, DailyCache())
-    seen = _SEEN.setdefault(client, Emptiness())
+    seen = emptiness_of(client)
     tally, repaired_before = Tally(), cache.repairs
     try:
         teams = read_team_list(client, cfg.page_size, tally)
         refuse_dropped(SOURCE, tally, "teams")
+        tags, team_tags, tagged = _tags(client, shared, cfg, dates, tally)
+        # A tag record dropped would move spend between a dimension's values.
+        refuse_dropped(SOURCE, tally, "tag rows")
+        parts = {"the team list": bool(teams), **tagged}
         if reading.by_day:
             dated = read_dated(client, cfg, dates, tally)
             refuse_dropped(SOURCE, tally, "daily rows")
-            tags, team_tags = _tags(client, shared, cfg, dates, tally)
+            seen.check(SOURCE, {**parts, **_held(dates, dated)})
             whole = LiteLLMSnapshot(
                 teams, (), tally.frozen(), to_ours, dated=dated, tags=tags, team_tags=team_tags
             )
             return whole.as_of(reading)
-        teams_part = {"the team list": bool(teams)}
-        usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, teams_part))
+        usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, parts))
         refuse_dropped(SOURCE, tally, "daily rows")
-        tags, team_tags = _tags(client, shared, cfg, dates, tally)
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
     records = tuple(usage_records(usage, {t.team_id: t.alias for t in teams}))
@@ -154,23 +156,39 @@ def fetch(
     )
 
 
+_TAG_ACTIVITY = "the tag activity"
+
+
+def _held(dates: MonthDates, dated: Dated) -> dict[str, bool]:
+    """Whether each date of the month held any use (a date a keyed read found none on is not
+    in `dated` at all)."""
+    held = {day for day, usage in dated if usage}
+    days = (dates.start + DAY * n for n in range((dates.end - dates.start).days + 1))
+    return {f"the daily activity of {day}": day in held for day in days}
+
+
 def _tags(
     client: httpx.Client,
     shared: LiteLLMShared,
     cfg: LiteLLMConfig,
     dates: MonthDates,
     tally: Tally,
-) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
-    """Spend per request tag (and per team and tag), when a dimension reads tags; a proxy
-    without the endpoint has none."""
+) -> tuple[dict[str, float], dict[tuple[str, str], float], dict[str, bool]]:
+    """Spend per request tag (and per team and tag), when a dimension reads tags, and whether
+    the tag activity held any (for the emptiness check).
+
+    A proxy without the endpoint (404) has no tags; one whose endpoint answered with data
+    before is judged as an empty read after data: it waits for a second read to say the same.
+    """
     if not shared.reads_tags:
-        return {}, {}
+        return {}, {}, {}
     try:
-        return read_tag_spend(client, cfg, dates, tally)
+        tags, team_tags = read_tag_spend(client, cfg, dates, tally)
     except UpstreamStatusError as exc:
         if exc.status == 404:
-            return {}, {}
+            return {}, {}, {_TAG_ACTIVITY: False}
         raise
+    return tags, team_tags, {_TAG_ACTIVITY: bool(tags)}
 
 
 def exchange_rate(cfg: LiteLLMConfig) -> float:
@@ -207,9 +225,9 @@ def _month_usage(
 ) -> Iterable[Usage]:
     """The month's use, from the dates that can still change, read one by one, plus the kept.
 
-    A date read again that had use and now has none, or the team list (`seen[1]`, what it
-    held), waits for a second read before anything keeps it: both are judged at once, so one
-    later read confirms both.
+    A date read again that had use and now has none, or the team list or tag activity
+    (`seen[1]`, what they held), waits for a second read before anything keeps it: all are
+    judged at once, so one later read confirms them all.
     """
     emptiness, parts = seen
     start = cache.read_from(dates, now, cfg.reconcile_interval)

@@ -5,7 +5,10 @@ The endpoint has the shape of `/team/daily/activity` with the tag as the entity:
 rows, so one date may sit on two pages; spend is only ever summed, so that does no harm. A
 request with several tags counts under each one, which the ledger allows for (a dimension's
 tagged share of LLM spend is capped at the whole). Read only when a dimension names a
-`litellm_tag_prefix`; a tag with a bad spend is dropped and counted.
+`litellm_tag_prefix`. A tag whose spend is missing, `null` or bad, and an API-key breakdown
+entry that does not parse (its team or its spend), are dropped and counted; the source then
+refuses the read (checks.refuse_dropped), so the dimension split stays at its last complete
+figures rather than being recomputed without them.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from typing import Any
 import httpx
 
 from exporter.config.sources import LiteLLMConfig
-from exporter.sources.checks import WRONG_TYPE, BadRecord, Tally, label
+from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, label
 from exporter.sources.litellm.cache import MonthDates
-from exporter.sources.litellm.wire import money, read_pages, shape
+from exporter.sources.litellm.wire import read_pages, shape, spend
 
 __all__ = ["TAG_DAILY", "read_tag_spend", "tag_spend"]
 
@@ -39,10 +42,10 @@ def read_tag_spend(
     by_team: dict[tuple[str, str], float] = defaultdict(float)
     for body in read_pages(client, TAG_DAILY, params, top=False):
         page, teams = tag_spend(body, tally)
-        for tag, spend in page.items():
-            totals[tag] += spend
-        for key, spend in teams.items():
-            by_team[key] += spend
+        for tag, amount in page.items():
+            totals[tag] += amount
+        for key, amount in teams.items():
+            by_team[key] += amount
     return dict(totals), dict(by_team)
 
 
@@ -63,12 +66,12 @@ def tag_spend(
             continue
         for tag, entity in entities.items():
             try:
-                spend = _spend(tag, entity)
+                tag_total = _spend(tag, entity)
             except BadRecord as exc:
                 tally.drop(exc)
                 continue
-            out[tag] += spend
-            for team, part in _by_team(tag, entity).items():
+            out[tag] += tag_total
+            for team, part in _by_team(tag, entity, tally).items():
                 by_team[(team, tag)] += part
     return dict(out), dict(by_team)
 
@@ -80,24 +83,45 @@ def _spend(tag: object, entity: object) -> float:
     metrics = entity.get("metrics") if isinstance(entity, dict) else None
     if not isinstance(metrics, dict):
         raise BadRecord(WRONG_TYPE, f"tag {tag[:60]!r}: metrics is not an object")
-    return money(metrics, "spend") or 0.0
+    value = spend(metrics)
+    if value is None:  # the endpoint is newer than spend: a tag without one is a broken row
+        raise BadRecord(MISSING_FIELD, f"tag {tag[:60]!r}: no spend")
+    return value
 
 
-def _by_team(tag: str, entity: Any) -> dict[str, float]:
-    """A tag's spend per team id, from its API-key breakdown; metadata, so a key whose team or
-    spend does not parse is left out (the tag's own total above stays whole)."""
+def _by_team(tag: str, entity: Any, tally: Tally) -> dict[str, float]:
+    """A tag's spend per team id, from its API-key breakdown; an entry whose team or spend
+    does not parse is dropped and counted (the split by team would be short without it)."""
     keys = entity.get("api_key_breakdown")
+    if keys is not None and not isinstance(keys, dict):
+        tally.drop(BadRecord(WRONG_TYPE, f"tag {tag[:60]!r}: api_key_breakdown is not an object"))
+        return {}
     out: dict[str, float] = defaultdict(float)
-    for part in keys.values() if isinstance(keys, dict) else ():
-        metadata = part.get("metadata") if isinstance(part, dict) else None
-        team = metadata.get("team_id") if isinstance(metadata, dict) else None
-        metrics = part.get("metrics") if isinstance(part, dict) else None
-        if team is not None and (not isinstance(team, str) or len(team) > 1000):
-            continue
+    for part in (keys or {}).values():
         try:
-            spend = money(metrics, "spend") if isinstance(metrics, dict) else None
-        except BadRecord:
+            team, value = _key_part(tag, part)
+        except BadRecord as exc:
+            tally.drop(exc)
             continue
-        if spend:
-            out[team or ""] += spend
+        if value:
+            out[team] += value
     return dict(out)
+
+
+def _key_part(tag: str, part: object) -> tuple[str, float | None]:
+    """One API key's (team id, spend) under a tag ("" for a key with no team)."""
+    where = f"tag {tag[:60]!r}: an API key"
+    if not isinstance(part, dict):
+        raise BadRecord(WRONG_TYPE, f"{where} is not an object")
+    metadata = part.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise BadRecord(WRONG_TYPE, f"{where}: metadata is not an object")
+    team = (metadata or {}).get("team_id")
+    if team is not None and not isinstance(team, str):
+        raise BadRecord(WRONG_TYPE, f"{where}: team_id is not a string")
+    if team:
+        label(team, f"{where}: team_id")
+    metrics = part.get("metrics")
+    if metrics is not None and not isinstance(metrics, dict):
+        raise BadRecord(WRONG_TYPE, f"{where}: metrics is not an object")
+    return team or "", spend(metrics or {})

@@ -7,7 +7,14 @@ import httpx
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
 from exporter.sources.checks import MISSING_FIELD, WRONG_TYPE, BadRecord, Tally, dedupe, label
 from exporter.sources.litellm.snapshot import TeamBudget
-from exporter.sources.litellm.wire import SOURCE, money, parse_timestamp, read_pages, shape
+from exporter.sources.litellm.wire import (
+    SOURCE,
+    money,
+    parse_timestamp,
+    read_pages,
+    shape,
+    spend,
+)
 
 __all__ = ["TEAM_LIST", "read_team_list"]
 
@@ -63,7 +70,7 @@ def _team(item: object) -> TeamBudget:
     return TeamBudget(
         team_id=team_id,
         alias=alias if isinstance(alias, str) else None,
-        spend=money(item, "spend"),
+        spend=spend(item),  # null: a bad record, never a budget series gone
         max_budget=money(item, "max_budget"),
         soft_budget=money(item, "soft_budget"),
         budget_reset_at=reset_at,

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import httpx
 
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamTooLarge
-from exporter.sources.checks import MAX_COST, number
+from exporter.sources.checks import MAX_COST, MISSING_FIELD, BadRecord, number
 from exporter.sources.http import get_json, get_text
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "read_pages",
     "read_text_pages",
     "shape",
+    "spend",
 ]
 
 SOURCE = "litellm"
@@ -112,6 +113,17 @@ def money(item: Mapping[str, Any], key: str) -> float | None:
     # Spend and budgets are never negative; None (null) is "not set", never 0.
     value = item.get(key)
     return None if value is None else number(value, key, low=0.0, high=MAX_COST)
+
+
+def spend(item: Mapping[str, Any], key: str = "spend") -> float | None:
+    """A spend: absent is unknown (an older proxy sends none); a `null` one is a bad record.
+
+    LiteLLM writes every spend it tracks as a number (0.0 before any use), so a `null` is a
+    broken row, and reading it as zero or as "not set" would serve a total without it.
+    """
+    if key in item and item[key] is None:
+        raise BadRecord(MISSING_FIELD, f"{key} is null")
+    return money(item, key)
 
 
 def shape(path: str, expected: str, got: object) -> UpstreamPayloadError:

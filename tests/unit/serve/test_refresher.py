@@ -20,8 +20,8 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamUnavailable,
 )
-from exporter.exposition.catalogue.costs import TEAM_BUDGET
-from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND
+from exporter.exposition.catalogue.costs import TEAM_BUDGET, TEAM_COST_MONTH_TO_DATE
+from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND, LLM_COST_PER_TOKEN
 from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
 from exporter.exposition.series.health import build_error_samples
@@ -352,3 +352,40 @@ def test_a_retry_after_is_capped_and_carried_to_a_new_refresher() -> None:
 def _rebuilt(refresher: Refresher) -> str:
     refresher.rebuild()
     return refresher.exposition.text.decode()
+
+
+def test_a_failing_render_drops_the_components_of_a_stale_source_from_every_family(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Before: the team month to date is OpenCost's family, so its LLM components stayed
+    # served as current until OpenCost's max_staleness, long after LiteLLM's had passed.
+    now, hostile = [FIXED_NOW], [False]
+
+    def build(records: Mapping[str, object], at: datetime) -> Iterable[Sample]:
+        team = "bad\udc80name" if hostile[0] else "t"  # a name no exposition can carry
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, 10.0, team=team, component="cpu")
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, 4.0, team="t", component="llm_external")
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, -2.0, team="t", component="llm_serving")
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, 2.0, team="u", component="llm_serving")
+        yield Sample.of(TEAM_COST_MONTH_TO_DATE, 1.0, team="u", component="borrowed")
+        yield Sample.of(LLM_COST_PER_TOKEN, 0.5, model="m", basis="measured")
+
+    sources = [
+        Source("opencost", interval=1, max_staleness=600, fetch=lambda at: 1.0),
+        Source("litellm", interval=1, max_staleness=60, fetch=lambda at: 1.0),
+        Source("kueue", interval=1, max_staleness=600, fetch=lambda at: 1.0),
+    ]
+    refresher = Refresher(sources, build, clock=lambda: now[0])
+    assert refresher.refresh_all()
+    hostile[0], now[0] = True, now[0] + timedelta(seconds=61)
+    with caplog.at_level(logging.ERROR):
+        refresher.refresh_all()
+    text = refresher.exposition.text.decode()
+    served = [line for line in text.splitlines() if line.startswith("chargeback_team_cost_")]
+    assert served == [
+        'chargeback_team_cost_month_to_date{component="cpu",team="t"} 10.0',
+        'chargeback_team_cost_month_to_date{component="borrowed",team="u"} 1.0',
+    ]
+    assert "chargeback_llm_cost_per_token{" not in text  # built from LiteLLM's tokens too
+    assert 'chargeback_source_up{source="litellm"} 0.0' in text
+    assert 'chargeback_source_up{source="opencost"} 1.0' in text

@@ -50,3 +50,26 @@ def test_artefacts_are_rendered_again_at_most_once_a_minute(
     assert artefacts.render_if_due(chargeback) and artefacts.pages == {"s": b"2"}
     assert not artefacts.render_if_due(chargeback), "nothing new since"
     assert made == [FIXED_NOW.isoformat()] * 2
+
+
+def test_a_page_without_content_is_rendered_again_at_the_next_join(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first joins after a start may come before OpenCost's costs: the page is b"" then,
+    # and must be drawn at the first join with costs, not a minute later.
+    made: list[bytes] = [b"", b"", b"statement"]
+
+    def page(config: Config, chargeback: Chargeback) -> bytes:
+        return made.pop(0)
+
+    spec = _Spec(_config("http://127.0.0.1:9"), "config", CLOCK, 0, {"s": page})
+    monkeypatch.setattr("exporter.serve.worker.time.monotonic", lambda: 1000.0)
+    reading = Reading.open(FIXED_NOW, ZoneInfo("UTC"))
+    chargeback = Chargeback(reading=reading, budgets={}, units=UnitEconomics())
+    artefacts = _Artefacts(spec)
+    for expected in (b"", b"", b"statement"):
+        artefacts.outdated = True
+        assert artefacts.render_if_due(chargeback) and artefacts.pages == {"s": expected}
+    assert artefacts.rendered
+    artefacts.outdated = True
+    assert not artefacts.render_if_due(chargeback), "content: the minute's pause holds"

@@ -60,7 +60,7 @@ def test_the_month_by_product_foots_to_the_teams_total() -> None:
         },
         "total": 860.0,
     }
-    assert format_report(product, "table").splitlines()[3].startswith("product ")
+    assert format_report(product, "table").splitlines()[3].startswith("Product ")
     assert [r.by for r in dimension_reports(chargeback, teams)] == ["product", "environment"]
 
 

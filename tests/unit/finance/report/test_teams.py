@@ -5,15 +5,17 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exporter.calendar import Month
 from exporter.finance.report.teams import (
+    Measure,
     TeamUsage,
     period_hours,
+    printed_usage,
     team_usage,
-    usage_cells,
     usage_json,
-    usage_total_cells,
 )
 from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.gpus import TeamIdleGpuHours
@@ -84,12 +86,14 @@ def test_figures_per_team_worked_by_hand() -> None:
 
 def test_cells_totals_and_json() -> None:
     usage = team_usage(_chargeback())
-    assert usage_cells(usage["research"]) == ["1,116.00", "100.00", "75.0", "2.00", "1,750"]
-    assert usage_cells(usage["research"], ".2f") == ["1116.00", "100.00", "75.0", "2.00", "1750"]
-    assert usage_cells(None) == ["", "", "", "", ""]
     rows = [usage["research"], usage["vision"], None, usage[OTHER]]
+    printed = printed_usage(rows)
+    assert printed.rows[0] == ("1116.00", "100.00", "75.0", "2.00", "1750")
+    assert printed.rows[2] == ("", "", "", "", "")
     # 1116 + 744 + 10 GPU-hours; 100 + 6 idle; 2 + 4 GPUs; 1750 + 15 tokens.
-    assert usage_total_cells(rows) == ["1,870.00", "106.00", "", "6.00", "1,765"]
+    assert printed.total == ("1870.00", "106.00", "", "6.00", "1765")
+    grouped = printed_usage(rows, _grouped)
+    assert grouped.rows[0] == ("1,116.00", "100.00", "75.0", "2.00", "1,750")
     assert usage_json(usage["vision"]) == {
         "gpu_hours": 744.0,
         "idle_gpu_hours": None,
@@ -105,3 +109,32 @@ def test_the_month_to_date_counts_the_hours_so_far() -> None:
     # 36 GPU-hours of 3 x 24 = 72: 50 %.
     assert usage.occupancy_percent == pytest.approx(50.0)
     assert TeamUsage(gpu_hours=1.0, guaranteed_gpus=0.0, hours=24.0).occupancy_percent is None
+
+
+def _grouped(measure: Measure, value: float) -> str:
+    if measure is Measure.PERCENT:
+        return format(value, ",.1f")
+    return format(value, "," if measure is Measure.COUNT else ",.2f")
+
+
+def test_gpu_hours_foot_to_their_printed_total() -> None:
+    # Each row rounded alone prints 100.01 + 100.01 + 65.52 = 265.54 over a total of 265.53
+    # (the exact sum, 265.525, rounded once): the largest remainders take the hundredths the
+    # total has, ties to the earlier row, as money's footing does.
+    rows = [TeamUsage(gpu_hours=h) for h in (100.005, 100.005, 65.515)]
+    printed = printed_usage(rows)
+    cells = [r[0] for r in printed.rows]
+    assert printed.total[0] == "265.53"
+    assert cells == ["100.01", "100.01", "65.51"]
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0, 10_000, allow_nan=False)), max_size=12))
+def test_every_amount_column_foots(hours: list[float | None]) -> None:
+    rows = [None if h is None else TeamUsage(gpu_hours=h, guaranteed_gpus=h) for h in hours]
+    printed = printed_usage(rows)
+    for column in (0, 3):
+        cells = [r[column] for r in printed.rows if r[column]]
+        total = printed.total[column]
+        assert (total == "") is (not cells)
+        if cells:
+            assert sum(round(float(c) * 100) for c in cells) == round(float(total) * 100)

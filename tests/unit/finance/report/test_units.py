@@ -67,28 +67,31 @@ def test_every_figure_is_in_the_json() -> None:
     data = json.loads(format_report(_report(), "json"))["unit_economics"]
     assert data == unit_json(UNITS)
     (build,) = data["gpu_price_builds"]
-    assert build["capex_per_node_hour"] == 4.439371
-    assert build["energy_per_node_hour"] == 0.4704
-    assert round(build["node_per_hour"], 2) == 5.61
-    assert round(build["price_per_gpu_hour"], 2) == 1.40
+    assert build["capex_per_node_hour"] == 4.44
+    assert build["energy_per_node_hour"] == 0.47
+    assert build["node_per_hour"] == 5.61
+    # A GPU-hour's price to four decimals, as printed: 1.4024 is not 1.40.
+    assert build["price_per_gpu_hour"] == 1.4024
     assert data["gpu_prices"][0] == {
         "kind": "model",
         "name": H100,
-        "price_per_gpu_hour": 1.402443,
+        "price_per_gpu_hour": 1.4024,
         "source": "price_build",
         "opencost_price_per_gpu_hour": 1.4,
     }
     assert data["gpu_prices"][1]["opencost_price_per_gpu_hour"] is None
     (model,) = data["llm_models"]
-    assert model["measured_per_million_tokens"] == 0.777778
+    # Each figure to the digits it is printed with (11.432873 was unrounded).
+    assert model["measured_per_million_tokens"] == 0.78
     assert model["declared_per_million_tokens"] == 0.4
-    assert model["measured_per_request"] == 0.001556
+    assert model["measured_per_request"] == 0.0016
     research, vision = data["llm_teams"]
-    assert (research["per_million_tokens"], research["per_request"]) == (0.777778, 0.001556)
-    # vision: 0.65 over 120,000 tokens = 5.416667 per million; 0.01625 a request.
-    assert (vision["per_million_tokens"], vision["per_request"]) == (5.416667, 0.01625)
-    assert data["build_or_buy"]["models"][0]["break_even_ratio"] == 0.177778
-    assert data["build_or_buy"]["models"][0]["break_even_utilisation"] == 0.071111
+    assert (research["per_million_tokens"], research["per_request"]) == (0.78, 0.0016)
+    # vision: 0.65 over 120,000 tokens = 5.416667 per million; 0.01625 a request, to four
+    # decimals as the text prints it (halves to even).
+    assert (vision["per_million_tokens"], vision["per_request"]) == (5.42, 0.0162)
+    assert data["build_or_buy"]["models"][0]["break_even_ratio"] == 0.178
+    assert data["build_or_buy"]["models"][0]["break_even_utilisation"] == 0.071
     assert data["gpu_energy_now"][0]["co2e_grams_per_hour"] == 980.0
 
 
@@ -96,13 +99,13 @@ def test_the_text_prints_them_for_people() -> None:
     text = format_report(_report(), "table")
     assert not re.search(r"\de[-+]\d", text.split("GPU-hour prices applied")[1])
     # Which price governed, to four decimals, beside what OpenCost charged.
-    price = next(ln for ln in text.splitlines() if ln.startswith("model") and H100 in ln)
-    assert price.split()[-3:] == ["1.4024", "price_build", "1.4000"]
-    build = next(ln for ln in text.splitlines() if "nameplate" in ln)
-    assert build.split()[-5:] == ["4.44", "0.47", "0.70", "5.61", "1.40"]
+    price = next(ln for ln in text.splitlines() if H100 in ln and "1.4024" in ln)
+    assert "Built from its parts" in price and price.split()[-1] == "1.4000"
+    build = next(ln for ln in text.splitlines() if "Nameplate" in ln)
+    assert build.split()[-5:] == ["4.44", "0.47", "0.70", "5.61", "1.4024"]
     team_row = next(ln for ln in text.splitlines() if ln.startswith("research  llama"))
     assert team_row.split()[-5:] == ["7,200,000", "3,600", "5.60", "0.78", "0.0016"]
-    even = next(ln for ln in text.splitlines() if ln.startswith("llama-3-70b  list price"))
+    even = next(ln for ln in text.splitlines() if ln.startswith("llama-3-70b  List price"))
     assert even.split()[-8:] == ["5.60", "31.50", "17.8", "%", "40.0", "%", "7.1", "%"]
     energy = next(ln for ln in text.splitlines() if ln.startswith("research") and "980" in ln)
     assert energy.split() == ["research", "2,800.00", "3.92", "0.47", "980.00"]
@@ -115,7 +118,7 @@ def test_a_closed_month_leaves_out_the_draw_of_today() -> None:
     # Today's utilisation is no figure of a closed month; the cost ratio is.
     (even,) = data["build_or_buy"]["models"]
     assert even["utilisation"] is None and even["break_even_utilisation"] is None
-    assert even["break_even_ratio"] == 0.177778
+    assert even["break_even_ratio"] == 0.178
     assert "GPU power and energy" not in format_report(closed, "table")
     assert [t.key for t in unit_tables(UNITS, "EUR", closed=True)][:2] == [
         "gpu_prices",

@@ -95,11 +95,11 @@ def test_the_text_prints_them_for_people() -> None:
     assert "Completion weight per self-hosted model" in text
     (llama,) = [line for line in text.splitlines() if line.startswith("llama-70b")]
     assert llama.split() == [
-        *("llama-70b", "measured", "80.00", "3.00", "80.00"),
+        *("llama-70b", "Measured", "80.00", "3.00", "80.00"),
         *("0.200", "16.000", "1,200"),
     ]
     (mistral,) = [line for line in text.splitlines() if line.startswith("mistral-7b")]
-    assert "configured: too few requests measured" in mistral
+    assert "Configured: too few requests measured" in mistral
     assert "75.00" in mistral and "0.100" in mistral and "7.500" in mistral
     assert not re.search(r"\de[-+]?\d", text)
 
@@ -111,7 +111,7 @@ def test_vllm_unread_says_so() -> None:
     rows = _by_model(json.loads(format_report(down, "json"))["llm_completion_weights"])
     assert rows["llama-70b"]["fallback_reason"] == "source_down"
     assert rows["llama-70b"]["applied"] == 3.0 and rows["llama-70b"]["measured"] is None
-    assert "configured: vLLM's Prometheus not read" in format_report(down, "table")
+    assert "Configured: vLLM's Prometheus not read" in format_report(down, "table")
 
 
 def test_no_self_hosted_model_prints_no_table() -> None:

@@ -10,10 +10,10 @@ from babel import Locale
 
 from exporter.config.schema import Config
 from exporter.finance.report.figures import build_report, model_rows
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.operations import with_operations
 from exporter.finance.statement.figures import Statement, build_statement, for_team
 from exporter.finance.statement.html import statement_html
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.served import render_statement, statement_artefact
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.backlog import Entry, backlog
@@ -142,7 +142,7 @@ def test_llm_spend_per_team_foots_to_the_model_table() -> None:
         assert set(spend.values()) == {"3.33", "3.34"}
         assert sum(Decimal(v) for v in spend.values()) == Decimal("10.00")
     # The model table prints 10.00 for each, and the chart's cells add up to that.
-    models = read_page(page)["tables"][1]
+    models = read_page(page)["tables"][2]
     assert [row[2] for row in models[1:]] == ["10.00", "10.00", "20.00"]
 
 
@@ -170,7 +170,9 @@ def test_no_borrowing_and_no_budgets_say_so() -> None:
     page = _statement(_chargeback(month=month, budgets={}))
     assert "No quota was borrowed or lent this month." in page
     assert "No budgets are configured." in page
-    assert set(read_page(page)["charts"]) == {"teams", "idle"}
+    # Nothing idle: no chart of where it went, a sentence instead.
+    assert "No idle capacity this month." in page
+    assert set(read_page(page)["charts"]) == {"teams"}
 
 
 def test_render_statement_needs_cost_data() -> None:
@@ -200,7 +202,8 @@ def test_the_team_table_has_the_operating_columns_and_the_backlog_its_tables() -
         build_report(chargeback.month, "EUR", "2026-11", chargeback.budgets), chargeback
     )
     page = statement_html(build_statement(report, chargeback, _config()), NUMBERS)
-    teams, unallocated, fallback = read_page(page)["tables"]
+    costs, teams, unallocated, fallback = read_page(page)["tables"]
+    assert [row[0] for row in costs] == [row[0] for row in teams]
     assert teams[0][-5:] == [
         "GPU-hours",
         "Idle GPU-hours",
@@ -216,8 +219,8 @@ def test_the_team_table_has_the_operating_columns_and_the_backlog_its_tables() -
     assert fallback[1] == ["default", "cronjob:etl", "research (part_of)", "2.50"]
     # A team's page has its row and its part of the backlog: the fallback row placed on it.
     statement = for_team(build_statement(report, chargeback, _config()), "research")
-    teams, fallback = read_page(page_of(statement))["tables"]
-    assert [row[0] for row in teams[1:]] == ["research"]
+    costs, teams, fallback = read_page(page_of(statement))["tables"]
+    assert [row[0] for row in costs[1:]] == [row[0] for row in teams[1:]] == ["research"]
     assert '<p class="label">GPU-hours</p><p class="value">1,002.75</p>' in page_of(statement)
     assert fallback[1:] == [
         ["default", "cronjob:etl", "research (part_of)", "2.50"],

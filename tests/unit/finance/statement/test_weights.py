@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from babel import Locale
 
+from exporter.finance.report.numbers import Numbers
 from exporter.finance.statement.figures import Statement
-from exporter.finance.statement.numbers import Numbers
 from exporter.finance.statement.weights import weight_tables_html
 from tests.conftest import FIXED_NOW
 from tests.unit.finance.report.test_weights import report

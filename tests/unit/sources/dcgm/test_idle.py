@@ -14,7 +14,7 @@ import pytest
 from exporter.config.schema import Config
 from exporter.errors import RecordsDropped, UpstreamPayloadError, UpstreamStatusError
 from exporter.exposition.catalogue.gpus import (
-    TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE,
+    TEAM_GPU_IDLE_SECONDS_MONTH_TO_DATE,
     TEAM_GPU_WASTE_COST_MONTH_TO_DATE,
 )
 from exporter.exposition.series.gpus import idle_gpu_samples
@@ -240,13 +240,14 @@ def test_month_waste_prices_each_models_hours_and_leaves_unpriced_teams_out() ->
     price = model_price({H100: 2.0, "nvidia a30": 0.8})
     samples = idle_gpu_samples(idle_gpu_hours(snapshot, _attributor(), price) or ())
     got = {(s.family, dict(s.labels)["team"]): s.value for s in samples}
-    hours, cost = TEAM_GPU_IDLE_HOURS_MONTH_TO_DATE, TEAM_GPU_WASTE_COST_MONTH_TO_DATE
+    # Exposed in GPU-seconds: 3,600 per idle GPU-hour.
+    seconds, cost = TEAM_GPU_IDLE_SECONDS_MONTH_TO_DATE, TEAM_GPU_WASTE_COST_MONTH_TO_DATE
     assert got == pytest.approx(
         {
-            (hours, "alpha"): 29.5,
+            (seconds, "alpha"): 29.5 * 3600,
             (cost, "alpha"): 27 * 2.0 + 2.5 * 0.8,
-            (hours, "beta"): 5.0,
-            (hours, "gamma"): 0.0,
+            (seconds, "beta"): 5.0 * 3600,
+            (seconds, "gamma"): 0.0,
             (cost, "gamma"): 0.0,
         }
     )

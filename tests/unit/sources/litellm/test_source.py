@@ -448,6 +448,7 @@ def test_bad_daily_payloads_raise_payload_error(body: Any) -> None:
         (_entry({"spend": float("nan")}), "non_finite"),
         (_entry({"spend": -0.5}), "out_of_range"),
         (_entry({"spend": 1e308}), "out_of_range"),
+        (_entry({"spend": None}), "missing_field"),  # null is a broken row, never zero
     ],
 )
 def test_one_bad_daily_row_is_dropped_and_counted(entry: Any, reason: str) -> None:
@@ -569,6 +570,8 @@ def test_last_page_with_has_more_is_a_short_read() -> None:
     [
         ({"team_id": "x", "spend": float("nan")}, "non_finite"),
         ({"team_id": "x", "spend": -1}, "out_of_range"),
+        # A null budget spend once removed the team's budget series with the source up.
+        ({"team_id": "x", "spend": None}, "missing_field"),
         ({"team_id": "x", "max_budget": 1e308}, "out_of_range"),
         ({"team_id": "x", "soft_budget": "80"}, "wrong_type"),
         ({"team_alias": "no id"}, "missing_field"),
@@ -582,3 +585,34 @@ def test_one_bad_team_is_dropped_counted_and_fails_the_read(
     with pytest.raises(RecordsDropped) as err:
         _fetch(Proxy([_teams_page([team, _t("good")], total=2)], {}))
     assert err.value.dropped == {reason: 1} and err.value.reason == "malformed"
+
+
+# --- null spend ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("aggregated", [True, False])
+def test_a_null_spend_in_the_daily_activity_fails_the_read(aggregated: bool) -> None:
+    # The strict decoder refuses the null, and the record-by-record pass drops and counts it.
+    daily: dict[str | None, list[dict[str, Any]]] = {
+        None: [
+            _activity(
+                [
+                    _day(
+                        "2026-11-19",
+                        {"team-a": _entry({**_metrics(None, 1, 1, 1), "spend": None})},
+                        {"gpt-4o": _entry(_metrics(1.0, 1, 1, 1))},
+                    )
+                ]
+            )
+        ]
+    }
+    with pytest.raises(RecordsDropped) as err:
+        _fetch(Proxy(TEAMS, daily, aggregated=aggregated))
+    # The scripted proxy answers each date of the month alike: one drop per date read.
+    assert set(err.value.dropped) == {"missing_field"}
+
+
+def test_an_absent_spend_stays_unknown_not_dropped() -> None:
+    # An older proxy sends no spend at all: unknown, as before.
+    snap = _fetch(Proxy(TEAMS, SPLIT_DAILY))
+    assert {u.spend for u in snap.usage if u.team_id == "c0a8d9e3-search"} == {None}

@@ -1,4 +1,5 @@
-"""The statement's numbers in the configured locale: money, counts, prices per million tokens.
+"""The text report's and the statement's numbers in the configured locale: money, counts,
+prices per million tokens.
 
 Babel formats with the Unicode CLDR's conventions (`7.400,98 €` in es-ES, `€7,400.98` in en-IE),
 never in scientific notation. Without `report.locale`, the locale is the main language of the
@@ -72,6 +73,10 @@ class Numbers:
     def per_million(self, per_token: float) -> str:
         """A cost per token as the cost of a million tokens, never in scientific notation."""
         return str(format_decimal(Decimal(repr(per_token)) * 1_000_000, _PRICE, locale=self.locale))
+
+    def one_decimal(self, value: float) -> str:
+        """A figure to one decimal, rounded as `format(value, ".1f")` rounds it: `105,8`."""
+        return str(format_decimal(Decimal(format(value, ".1f")), "#,##0.0", locale=self.locale))
 
     def percent(self, value: float) -> str:
         """A percentage with one decimal: `1,7 %`."""

@@ -1,7 +1,7 @@
-"""What the statement calls things: people's words for the ledger's identifiers.
+"""What the text report and the statement call things: people's words for the identifiers.
 
 The identifiers (`__idle__`, `idle_share`, `budget_gpu`) stay in the CSV, the JSON and the
-FOCUS export, where tools read them; the page says what they mean.
+FOCUS export, where tools read them; the text table and the page say what they mean.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
 
-__all__ = ["COMPONENTS", "KINDS", "component", "kind", "team"]
+__all__ = ["COMPONENTS", "KINDS", "WORDS", "component", "kind", "team", "word"]
 
 TEAMS: Mapping[str, str] = {
     IDLE: "Idle capacity",
@@ -39,6 +39,31 @@ KINDS: Mapping[str, str] = {
     "gpu": "GPU",
     "llm": "LLM",
 }
+
+
+# The unit tables' identifiers in people's words (kinds of model come from KINDS).
+WORDS: Mapping[str, str] = {
+    "model": "GPU model",
+    "flavor": "Kueue flavor",
+    "config": "Configured price",
+    "price_build": "Built from its parts",
+    "opencost_charge": "OpenCost's charge",
+    "opencost_assets": "OpenCost's node assets",
+    "config_models": "Its models' configured prices",
+    "cluster_average": "Cluster average",
+    "flavor_price": "Its flavor's price",
+    "nameplate": "Nameplate",
+    "measured": "Measured",
+    "list price": "List price",
+    "configured": "Configured",
+    "unallocated": "Unallocated",
+    "fallback": "Fallback key",
+}
+
+
+def word(name: str) -> str:
+    """An identifier of a unit table (a price's source, a power basis, a kind) in words."""
+    return WORDS.get(name, kind(name))
 
 
 def team(name: str) -> str:

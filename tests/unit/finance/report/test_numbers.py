@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from exporter.config.schema import Config
-from exporter.finance.statement.numbers import Numbers, statement_locale
+from exporter.finance.report.numbers import Numbers, statement_locale
 
 
 @pytest.mark.parametrize(
