@@ -10,6 +10,8 @@ Faults, by name (`FaultProxy.fault`):
 - ``500``, ``502``, ``401``, ``403``: that status with a short body;
 - ``429``: Too Many Requests with `Retry-After: <retry_after>`, `limit` times, then pass;
 - ``truncated``: the promised Content-Length, half the body, then the connection closes;
+- ``cut``: the body cut at the line boundary nearest its middle, sent whole with its own
+  Content-Length: a truncated read that still parses (a one-line JSON body becomes empty);
 - ``types``: every JSON number becomes a one-item list (DCGM text: every value becomes ``x``);
 - ``nonfinite``: every JSON number and every DCGM value becomes NaN;
 - ``empty``: every list in a JSON body becomes empty (DCGM text: only its comments stay);
@@ -51,6 +53,7 @@ FAULTS = (
     "403",
     "429",
     "truncated",
+    "cut",
     "types",
     "nonfinite",
     "empty",
@@ -216,6 +219,8 @@ def _paged(path: str, fault: str) -> str:
 
 
 def _spoil(body: bytes, fault: str, headers: dict[str, str]) -> bytes:
+    if fault == "cut":
+        return _cut(body)
     if fault == "nested":
         return b'{"a":' * 100_000 + body + b"}" * 100_000
     if fault == "not_utf8":
@@ -255,3 +260,9 @@ def _spoil_text(text: str, fault: str) -> str:
             line = line.rsplit(" ", 1)[0] + " " + replacement  # the value is the last field
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _cut(body: bytes) -> bytes:
+    """The lines that end before the body's middle: what a writer stopped halfway had sent."""
+    at = body.rfind(b"\n", 0, len(body) // 2)
+    return body[: at + 1] if at >= 0 else b""

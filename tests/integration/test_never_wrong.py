@@ -15,7 +15,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,7 +24,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from chargeback_demo import fake_kube
+from chargeback_demo import fake_dcgm, fake_kube
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.faultproxy import FaultProxy
 from chargeback_demo.httpfake import FakeServer
@@ -108,26 +108,39 @@ def _config(
     data: dict[str, Any] = demo_config_dict(urls, secrets)
     for name in SOURCES:
         data["sources"][name]["timeout"] = "2s"
+    if "dcgm2" in urls:  # a second node's dcgm-exporter, listed after the demo node's
+        data["sources"]["dcgm"]["urls"].append(urls["dcgm2"] + "/metrics")
     data["sources"]["litellm"]["page_size"] = 2  # three teams: two pages
     if change is not None:
         change(data)
     return Config.model_validate(data)
 
 
+# A second GPU node with a single GPU, held by research's training job as the demo node's GPU 0.
+SECOND_NODE = replace(CLUSTER, node="gpu-node-2", gpu_count=1)
+
+
 @pytest.fixture
 def pair_of(stack: DemoStack) -> Iterator[Callable[..., Pair]]:
-    """Build a Pair: `change` edits both configs, `faulted_urls` moves the faulted one."""
+    """Build a Pair: `change` edits both configs, `faulted_urls` moves the faulted one;
+    `second_node` lists a second dcgm-exporter (proxied as "dcgm2") after the demo node's."""
     made: list[Pair] = []
+    second_dcgm = FakeServer(fake_dcgm.make_handler(SECOND_NODE, CLOCK)).start()
 
     def build(
         change: Callable[[dict[str, Any]], None] | None = None,
         faulted_urls: dict[str, str] | None = None,
         faulted_secrets: str | None = None,
         vllm: bool = False,
+        second_node: bool = False,
     ) -> Pair:
         names = (*SOURCES, "vllm") if vllm else SOURCES
-        control_proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in names}
-        proxies = {n: FaultProxy(stack.urls[n], delay=0.05).start() for n in names}
+        upstreams = dict(stack.urls)
+        if second_node:
+            names = (*names, "dcgm2")
+            upstreams["dcgm2"] = second_dcgm.url
+        control_proxies = {n: FaultProxy(upstreams[n], delay=0.05).start() for n in names}
+        proxies = {n: FaultProxy(upstreams[n], delay=0.05).start() for n in names}
         control_urls = {n: p.url for n, p in control_proxies.items()}
         urls = {n: p.url for n, p in proxies.items()} | (faulted_urls or {})
         secrets = str(stack.secrets)
@@ -148,6 +161,7 @@ def pair_of(stack: DemoStack) -> Iterator[Callable[..., Pair]]:
         for proxy in (*pair.control_proxies.values(), *pair.proxies.values()):
             proxy.set("")
             proxy.stop()
+    second_dcgm.stop()
 
 
 @pytest.fixture
@@ -592,3 +606,223 @@ def test_an_implausible_measured_weight_falls_back_with_its_reason(
     pair.heal("vllm")
     control, faulted = pair.refresh("vllm")
     assert figures(faulted) == figures(control)
+
+
+# --- 9. power: a dropped sample is unknown, never less ------------------------------------------
+
+H100 = "NVIDIA H100 80GB HBM3"
+BLANK_WATTS = "140737488355328"  # DCGM's blank double (2**47), as very old builds printed it
+ENERGY = (
+    "chargeback_team_gpu_power_watts",
+    "chargeback_team_gpu_energy_kwh_per_hour",
+    "chargeback_team_gpu_energy_cost_per_hour",
+    "chargeback_team_gpu_co2e_grams_per_hour",
+)
+BUILD = ("chargeback_gpu_price_build_watts", "chargeback_gpu_price_build_power_fallback")
+
+
+def _power_reads(value: str, gpus: tuple[str, ...]) -> Editor:
+    """DCGM_FI_DEV_POWER_USAGE of `gpus` (every GPU when empty) reads `value`."""
+    markers = [f'{{gpu="{gpu}",'.encode() for gpu in gpus]
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        lines = []
+        for line in body.split(b"\n"):
+            if line.startswith(b"DCGM_FI_DEV_POWER_USAGE{") and (
+                not markers or any(m in line for m in markers)
+            ):
+                line = line.rsplit(b" ", 1)[0] + b" " + value.encode()
+            lines.append(line)
+        return b"\n".join(lines)
+
+    return edit
+
+
+def _power_basis(basis: str) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        data["gpu_price_build"][H100]["power"] = basis
+
+    return change
+
+
+def _teams_of(series: Series, family: str) -> set[str]:
+    return {dict(k)["team"] for k in series.get(family, {})}
+
+
+@pytest.mark.parametrize("basis", ["measured", "nameplate"])
+@pytest.mark.parametrize(
+    ("value", "gpus"),
+    [
+        ("NaN", ("2",)),
+        ("NaN", ()),
+        ("-5", ("2",)),
+        ("-5", ()),
+        (BLANK_WATTS, ("2",)),
+        (BLANK_WATTS, ()),
+    ],
+    ids=["nan-one", "nan-all", "negative-one", "negative-all", "blank-one", "blank-all"],
+)
+def test_a_dropped_power_sample_is_unknown_never_less(
+    stack: DemoStack,
+    pair_of: Callable[..., Pair],
+    basis: str,
+    value: str,
+    gpus: tuple[str, ...],
+) -> None:
+    # Before: the faulted exporter summed the GPUs left (research 1,581.61 -> 1,104.22 W in the
+    # issue), their energy, kWh and CO2e, and built a measured price from the rest, source up.
+    pair = pair_of(change=_power_basis(basis))
+    pair.refresh()
+    pair.edit("dcgm", _power_reads(value, gpus))
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    dropped = faulted["chargeback_source_records_dropped_total"]
+    assert sum(v for k, v in dropped.items() if dict(k)["source"] == "dcgm") > 0
+    # vision holds GPUs 1 and 2: with 2's sample dropped, 1's draw alone is not vision's draw.
+    # A team holding a GPU whose sample was dropped has no power figure; the others keep theirs.
+    unknown = {"vision"} if gpus else _teams_of(control, ENERGY[0])
+    assert unknown <= _teams_of(control, ENERGY[0])
+    for family in ENERGY:
+        assert faulted.get(family, {}) == {
+            k: v for k, v in control.get(family, {}).items() if dict(k)["team"] not in unknown
+        }
+    name = (("kind", "model"), ("name", H100))
+    if basis == "measured":
+        # The measured mean is not taken from what was left: the nameplate, and the reason.
+        assert control["chargeback_gpu_price_build_watts"][(*name, ("power", "measured"))] > 0
+        assert faulted["chargeback_gpu_price_build_watts"] == {(*name, ("power", "nameplate")): 700}
+        assert faulted["chargeback_gpu_price_build_power_fallback"] == {
+            (*name, ("reason", "sample_dropped")): 1.0
+        }
+        expected = _reference(stack, pair, _power_basis("nameplate"))
+    else:
+        assert "chargeback_gpu_price_build_power_fallback" not in faulted
+        expected = control
+    # Every other figure is the control's (with measured power: a nameplate exporter's).
+    assert {n: v for n, v in figures(faulted).items() if n not in (*ENERGY, *BUILD)} == {
+        n: v for n, v in figures(expected).items() if n not in (*ENERGY, *BUILD)
+    }
+    # Healed, every figure is the control's again.
+    pair.heal("dcgm")
+    control, faulted = pair.refresh("dcgm")
+    assert figures(faulted) == figures(control)
+
+
+def _reference(stack: DemoStack, pair: Pair, change: Callable[[dict[str, Any]], None]) -> Series:
+    """What an exporter with `change` serves, reading the control's upstreams."""
+    urls = {n: p.url for n, p in pair.control_proxies.items()}
+    reference = make_refresher(_config(urls, str(stack.secrets), change), clock=CLOCK)
+    try:
+        reference.refresh_all()
+        return served(reference)
+    finally:
+        reference.stop()
+
+
+# --- 10. a read is complete or it is not; each endpoint judged on its own ------------------------
+
+
+def _cut_after(prefix: bytes, gpus: int) -> Editor:
+    """dcgm-exporter's body cut at a line boundary: after the `gpus`-th line starting `prefix`
+    (0: before the family's HELP line). What is left still parses."""
+
+    def edit(path: str, body: bytes) -> bytes:
+        del path
+        lines = body.split(b"\n")
+        if gpus == 0:
+            at = next(i for i, line in enumerate(lines) if line.startswith(b"# HELP " + prefix))
+        else:
+            at = [i for i, line in enumerate(lines) if line.startswith(prefix + b"{")][gpus - 1] + 1
+        return b"\n".join(lines[:at]) + b"\n"
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("prefix", "gpus"),
+    [
+        (b"DCGM_FI_DEV_POWER_USAGE", 2),  # two GPUs' power, the other two's cut off
+        (b"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 3),  # the last GPU's engine activity cut off
+        (b"DCGM_FI_DEV_POWER_USAGE", 0),  # cut before the power family: consistent in itself
+        (b"DCGM_FI_DEV_GPU_UTIL", 3),  # inside the first family: a GPU fewer
+    ],
+    ids=["in-power", "in-engine", "before-power", "a-gpu-fewer"],
+)
+def test_a_body_cut_at_a_line_boundary_fails_the_read(pair: Pair, prefix: bytes, gpus: int) -> None:
+    # Before: the cut body was read as the whole state, source up: 4 GPUs' power missing and
+    # research's power, energy, kWh and CO2e computed from what was left (issue 35).
+    pair.refresh()
+    pair.edit("dcgm", _cut_after(prefix, gpus))
+    control, faulted = pair.refresh("dcgm")
+    assert_down_and_kept(control, faulted, "dcgm", "incomplete")
+    pair.heal("dcgm")
+    control, faulted = pair.refresh("dcgm")
+    assert figures(faulted) == figures(control)
+
+
+def test_one_single_gpu_endpoint_all_corrupt_keeps_every_node_up(
+    pair_of: Callable[..., Pair],
+) -> None:
+    # Before: the second node's one GPU, its every utilisation sample corrupt, failed its
+    # endpoint and so the whole DCGM source: every node's GPUs went with it.
+    pair = pair_of(second_node=True)
+    pair.refresh()
+    pair.edit("dcgm2", _corrupt_gpu("0"))
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    assert sum(faulted["chargeback_gpus"].values()) == sum(control["chargeback_gpus"].values())
+    assert sum(control["chargeback_gpus"].values()) == 5.0
+    # Its last good utilisation stands in (read at the same instant): every figure holds.
+    assert figures(faulted) == figures(control)
+    assert counted(faulted, "chargeback_source_records_dropped_total", "dcgm", "out_of_range") > 0
+
+
+def test_one_single_gpu_endpoint_all_corrupt_on_the_first_read_is_its_gpus_use_unknown(
+    pair_of: Callable[..., Pair],
+) -> None:
+    pair = pair_of(second_node=True)
+    pair.edit("dcgm2", _corrupt_gpu("0"))
+    control, faulted = pair.refresh()
+    assert up(faulted, "dcgm") == 1.0
+    # research holds GPU 0 of both nodes: its use is unknown, not its first node's alone.
+    ratio, waste = (
+        "chargeback_team_gpu_utilization_ratio",
+        "chargeback_team_gpu_waste_cost_per_hour",
+    )
+    research = (("team", "research"),)
+    assert research in control[ratio]
+    assert faulted[ratio] == {k: v for k, v in control[ratio].items() if k != research}
+    assert research not in faulted.get(waste, {})
+    assert faulted["chargeback_gpus"] == control["chargeback_gpus"]
+    others = {n for n in figures(control) if n not in (ratio, waste)}
+    assert {n: faulted.get(n) for n in others} == {n: control[n] for n in others}
+
+
+def test_a_failed_endpoint_stands_in_from_its_last_good_read(pair_of: Callable[..., Pair]) -> None:
+    # The second node's body cut short: its GPU stands in, held by its pod, its last good
+    # utilisation standing in for its use and its power unknown; the demo node's stays read.
+    pair = pair_of(second_node=True)
+    pair.refresh()
+    pair.edit("dcgm2", _cut_after(b"DCGM_FI_DEV_POWER_USAGE", 0))
+    control, faulted = pair.refresh("dcgm")
+    assert up(faulted, "dcgm") == 1.0
+    endpoints = faulted["chargeback_source_endpoints"]
+    assert endpoints[(("source", "dcgm"), ("state", "failed"))] == 1.0
+    assert endpoints[(("source", "dcgm"), ("state", "scraped"))] == 1.0
+    # research's GPU on the second node has no power this refresh: no research power figure.
+    for family in ENERGY:
+        assert faulted.get(family, {}) == {
+            k: v for k, v in control.get(family, {}).items() if dict(k)["team"] != "research"
+        }
+    assert {n: v for n, v in figures(faulted).items() if n not in ENERGY} == {
+        n: v for n, v in figures(control).items() if n not in ENERGY
+    }
+
+
+def test_the_proxys_cut_fault_fails_the_dcgm_read(pair: Pair) -> None:
+    # The fault proxy's own cut: the body's first half, whole lines, with its own length.
+    pair.refresh()
+    pair.proxies["dcgm"].set("cut")
+    control, faulted = pair.refresh("dcgm")
+    assert_down_and_kept(control, faulted, "dcgm", "incomplete")

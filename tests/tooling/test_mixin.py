@@ -309,6 +309,7 @@ DIAGNOSTICS = {
     "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
     "chargeback_llm_seconds_per_token": "docs/llm.md",
     "chargeback_llm_completion_weight_fallback": "docs/llm.md",
+    "chargeback_gpu_price_build_power_fallback": "docs/sources/dcgm.md",
     "chargeback_source_duration_seconds": "docs/runbook.md",
     "chargeback_build_info": "docs/metrics.md",
     "chargeback_config_info": "docs/metrics.md",

@@ -64,9 +64,10 @@ SOURCE_RECORDS_DROPPED = family(
 SOURCE_ENDPOINTS = family(
     "source_endpoints",
     G,
-    "Endpoints a discovering source found in its last accepted refresh, by state: scraped, "
-    "failed (not read, so their GPUs are missing from the GPU families) or not_ready (skipped "
-    "as their EndpointSlice says).",
+    "Endpoints a scraping source read in its last accepted refresh, by state: scraped, failed "
+    "(not read: their GPUs stand in from the endpoint's last good read with their use and "
+    "power unknown, or, discovered and never read, are missing from the GPU families) or "
+    "not_ready (skipped as their EndpointSlice says).",
     ("source", "state"),
     "endpoints",
     "dcgm",

@@ -39,11 +39,23 @@ GPU_PRICE_BUILD_WATTS = family(
     "dcgm",
 )
 
+GPU_PRICE_BUILD_POWER_FALLBACK = family(
+    "gpu_price_build_power_fallback",
+    G,
+    "1 when a price build asks for measured power but uses its nameplate gpu_watts, by reason: "
+    "no_reading (no GPU of it reports power) or sample_dropped (one GPU's power sample was "
+    "dropped this refresh, so the mean of the rest is not its draw).",
+    ("kind", "name", "reason"),
+    "",
+    "dcgm",
+)
+
 TEAM_GPU_POWER_WATTS = family(
     "team_gpu_power_watts",
     G,
     "Measured power draw of the GPUs a team holds (DCGM_FI_DEV_POWER_USAGE; a shared GPU split "
-    "as its count is).",
+    "as its count is). Absent, with the team's energy families, while one of its GPUs' power "
+    "sample is dropped: unknown, never less.",
     ("team",),
     "watts",
     "dcgm",

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from exporter.exposition.catalogue.unit_economics import (
     GPU_PRICE_BUILD_PER_HOUR,
+    GPU_PRICE_BUILD_POWER_FALLBACK,
     GPU_PRICE_BUILD_WATTS,
     GPU_PRICE_PER_HOUR,
     LLM_BREAK_EVEN_RATIO,
@@ -65,9 +66,12 @@ def applied_price_samples(applied: Iterable[AppliedPrice]) -> list[Sample]:
 
 
 def price_build_samples(builds: Iterable[BuiltPrice]) -> list[Sample]:
-    """Each build's parts per node and hour, and the watts per GPU it used."""
+    """Each build's parts per node and hour, the watts per GPU it used, and why not measured."""
     out: list[Sample] = []
     for b in builds:
+        if b.fallback:
+            labels = {"kind": b.kind, "name": b.name, "reason": b.fallback}
+            out.append(Sample.of(GPU_PRICE_BUILD_POWER_FALLBACK, 1.0, **labels))
         for part, amount in b.parts.items():
             labels = {"kind": b.kind, "name": b.name, "part": part}
             out.append(Sample.of(GPU_PRICE_BUILD_PER_HOUR, amount, **labels))

@@ -62,14 +62,17 @@ def price_builds(config: Config, latest: Snapshots) -> tuple[BuiltPrice, ...]:
     if not config.gpu_price_build and not config.gpu_flavor_price_build:
         return ()
     gpus = latest.dcgm.gpus if latest.dcgm is not None else ()
-    by_flavor: dict[str, float] = {}
+    by_flavor: dict[str, float | None] = {}
     if config.gpu_flavor_price_build and gpus:
         by_flavor = _flavor_watts(config, latest)
     return built_prices(config, measured_watts(gpus), by_flavor)
 
 
-def _flavor_watts(config: Config, latest: Snapshots) -> dict[str, float]:
-    """Mean measured watts over the GPUs on each built flavor's nodes."""
+def _flavor_watts(config: Config, latest: Snapshots) -> dict[str, float | None]:
+    """Mean measured watts over the GPUs on each built flavor's nodes.
+
+    None for a flavor one of whose GPUs had its power sample dropped: the mean is unknown.
+    """
     assert latest.dcgm is not None
     opencost = latest.opencost
     nodes = GpuPrices(
@@ -78,14 +81,17 @@ def _flavor_watts(config: Config, latest: Snapshots) -> dict[str, float]:
         flavors=latest.kueue.flavors if latest.kueue is not None else (),
         dcgm_models=node_models(latest.dcgm.gpus),
     )
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for flavor in sorted(config.gpu_flavor_price_build):
         chosen = nodes.flavor_nodes(flavor)
         gpus = [r for r in latest.dcgm.gpus if chosen is None or r.node in chosen]
         found = measured_watts(gpus)
-        if found:
+        means = [w for w in found.values() if w is not None]
+        if len(means) < len(found):
+            out[flavor] = None
+        elif means:
             # A flavor's nodes hold one model in practice; several are averaged per GPU model.
-            out[flavor] = sum(found.values()) / len(found)
+            out[flavor] = sum(means) / len(means)
     return out
 
 

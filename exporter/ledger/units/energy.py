@@ -6,6 +6,10 @@ reports no power of its own, so a GPU in MIG mode adds nothing here. Energy at t
 the draw times the PUE of the GPU model's price build (1 without one); its cost is at that
 build's tariff (no cost for a team holding a GPU model without one, rather than one too low);
 emissions are the wall energy times `grid_co2e_grams_per_kwh`, when configured.
+
+A GPU whose power sample was dropped (NaN, negative, out of range, DCGM's blank) has an unknown
+draw this refresh, never a smaller one: its team (or `__unallocated__`) gets no power, energy,
+cost or emissions figure until a read gives every one of its GPUs' draw again.
 """
 
 from __future__ import annotations
@@ -44,19 +48,26 @@ class _Tally:
 def team_energy(
     records: Iterable[GpuRecord], attributor: Attributor, config: Config
 ) -> tuple[TeamEnergy, ...]:
-    """Power, energy, cost and emissions per team, from the GPUs that report power."""
+    """Power, energy, cost and emissions per team, from the GPUs that report power.
+
+    A team one of whose GPUs' power sample was dropped is left out: the sum of the rest would
+    read as a smaller draw.
+    """
     builds: Mapping[str, PriceBuild] = {
         canonical_model(m): b for m, b in config.gpu_price_build.items()
     }
     tallies: dict[str, _Tally] = {}
+    unknown: set[str] = set()
     for record in records:
-        if record.power_watts is None:
-            continue
         team = (
             attributor.place(record.namespace, record.labels).team
             if record.allocated
             else UNALLOCATED
         )
+        if record.power_corrupt:
+            unknown.add(team)
+        if record.power_watts is None:
+            continue
         tally = tallies.setdefault(team, _Tally())
         watts = record.power_watts * record.share
         build = builds.get(canonical_model(record.model))
@@ -77,4 +88,5 @@ def team_energy(
             None if grid is None else t.kwh * grid,
         )
         for team, t in sorted(tallies.items())
+        if team not in unknown
     )

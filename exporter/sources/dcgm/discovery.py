@@ -43,7 +43,7 @@ from exporter.sources.clients import (
     sending,
     tls_context,
 )
-from exporter.sources.dcgm.parse import parse_metrics
+from exporter.sources.dcgm.parse import Shape, parse_metrics
 from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.http import get_json, get_text
 
@@ -135,12 +135,13 @@ class Endpoints:
 
 @dataclass(frozen=True)
 class Scrape:
-    """One endpoint's records and what it dropped, or the error that stopped it."""
+    """One endpoint's records, what it dropped and its shape, or the error that stopped it."""
 
     endpoint: Endpoint
     records: list[GpuRecord] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
     error: UpstreamError | None = None
+    shape: Shape = field(default_factory=set)  # the body's (GPU, field) pairs
 
 
 def list_endpoints(kube: httpx.Client, discovery: DcgmDiscovery) -> Endpoints:
@@ -292,17 +293,18 @@ def scrape_all(
 def _caller(free: queue.SimpleQueue[httpx.Client], endpoint: Endpoint) -> Callable[[], Scrape]:
     def call() -> Scrape:
         tally = Tally()
+        shape: Shape = set()
         client = free.get()  # a lane of its own while it calls (there is one per worker)
         try:
             text = get_text(client, SOURCE, endpoint.url)
             # Read here, by the call's own thread, so its body is dropped once parsed rather
             # than held until every endpoint ahead of it in the list has been read.
             where, node = endpoint.url, endpoint.node
-            records = parse_metrics(text, default_node=node, where=where, tally=tally)
+            records = parse_metrics(text, default_node=node, where=where, tally=tally, shape=shape)
         except UpstreamError as exc:
             return Scrape(endpoint, error=exc)
         finally:
             free.put(client)
-        return Scrape(endpoint, records, tally)
+        return Scrape(endpoint, records, tally, shape=shape)
 
     return call

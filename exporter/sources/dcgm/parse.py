@@ -6,18 +6,25 @@ holds added, and time-sliced GPUs shared among their pods. The rules are listed 
 exporter/sources/dcgm/source.py and docs/sources/dcgm.md.
 
 A corrupt utilisation sample is a corrupt sample, not a corrupt GPU: the GPU stays with its
-pod, its utilisation unknown (`corrupt` names why), and the sample is counted as dropped. A GPU
-record that cannot be read at all is dropped, and fails the read: it would be missing from
-every count.
+pod, its utilisation unknown (`corrupt` names why), and the sample is counted as dropped, even
+when every sample of the endpoint is corrupt (whether a whole fleet of them fails the read is
+the source's judgement). A GPU record that cannot be read at all is dropped, and fails the
+read: it would be missing from every count.
+
+A body is complete only when every GPU it announces has the fields the others have (a body cut
+at a line boundary still parses, but its last family covers only some GPUs) and every field it
+announces with a TYPE line has samples; else the read fails (UpstreamIncomplete). Its shape,
+the (GPU, field) pairs it holds, is handed to the source to compare with the endpoint's last
+good read.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from exporter.errors import RecordsDropped, UpstreamPayloadError
+from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
 from exporter.sources.checks import (
     MISSING_FIELD,
     OUT_OF_RANGE,
@@ -30,6 +37,9 @@ from exporter.sources.dcgm import text as dcgm_text
 from exporter.sources.dcgm.fields import (
     BLANK_FLOOR,
     BLANK_TEXT,
+    GPU_UTIL,
+    GR_ENGINE_ACTIVE,
+    POWER_USAGE,
     checked_labels,
     identity_labels,
     pod_labels,
@@ -39,7 +49,12 @@ from exporter.sources.dcgm.fields import (
 from exporter.sources.dcgm.mig import mig_share, mig_slices
 from exporter.sources.dcgm.records import SOURCE, UNSLICED, GpuRecord, identity
 
-__all__ = ["parse_metrics", "parse_series"]
+__all__ = ["FIELDS", "Shape", "check_complete", "parse_metrics", "parse_series"]
+
+# The fields a record is made of: a GPU that lacks one the others report was cut off.
+FIELDS = (GR_ENGINE_ACTIVE, GPU_UTIL, POWER_USAGE)
+# (node, gpu, MIG instance, field) for every field a GPU of a body reports, value or blank.
+Shape = set[tuple[str, str, str, str]]
 
 
 @dataclass
@@ -48,11 +63,17 @@ class _Entity:
 
     labels: dict[str, str]
     values: dict[str, float] = field(default_factory=dict)
+    blank: set[str] = field(default_factory=set)  # fields printed as DCGM's blank sentinel
     pod_labels: dict[str, str] = field(default_factory=dict)
 
 
 def parse_metrics(
-    text: str, *, default_node: str = "", where: str = "", tally: Tally | None = None
+    text: str,
+    *,
+    default_node: str = "",
+    where: str = "",
+    tally: Tally | None = None,
+    shape: Shape | None = None,
 ) -> list[GpuRecord]:
     """Parse one endpoint's exposition into records; a bad payload raises UpstreamPayloadError.
 
@@ -61,12 +82,20 @@ def parse_metrics(
         default_node: the node to use when the exporter runs with --no-hostname.
         where: the endpoint, named in error messages.
         tally: where dropped GPUs are counted (one dropped GPU fails the read).
+        shape: filled with the body's (GPU, field) pairs, for the endpoint's next read.
     """
     try:
         samples = dcgm_text.read_samples(text)
     except ValueError as exc:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: not Prometheus text ({exc})") from None
-    return parse_series(samples, default_node=default_node, where=where, tally=tally)
+    found: Shape = set()
+    records = parse_series(
+        samples, default_node=default_node, where=where, tally=tally, shape=found
+    )
+    check_complete(text, found, where)
+    if shape is not None:
+        shape.update(found)
+    return records
 
 
 def parse_series(
@@ -75,6 +104,7 @@ def parse_series(
     default_node: str = "",
     where: str = "",
     tally: Tally | None = None,
+    shape: Shape | None = None,
 ) -> list[GpuRecord]:
     """Snapshots from (metric name, labels, value) triples, however they were read."""
     tally = Tally() if tally is None else tally
@@ -84,6 +114,8 @@ def parse_series(
         _collect(entities, seen, name, labels, value, default_node)
     if not entities:
         raise UpstreamPayloadError(f"{SOURCE}: {where}: no DCGM_FI_* series with a gpu label")
+    if shape is not None:
+        shape.update(_shape(entities.values()))
     records: list[GpuRecord] = []
     local = Tally()
     for entity in entities.values():
@@ -94,13 +126,65 @@ def parse_series(
     records = _with_unsliced(_drop_mig_parents(records), local)
     # A GPU left out would be missing from every count: the read fails, its drops counted.
     refuse_dropped(f"{SOURCE}: {where}", local, "GPUs")
-    corrupt = Counter(r.corrupt for r in records if r.corrupt)
-    if corrupt and all(r.utilisation is None for r in records):
-        # Not one usable sample: an exporter this broken says nothing about any GPU's use.
-        message = f"{SOURCE}: {where}: every utilisation sample was corrupt ({dict(corrupt)})"
-        raise RecordsDropped(message, corrupt)
     tally.add(local)
     return _apportion(records)
+
+
+def _shape(entities: Iterable[_Entity]) -> Shape:
+    found: Shape = set()
+    for entity in entities:
+        node, gpu, instance = (entity.labels[k] for k in ("node", "gpu", "mig_instance"))
+        reported = (entity.values.keys() | entity.blank) & set(FIELDS)
+        found.update((node, gpu, instance, name) for name in reported)
+    return found
+
+
+def check_complete(text: str, shape: Shape, where: str) -> None:
+    """A body whose GPUs' fields say it was cut short raises UpstreamIncomplete."""
+    _announced_have_samples(text, shape, where)
+    _every_gpu_has_its_fields(shape, where)
+
+
+def _announced_have_samples(text: str, shape: Shape, where: str) -> None:
+    """A field announced by its HELP or TYPE line has samples: else the body was cut after it.
+
+    (A TYPE other than gauge renames the samples, as the library reads them: not announced.)
+    """
+    have = {name for *_, name in shape}
+    for name in (n for n in FIELDS if n not in have):
+        typed = re.search(rf"^# TYPE {name} (\S+)", text, re.MULTILINE)
+        if typed[1] == "gauge" if typed else f"# HELP {name} " in text:
+            raise UpstreamIncomplete(
+                f"{SOURCE}: {where}: {name} is announced without one sample: the body was cut"
+            )
+
+
+def _every_gpu_has_its_fields(shape: Shape, where: str) -> None:
+    """Every GPU (and every MIG instance) reports the fields the others of its kind report.
+
+    dcgm-exporter writes family by family, so a body cut at a line boundary leaves the last
+    family on the first GPUs only; read, it would serve the GPUs after the cut without it. A
+    GPU in MIG mode is judged by its instances (its device-level series may lack fields).
+    """
+    fields: dict[tuple[str, str, str], set[str]] = {}
+    for node, gpu, instance, name in shape:
+        fields.setdefault((node, gpu, instance), set()).add(name)
+    in_mig = {(node, gpu) for node, gpu, instance in fields if instance}
+    for kind_is_mig in (False, True):
+        group = {
+            slot: names
+            for slot, names in fields.items()
+            if bool(slot[2]) == kind_is_mig and (kind_is_mig or slot[:2] not in in_mig)
+        }
+        union = set().union(*group.values()) if group else set()
+        for (node, gpu, instance), names in sorted(group.items()):
+            if names != union:
+                missing = ", ".join(sorted(union - names))
+                what = f"GPU {gpu[:60]!r}{f' instance {instance[:20]!r}' if instance else ''}"
+                raise UpstreamIncomplete(
+                    f"{SOURCE}: {where}: {what} on {node[:60]!r} lacks {missing}, which other "
+                    "GPUs of the body report: the body was cut"
+                )
 
 
 # Labels objects already collected, by id, each kept alive beside its entity so no id is reused.
@@ -127,6 +211,8 @@ def _collect(
         seen[id(labels)] = (labels, entity)
     if not value >= BLANK_FLOOR:  # NaN is kept, to be refused by validation
         entity.values.setdefault(metric, float(value))
+    else:
+        entity.blank.add(metric)
 
 
 def _entity(
@@ -161,6 +247,9 @@ def _record(entity: _Entity) -> GpuRecord:
         watts, power_corrupt = power_watts(entity.values, what), ""
     except BadRecord as exc:
         watts, power_corrupt = None, exc.reason
+    if watts is None and not power_corrupt and POWER_USAGE in entity.blank:
+        # Printed blank (old builds): the GPU draws power, how much is unknown, never none.
+        power_corrupt = MISSING_FIELD
     return GpuRecord(
         **ident,
         pod_labels=tuple(sorted(entity.pod_labels.items())),

@@ -19,13 +19,17 @@ Rules (see docs/sources/dcgm.md):
   whose instances claim more slices than it has is dropped and counted;
 - a GPU or instance reported for several pods (time-slicing) is split evenly among them, so the
   GPU count never exceeds the hardware;
-- with listed `urls`, if any endpoint fails, the whole refresh fails: the list is the whole
-  fleet by definition. With `discovery`, a failed endpoint is counted and the others still
-  count (see fetch_discovered); `prometheus` reads the stored series instead (dcgm_prometheus);
+- each endpoint is judged on its own (dcgm_endpoints): a body cut short, or smaller than the
+  endpoint's last good read, fails that endpoint's read; a failed endpoint's last good read
+  (no older than `max_staleness`) stands in, its GPUs counted with their pods and every sample
+  unknown. With listed `urls` (the whole fleet by definition) an endpoint failed without one
+  fails the refresh, as does every endpoint failing; with `discovery` it is counted and left
+  out (see fetch_discovered); `prometheus` reads the stored series instead (dcgm_prometheus);
 - a corrupt utilisation sample (4294967295, NaN, out of range) is counted as dropped and leaves
   its GPU counted with its pod: the GPU's last good utilisation, from a read of this process no
   older than `max_staleness`, stands in for it, else its utilisation is unknown for that
-  refresh; a read without one usable sample fails;
+  refresh; an endpoint whose every sample is corrupt is so many corrupt samples, and only a
+  refresh without one usable sample anywhere fails;
 - a GPU that cannot be read at all (a `<<<NULL>>>` MIG profile, instances claiming more slices
   than the GPU has) is dropped and counted, and fails the read, since every count would miss
   it; the same GPU behind two URLs counts once, and two different descriptions of it fail the
@@ -37,7 +41,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -51,16 +56,23 @@ from exporter.config.schema import (
     DcgmPrometheus,
     format_duration,
 )
-from exporter.errors import UpstreamError, UpstreamIncomplete
+from exporter.errors import RecordsDropped, UpstreamError, UpstreamIncomplete
 from exporter.redact import redact
 from exporter.sources.checks import Tally
 from exporter.sources.clients import make_client
 from exporter.sources.dcgm import discovery as dcgm_discovery
+from exporter.sources.dcgm import endpoints as dcgm_endpoints
 from exporter.sources.dcgm import idle as dcgm_idle
 from exporter.sources.dcgm import prometheus as dcgm_prometheus
 from exporter.sources.dcgm.mig import mig_share, mig_slices
 from exporter.sources.dcgm.parse import parse_metrics, parse_series
-from exporter.sources.dcgm.records import UNSLICED, DcgmSnapshot, GpuRecord, identity, snapshot
+from exporter.sources.dcgm.records import (
+    UNSLICED,
+    DcgmSnapshot,
+    GpuRecord,
+    identity,
+    snapshot,
+)
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
 
@@ -129,10 +141,20 @@ def fetch(
     elif cfg.discovery is not None:
         if not isinstance(client, dcgm_discovery.DiscoveryClient):
             raise TypeError("sources.dcgm.discovery needs the client build_client makes")
-        read = fetch_discovered(client, cfg.discovery)
+        read = fetch_discovered(client, cfg.discovery, reading.at, cfg.max_staleness)
     else:
-        read = fetch_urls(client, cfg.urls or (), cfg.concurrency)
+        read = fetch_urls(client, cfg.urls or (), cfg.concurrency, reading.at, cfg.max_staleness)
+    _refuse_without_one_sample(read)
     return _with_known_use(client, read, reading.at, cfg.max_staleness)
+
+
+def _refuse_without_one_sample(read: DcgmSnapshot) -> None:
+    """Not one usable utilisation sample in the whole refresh: an exporter fleet this broken says
+    nothing about any GPU's use. One endpoint all corrupt is only its GPUs' use unknown."""
+    corrupt = Counter(r.corrupt for r in read.gpus if r.corrupt)
+    if corrupt and all(r.utilisation is None for r in read.gpus):
+        message = f"{SOURCE}: every utilisation sample was corrupt ({dict(corrupt)})"
+        raise RecordsDropped(message, corrupt)
 
 
 # Each client's last good utilisation per GPU (and pod), with when it was read: the refresher
@@ -165,22 +187,68 @@ def _with_known_use(
     return replace(read, gpus=tuple(gpus))
 
 
-def fetch_urls(client: httpx.Client, urls: Sequence[str], concurrency: int) -> DcgmSnapshot:
-    """Scrape every listed URL, `concurrency` at once; any failure fails the refresh.
+def fetch_urls(
+    client: httpx.Client,
+    urls: Sequence[str],
+    concurrency: int,
+    at: datetime | None = None,
+    max_age: timedelta = timedelta(),
+) -> DcgmSnapshot:
+    """Scrape every listed URL, `concurrency` at once; a failed one stands in from its last
+    good read (at `at`, no older than `max_age`), else fails the refresh.
 
     The error raised is the first in the list's order, naming its URL, so the same fleet
-    fails the same way whichever answer came first; the calls not yet begun are cancelled.
+    fails the same way whichever answer came first.
     """
     endpoints = [dcgm_discovery.Endpoint(url, urlsplit(url).hostname or url) for url in urls]
-    tally = Tally()
-    records: list[GpuRecord] = []
     with dcgm_discovery.scrape_all(client, endpoints, concurrency) as scrapes:
-        for scrape in scrapes:
-            if scrape.error is not None:
-                raise _naming(scrape.error, scrape.endpoint.url) from None
-            records.extend(scrape.records)
-            tally.add(scrape.tally)
-    return snapshot(records, tally)
+        read = _gather(client, scrapes, at, max_age)
+    if read.unplaced or len(read.failed) == len(endpoints):
+        endpoint, error = (read.unplaced or read.failed)[0]
+        raise _naming(error, endpoint.url) from None
+    counts = {"scraped": len(endpoints) - len(read.failed), "failed": len(read.failed)}
+    return replace(snapshot(read.records, read.tally), endpoints=counts)
+
+
+@dataclass
+class _Gathered:
+    """Every endpoint's records (a failed one's stand-ins), and the endpoints that failed."""
+
+    records: list[GpuRecord]
+    tally: Tally
+    failed: list[tuple[dcgm_discovery.Endpoint, UpstreamError]]
+    unplaced: list[tuple[dcgm_discovery.Endpoint, UpstreamError]]  # failed, nothing stands in
+
+
+def _gather(
+    client: httpx.Client,
+    scrapes: Iterator[dcgm_discovery.Scrape],
+    at: datetime | None,
+    max_age: timedelta,
+) -> _Gathered:
+    memory = dcgm_endpoints.memory_of(client)
+    if at is not None:
+        memory.forget_before(at - max_age)
+    out = _Gathered([], Tally(), [], [])
+    for scrape in scrapes:
+        url, error = scrape.endpoint.url, scrape.error
+        if error is None and at is not None:
+            try:
+                memory.accept(url, scrape.records, scrape.shape, at)
+            except UpstreamIncomplete as exc:
+                error = exc
+        if error is None:
+            out.records.extend(scrape.records)
+            out.tally.add(scrape.tally)
+            continue
+        out.failed.append((scrape.endpoint, error))
+        stand_in = memory.stand_in(url, at, max_age) if at is not None else None
+        if stand_in is None:
+            out.unplaced.append((scrape.endpoint, error))
+        else:
+            log.warning("%s endpoint failed, its last good GPUs stand in: %s", SOURCE, error)
+            out.records.extend(stand_in)
+    return out
 
 
 def _naming(error: UpstreamError, url: str) -> UpstreamError:
@@ -195,43 +263,43 @@ def _naming(error: UpstreamError, url: str) -> UpstreamError:
 
 
 def fetch_discovered(
-    client: dcgm_discovery.DiscoveryClient, discovery: DcgmDiscovery
+    client: dcgm_discovery.DiscoveryClient,
+    discovery: DcgmDiscovery,
+    at: datetime | None = None,
+    max_age: timedelta = timedelta(),
 ) -> DcgmSnapshot:
     """Scrape every ready endpoint of the Service; a failed endpoint is counted, not fatal.
 
     Why publishing the others is right: every GPU family is a sum or mean over GPUs that were
     read, each GPU's numbers come whole from its own node, and no figure divides by a fleet
     total; so the figures stay right for the GPUs they cover, and the missing node's GPUs are
-    declared by `chargeback_source_endpoints{state="failed"}` rather than silently absent. The
-    refresh does fail (the last good snapshot is kept) when no ready endpoint answered, or
-    none is listed: that would read as a cluster without GPUs.
+    declared by `chargeback_source_endpoints{state="failed"}` rather than silently absent. A
+    failed endpoint read well before (at `at`, no older than `max_age`) stands in with its
+    GPUs' samples unknown, as with listed urls. The refresh does fail (the last good snapshot is
+    kept) when no ready endpoint answered, or none is listed: that would read as a cluster
+    without GPUs.
     """
     found = dcgm_discovery.list_endpoints(client.kube, discovery)
-    tally = Tally()
-    records: list[GpuRecord] = []
-    failed: list[str] = []
     with dcgm_discovery.scrape_all(client, found.ready, discovery.concurrency) as scrapes:
-        for scrape in scrapes:
-            if scrape.error is not None:
-                failed.append(f"{scrape.endpoint.node}: {scrape.error}")
-                continue
-            records.extend(scrape.records)
-            tally.add(scrape.tally)
+        read = _gather(client, scrapes, at, max_age)
     if not found.ready:
         raise UpstreamIncomplete(
             f"{SOURCE}: Service {discovery.namespace}/{discovery.service} has no ready endpoint "
             f"on port {discovery.port!r} ({found.not_ready} not ready)"
         )
+    failed = [f"{endpoint.node}: {error}" for endpoint, error in read.failed]
     if len(failed) == len(found.ready):
         raise UpstreamIncomplete(f"{SOURCE}: every endpoint failed; first: {failed[0]}")
-    for message in failed:
-        log.warning("%s endpoint failed, its GPUs are left out: %s", SOURCE, message)
+    for endpoint, error in read.unplaced:
+        log.warning(
+            "%s endpoint failed, its GPUs are left out: %s: %s", SOURCE, endpoint.node, error
+        )
     counts = {
         "scraped": len(found.ready) - len(failed),
         "failed": len(failed),
         "not_ready": found.not_ready,
     }
-    return replace(snapshot(records, tally), endpoints=counts)
+    return replace(snapshot(read.records, read.tally), endpoints=counts)
 
 
 def fetch_prometheus(

@@ -16,6 +16,7 @@ from chargeback_demo.fake_dcgm import make_handler as dcgm_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer, text_response
 from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from exporter.config.schema import Config, DcgmPrometheus
+from exporter.ledger.prices.build import measured_watts
 from exporter.sources.checks import Tally
 from exporter.sources.dcgm.idle import pieces, read_idle_hours
 from exporter.sources.dcgm.prometheus import group_labels
@@ -160,3 +161,59 @@ def test_idle_hours_through_a_real_prometheus(idle_prometheus: str) -> None:
     assert got == pytest.approx({"a": 5.0, "b": 5.0, "c": 30 / 7, "d": 0.0, "e": 10.0})
     assert {e.pod: e.model for e in idle}["e"] == "Tesla T4"
     assert tally == {}
+
+
+# --- a dropped power sample through a real Prometheus ----------------------------------------
+
+
+@pytest.fixture
+def nan_power_prometheus(tmp_path: Path) -> Iterator[str]:
+    """Prometheus scraping the fake dcgm-exporter whose GPU 2 reports its power as NaN."""
+    if shutil.which("prometheus") is None:
+        pytest.skip("prometheus is not installed (make test installs it)")
+    inner = dcgm_handler(CLUSTER, CLOCK, FakeDcgmOptions(pod_labels=True))
+
+    def handle(request: FakeRequest) -> FakeResponse:
+        answer = inner(request)
+        if request.path != "/metrics":
+            return answer
+        lines = [
+            line.rsplit(" ", 1)[0] + " NaN"
+            if line.startswith('DCGM_FI_DEV_POWER_USAGE{gpu="2",')
+            else line
+            for line in answer.body.decode().split("\n")
+        ]
+        return text_response(200, "\n".join(lines), "text/plain; version=0.0.4")
+
+    dcgm = FakeServer(handle).start()
+    target = dcgm.url.removeprefix("http://")
+    proc, url = start_prometheus(tmp_path / "prom", targets=[target], job="dcgm", interval="1s")
+    try:
+        wait_ready(proc, url)
+        yield url
+    finally:
+        stop(proc)
+        dcgm.stop()
+
+
+def test_a_nan_power_sample_through_prometheus_is_that_gpus_power_unknown(
+    nan_power_prometheus: str,
+) -> None:
+    url = nan_power_prometheus
+    poll(
+        "a scrape of every GPU's power",
+        lambda: len(query(url, "DCGM_FI_DEV_POWER_USAGE")) == CLUSTER.gpu_count,
+        60.0,
+    )
+    (now_sample,) = query(url, "vector(time())")
+    now = datetime.fromtimestamp(float(now_sample["value"][1]), tz=UTC)
+    prometheus = {"url": url, "window": "1m", "workload_labels": "plain"}
+    config = Config.model_validate({"sources": {"dcgm": {"prometheus": prometheus}}})
+    assert config.sources.dcgm is not None
+    with build_client(config.sources.dcgm) as client:
+        snapshot = KIND.fetch_from_config(client, config, Reading.open(now, config.zone))
+    power = {g.gpu: (g.power_watts is not None, g.power_corrupt) for g in snapshot.gpus}
+    assert power == {"0": (True, ""), "1": (True, ""), "2": (False, "non_finite"), "3": (True, "")}
+    assert snapshot.dropped == {"non_finite": 1}
+    # The model's measured mean is unknown, not the mean of the three left.
+    assert measured_watts(snapshot.gpus) == {"nvidia-h100-80gb-hbm3": None}

@@ -7,7 +7,14 @@ import pytest
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PowerBasis, PriceBuild
 from exporter.exposition.series.unit_economics import price_build_samples
-from exporter.ledger.prices.build import BuiltPrice, build_price, built_prices, measured_watts
+from exporter.ledger.prices.build import (
+    NO_READING,
+    SAMPLE_DROPPED,
+    BuiltPrice,
+    build_price,
+    built_prices,
+    measured_watts,
+)
 from exporter.sources.dcgm.source import GpuRecord
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -43,12 +50,17 @@ def test_measured_power_replaces_the_nameplate_only_when_asked_and_read() -> Non
     built = build_price("model", H100, measured, 350.0)
     assert built is not None and built.power == "measured" and built.watts == 350.0
     assert built.energy_per_hour == pytest.approx(4 * 0.35 * 1.4 * 0.12)
-    # Nothing read: the nameplate stands in.
+    assert built.fallback == ""
+    # Nothing read: the nameplate stands in, and says why.
     fallback = build_price("model", H100, measured, None)
     assert fallback is not None and fallback.power == "nameplate" and fallback.watts == 700
-    # A nameplate build ignores a reading.
-    plain = build_price("model", H100, ARTICLE, 350.0)
-    assert plain is not None and plain.watts == 700
+    assert fallback.fallback == NO_READING
+    # A sample dropped: whatever the rest read, the nameplate stands in.
+    dropped = build_price("model", H100, measured, 350.0, dropped=True)
+    assert dropped is not None and (dropped.watts, dropped.fallback) == (700, SAMPLE_DROPPED)
+    # A nameplate build ignores a reading, and falls back from nothing.
+    plain = build_price("model", H100, ARTICLE, 350.0, dropped=True)
+    assert plain is not None and plain.watts == 700 and plain.fallback == ""
     # Measured without a nameplate or a reading: no price this refresh.
     bare = PriceBuild(
         node_capex=1, gpus_per_node=1, amortisation_years=1, power=PowerBasis.MEASURED
@@ -64,6 +76,32 @@ def test_measured_watts_count_a_shared_gpu_once_per_model() -> None:
         GpuRecord("n2", "0", "u2", "NVIDIA A100", power_watts=None),
     ]
     assert measured_watts(records) == {"nvidia-h100-80gb-hbm3": 350.0}
+
+
+@pytest.mark.parametrize("reason", ["non_finite", "out_of_range", "missing_field"])
+def test_a_dropped_power_sample_makes_its_models_mean_unknown_not_lower(reason: str) -> None:
+    # The mean of what was left would be 600 W where the model draws more, or less: unknown.
+    records = [
+        GpuRecord("n1", "0", "u0", H100, pod="a", power_watts=600.0),
+        GpuRecord("n1", "1", "u1", H100, power_corrupt=reason),
+        GpuRecord("n2", "0", "u2", "NVIDIA L40S", power_watts=300.0),
+    ]
+    watts = measured_watts(records)
+    assert watts == {"nvidia-h100-80gb-hbm3": None, "nvidia-l40s": 300.0}
+    measured = ARTICLE.model_copy(update={"power": PowerBasis.MEASURED})
+    config = Config.model_validate(
+        {"gpu_price_build": {H100: measured.model_dump(), "NVIDIA L40S": measured.model_dump()}}
+    )
+    builds = {b.name: b for b in built_prices(config, watts)}
+    assert (builds[H100].watts, builds[H100].power, builds[H100].fallback) == (
+        700,
+        "nameplate",
+        SAMPLE_DROPPED,
+    )
+    assert (builds["NVIDIA L40S"].watts, builds["NVIDIA L40S"].fallback) == (300.0, "")
+    values = {(s.family.base, s.labels): s.value for s in price_build_samples(builds.values())}
+    reasons = {k[1] for k in values if k[0] == "gpu_price_build_power_fallback"}
+    assert reasons == {(("kind", "model"), ("name", H100), ("reason", SAMPLE_DROPPED))}
 
 
 def test_builds_by_model_and_flavor_and_their_samples() -> None:

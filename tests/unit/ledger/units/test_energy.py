@@ -67,3 +67,17 @@ def test_without_grid_intensity_no_emissions() -> None:
         "team_gpu_power_watts",
         "team_gpu_energy_kwh_per_hour",
     }
+
+
+@pytest.mark.parametrize("reason", ["non_finite", "out_of_range", "missing_field"])
+def test_a_dropped_power_sample_leaves_its_team_unknown_not_lower(reason: str) -> None:
+    records = [
+        GpuRecord("n1", "0", "u0", H100, namespace="ns-a", pod="p", power_watts=500.0),
+        GpuRecord("n1", "1", "u1", H100, namespace="ns-a", pod="q", power_corrupt=reason),
+        GpuRecord("n1", "2", "u2", H100, namespace="ns-b", pod="r", power_watts=400.0),
+        GpuRecord("n1", "3", "u3", H100, power_corrupt=reason),  # nobody holds it
+    ]
+    energy = {e.team: e for e in team_energy(records, Attributor(CONFIG), CONFIG)}
+    # a's 500 W would read as its draw with its other GPU's missing: a has no figure at all.
+    assert set(energy) == {"b"}
+    assert energy["b"].watts == pytest.approx(400.0)

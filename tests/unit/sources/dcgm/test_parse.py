@@ -38,3 +38,18 @@ def test_a_gpu_with_only_corrupt_power_still_has_its_utilisation_unknown_not_fai
     # Power is no utilisation sample: a read whose power alone is corrupt does not fail.
     (record,) = parse_metrics(series("DCGM_FI_DEV_POWER_USAGE", "NaN"))
     assert record.utilisation is None and record.power_corrupt == "non_finite"
+
+
+@pytest.mark.parametrize("blank", ["140737488355328", "140737488355328.000000", "1e300"])
+def test_a_printed_blank_power_is_a_dropped_sample_not_no_power(blank: str) -> None:
+    # Old builds printed DCGM's blank: the GPU draws power, how much is unknown. Read as absent,
+    # it would leave its team's draw as its other GPUs' draw, with nothing counted.
+    text = series("DCGM_FI_DEV_GPU_UTIL", "40") + series("DCGM_FI_DEV_POWER_USAGE", blank)
+    records = parse_metrics(text)
+    (record,) = records
+    assert (record.power_watts, record.power_corrupt, record.utilisation) == (
+        None,
+        "missing_field",
+        0.4,
+    )
+    assert snapshot(records, Tally()).dropped == {"missing_field": 1}

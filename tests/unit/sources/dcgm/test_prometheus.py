@@ -173,3 +173,35 @@ def test_no_series_at_all_is_incomplete_not_a_cluster_without_gpus() -> None:
     fetch_once = _serve(lambda request: httpx.Response(200, json=_vector()), _config())
     with pytest.raises(UpstreamIncomplete, match="no DCGM utilisation series"):
         fetch_once()
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [("NaN", "non_finite"), ("-3", "out_of_range"), ("140737488355328", "missing_field")],
+)
+def test_a_dropped_power_mean_is_that_gpus_power_unknown(value: str, reason: str) -> None:
+    # Through Prometheus too: a GPU whose mean draw is not a draw has its power unknown, counted;
+    # the ledger then computes no power figure from the GPUs left (tests/unit/ledger).
+    def answer(request: httpx.Request) -> httpx.Response:
+        expr = request.url.params["query"]
+        if "sum_over_time" in expr or "GR_ENGINE" in expr:
+            return httpx.Response(200, json=_vector())
+        if "POWER_USAGE" in expr:
+            return httpx.Response(200, json=_vector((_gpu("0"), "350"), (_gpu("1"), value)))
+        return httpx.Response(200, json=_vector((_gpu("0"), "40"), (_gpu("1"), "60")))
+
+    snapshot = _serve(answer, _config())()
+    got = {g.gpu: (g.utilisation, g.power_watts, g.power_corrupt) for g in snapshot.gpus}
+    assert got == {"0": (0.4, 350.0, ""), "1": (0.6, None, reason)}
+    assert snapshot.dropped == {reason: 1}
+
+
+def test_every_utilisation_mean_corrupt_fails_the_refresh() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        expr = request.url.params["query"]
+        if "DCGM_FI_DEV_GPU_UTIL" not in expr or "sum_over_time" in expr:
+            return httpx.Response(200, json=_vector())
+        return httpx.Response(200, json=_vector((_gpu("0"), "NaN"), (_gpu("1"), "-1")))
+
+    with pytest.raises(UpstreamPayloadError, match="every utilisation sample was corrupt"):
+        _serve(answer, _config())()

@@ -156,16 +156,29 @@ def test_mig_share_rejects_unknown_profiles(profile: str, model: str) -> None:
     [
         "this is { not prometheus",
         "# HELP x\nsome_other_metric 1\n",
-        series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "1.5"),
-        series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "NaN"),
-        series("DCGM_FI_DEV_GPU_UTIL", "150"),
-        series("DCGM_FI_DEV_GPU_UTIL", "-1"),
         series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.1", ',GPU_I_PROFILE="huge",GPU_I_ID="1"'),
     ],
 )
 def test_bad_payloads_raise_payload_errors(text: str) -> None:
     with pytest.raises(UpstreamPayloadError):
         parse_metrics(text, where="http://n1:9400/metrics")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "1.5"), "out_of_range"),
+        (series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "NaN"), "non_finite"),
+        (series("DCGM_FI_DEV_GPU_UTIL", "150"), "out_of_range"),
+        (series("DCGM_FI_DEV_GPU_UTIL", "-1"), "out_of_range"),
+    ],
+)
+def test_an_endpoint_whose_every_sample_is_corrupt_keeps_its_gpus_their_use_unknown(
+    text: str, reason: str
+) -> None:
+    # One node's exporter this broken is its GPUs' use unknown, not the whole source down.
+    (record,) = parse_metrics(text, where="http://n1:9400/metrics")
+    assert (record.gpu, record.utilisation, record.corrupt) == ("0", None, reason)
 
 
 # --- fetch over MockTransport --------------------------------------------------------------
@@ -229,7 +242,7 @@ def test_unreachable_endpoint_is_unavailable() -> None:
     [
         # DCGM writes a uint32 -1 where it has no utilisation; it is below the 2**47 floor.
         (series("DCGM_FI_DEV_GPU_UTIL", "4294967295", gpu=1), "out_of_range"),
-        (series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "NaN", gpu=1), "non_finite"),
+        (series("DCGM_FI_DEV_GPU_UTIL", "NaN", gpu=1), "non_finite"),
     ],
 )
 def test_a_corrupt_sample_leaves_its_gpu_counted_and_its_use_unknown(bad: str, reason: str) -> None:

@@ -1,4 +1,4 @@
-"""Listed DCGM urls: scraped at once up to a bound, read in the list's order, one failure fatal."""
+"""Listed DCGM urls: scraped at once up to a bound, read in the list's order, failures named."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.fake_dcgm import FakeDcgmOptions, render_metrics
 from exporter.errors import UpstreamPayloadError
-from exporter.sources.dcgm.parse import parse_metrics, parse_series
+from exporter.sources.dcgm.parse import Shape, check_complete, parse_metrics, parse_series
 from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.dcgm.text import Sample, fast_samples, library_samples, read_samples
 from tests.conftest import FIXED_NOW
@@ -141,7 +141,15 @@ def by_library(text: str) -> list[GpuRecord] | str:
         samples = library_samples(text)
     except ValueError:
         return "not Prometheus text"
-    return records_or_error(lambda: parse_series(samples, where="w"))
+
+    def read() -> list[GpuRecord]:
+        # The same completeness checks on the same text: only the reading of lines differs.
+        shape: Shape = set()
+        records = parse_series(samples, where="w", shape=shape)
+        check_complete(text, shape, "w")
+        return records
+
+    return records_or_error(read)
 
 
 def by_parse_metrics(text: str) -> list[GpuRecord] | str:
