@@ -207,7 +207,25 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             "{{ $value | humanizePercentage }} of its measured serving cost per token; "
             "see chargeback_llm_recommended_cost_per_token for the prices to declare.",
         ),
+        _gpu_price_alert(c),
     ]
+
+
+def _gpu_price_alert(c: MixinConfig) -> Alert:
+    difference = c.dedup("chargeback_cluster_gpu_price_difference_per_hour")
+    applied = c.dedup("chargeback_cluster_resource_cost_per_hour", 'resource="gpu"')
+    # Applied minus the difference is what OpenCost itself charged for the same GPU-hours.
+    charged = f"({applied} - ignoring (resource) {difference})"
+    return Alert(
+        "ChargebackGpuPriceDiffers",
+        f"abs({difference}) / ignoring (resource) {charged} > {c.gpu_price_difference:g}",
+        c.gpu_price_difference_for,
+        "info",
+        "A configured or built GPU price is far from what OpenCost charges.",
+        "The GPU-hours<in-cluster> are charged at configured or built prices "
+        "{{ $value | humanizePercentage }} away from OpenCost's own charge for them; see "
+        'chargeback_gpu_price_per_hour{source="opencost_charge"} beside each price applied.',
+    )
 
 
 def _health_alerts(c: MixinConfig) -> list[Alert]:

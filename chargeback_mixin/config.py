@@ -59,6 +59,10 @@ class MixinConfig:
     # ChargebackSelfHostedPricingDrift: |declared / measured - 1| per token of a self-hosted
     # model. Lower it when LiteLLM's internal prices feed invoices; raise it for noisy traffic.
     pricing_drift: float = 0.25
+    # ChargebackGpuPriceDiffers: |applied - OpenCost's| GPU money over OpenCost's, when a
+    # configured or built GPU price governs. Raise it when the config prices GPUs on purpose
+    # away from OpenCost's pricing and the difference is known.
+    gpu_price_difference: float = 0.01
     # ChargebackBorrowingSustained: GPUs a team borrows from its cohort above which borrowing
     # counts. Raise it when small short-term borrowing is the cohort's intended use.
     borrowing_min_gpus: float = 0.0
@@ -110,6 +114,7 @@ class MixinConfig:
     borrowing_for: str = "6h"
     unallocated_for: str = "1h"
     pricing_drift_for: str = "6h"
+    gpu_price_difference_for: str = "6h"
     cost_anomaly_for: str = "1h"
     source_down_for: str = "15m"
     source_stale_for: str = "5m"

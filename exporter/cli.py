@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
@@ -19,8 +20,15 @@ from exporter.config.offline_check import check_config_offline, check_web_config
 from exporter.config.schema import Config, load_config, setting_error
 from exporter.config.web import WebServing, load_web_config
 from exporter.errors import ConfigError
+from exporter.exposition.catalogue.gpus import GPUS, TEAM_GPU_UTILIZATION_RATIO
 from exporter.exposition.catalogue.quota import QUOTA_LENDING_LIMIT, QUOTA_NOMINAL
-from exporter.finance.command import QuotaHistory, ReportRequest, report_command
+from exporter.exposition.catalogue.unit_economics import (
+    LLM_BREAK_EVEN_RATIO,
+    LLM_BREAK_EVEN_UTILIZATION_RATIO,
+    TEAM_GPU_CO2E_GRAMS_PER_HOUR,
+    TEAM_GPU_ENERGY_KWH_PER_HOUR,
+)
+from exporter.finance.command import GpuHistory, QuotaHistory, ReportRequest, report_command
 from exporter.finance.report.figures import TABLES
 from exporter.finance.statement.served import STATEMENT, STATEMENT_HEADERS, statement_artefact
 from exporter.serve.lifecycle import Lifecycle
@@ -29,8 +37,10 @@ from exporter.serve.refresher import Refresher
 from exporter.serve.routes import HEALTH_PATH, RUNBOOK_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
-from exporter.sources.kueue.history import QuotaSeries, open_client, quota_history
+from exporter.sources.gpu_history import GpuMonth, GpuSeries, gpu_history
+from exporter.sources.kueue.history import QuotaSeries, quota_history
 from exporter.sources.readers import open_readers
+from exporter.sources.report_prometheus import open_client
 from exporter.sources.table import SOURCES
 
 __all__ = ["main"]
@@ -303,7 +313,29 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         by=args.by,
         month=args.month,
     )
-    return report_command(config, path, clock, request, _quota_history(config, path))
+    history = _quota_history(config, path)
+    return report_command(config, path, clock, request, history, _gpu_history(config, path))
+
+
+def _gpu_history(config: Config, path: str) -> GpuHistory | None:
+    """The period's GPU operation as the exporter published it, where report.prometheus says."""
+    cfg = config.report.prometheus
+    if cfg is None:
+        return None
+    published = GpuSeries(
+        GPUS.name,
+        TEAM_GPU_UTILIZATION_RATIO.name,
+        TEAM_GPU_ENERGY_KWH_PER_HOUR.name,
+        TEAM_GPU_CO2E_GRAMS_PER_HOUR.name,
+        LLM_BREAK_EVEN_UTILIZATION_RATIO.name,
+        LLM_BREAK_EVEN_RATIO.name,
+    )
+
+    def read(span: tuple[datetime, datetime]) -> GpuMonth:
+        _check_report_client(config, path)  # its token is config: exit 2
+        return gpu_history(cfg, path, span, published)
+
+    return read
 
 
 def _quota_history(config: Config, path: str) -> QuotaHistory | None:

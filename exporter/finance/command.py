@@ -21,6 +21,14 @@ from exporter.finance.month_read import read_month
 from exporter.finance.report.dimensions import dimension_report, focus_tagging
 from exporter.finance.report.figures import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
 from exporter.finance.report.formats import format_report
+from exporter.finance.report.gpu_month import (
+    DCGM_HISTORY,
+    GPU_PROMETHEUS,
+    NO_DCGM,
+    NO_HISTORY,
+    UNREADABLE,
+    with_gpu_month,
+)
 from exporter.finance.report.numbers import Numbers, statement_locale
 from exporter.finance.report.operations import model_kinds, team_report, with_operations
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
@@ -29,17 +37,20 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.sources.deadline import RetryPolicy
+from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 
-__all__ = ["QuotaHistory", "ReportRequest", "report_command", "run_report"]
+__all__ = ["GpuHistory", "QuotaHistory", "ReportRequest", "report_command", "run_report"]
 
 log = logging.getLogger("exporter")
 
 
 # The month's quota history, read where the config says (it stands in for Kueue's state now).
 QuotaHistory = Callable[[Month], object]
+# The period's GPU operation from the exporter's own series: (start, end) -> GpuMonth.
+GpuHistory = Callable[[tuple[datetime, datetime]], GpuMonth]
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ def report_command(
     clock: Clock,
     request: ReportRequest,
     history: QuotaHistory | None = None,
+    gpu_history: GpuHistory | None = None,
 ) -> int:
     """Check the request, read every source once for the month asked, and print the report.
 
@@ -98,7 +110,8 @@ def report_command(
                 return 1
     readers = open_readers(config, path, RetryPolicy(clock=clock))
     try:
-        return run_report(config, readers, reading, replace(request, created=now), read_history)
+        request = replace(request, created=now)
+        return run_report(config, readers, reading, request, read_history, gpu_history)
     finally:
         for reader in readers:
             reader.close()
@@ -127,6 +140,7 @@ def run_report(
     reading: Reading,
     request: ReportRequest,
     history: object | None = None,
+    gpu_history: GpuHistory | None = None,
 ) -> int:
     """Print the month's report; the exit status (1: no cost data, a source's reads that
     disagree on which parts hold data, or over the unallocated limit; 2: a team the month
@@ -160,6 +174,7 @@ def run_report(
         units=chargeback.units,
     )
     report = with_operations(report, chargeback)
+    report = with_gpu_month(report, *_gpu_month(config, chargeback, gpu_history))
     # With --by, the text formats and the unallocated gate are the dimension's.
     gated = _by(chargeback, report, request.by)
     if focus:
@@ -212,6 +227,27 @@ def _write_focus(export: FocusExport, request: ReportRequest) -> None:
     meta = request.output / f"{export.name}-metadata.json"
     meta.write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {data} and {meta}", file=sys.stderr)
+
+
+def _gpu_month(
+    config: Config, chargeback: Chargeback, history: GpuHistory | None
+) -> tuple[GpuMonth | None, str]:
+    """The period's GPU operation and where it came from (or why it is not known)."""
+    if config.sources.dcgm is None:
+        return None, NO_DCGM
+    reading = chargeback.reading
+    basis = NO_HISTORY
+    if history is not None:
+        try:
+            return history((reading.month.start, reading.until)), GPU_PROMETHEUS
+        except (UpstreamError, ValueError) as exc:
+            log.warning("report.prometheus: GPU history: %s", exc)
+            basis = UNREADABLE
+    gpus = chargeback.gpus
+    if gpus is not None and gpus.idle_hours is not None:
+        teams = tuple(TeamGpuMonth(t.team, t.hours, None, None, None) for t in gpus.idle_hours)
+        return GpuMonth(teams, {}), DCGM_HISTORY
+    return None, basis
 
 
 def _quota_basis(closed: bool, history: bool, chargeback: Chargeback) -> str | None:

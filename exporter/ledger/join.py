@@ -10,7 +10,7 @@ serving side renders it (`exporter.exposition.series`) and finance reads it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
@@ -47,13 +47,16 @@ from exporter.ledger.llm.weights import applied_weights, completion_weights
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices
 from exporter.ledger.prices.joined import (
+    GoverningPrices,
     JoinedQuota,
+    governing_prices,
     gpu_prices,
     joined_quota,
     node_flavor,
     price_lookup,
     prices_by_flavor,
 )
+from exporter.ledger.prices.reprice import reprice
 from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
 from exporter.ledger.units.economics import price_builds, unit_economics
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -100,7 +103,11 @@ def join(
     """
     quota = joined_quota(latest.kueue, attributor)
     builds = price_builds(config, latest)
+    own = gpu_prices(None, latest)
+    governing = governing_prices(config, builds, own, quota)
     prices = gpu_prices(config, latest, builds)
+    if prices is not None and governing is not None:
+        prices = prices.governed(dict(governing.nodes))
     flavor_prices = prices_by_flavor(prices, quota)
     part = None
     if latest.litellm is not None:
@@ -110,9 +117,13 @@ def join(
     routed = part.routed if part is not None else None
     costs = None
     if latest.opencost is not None:
-        made = _windows(config, attributor, latest.opencost, reading, windows or WindowMemo())
+        memo_windows = windows or WindowMemo()
+        opencost = _governed(latest.opencost, governing, memo_windows)
+        made = _windows(config, attributor, opencost, reading, memo_windows)
         parts = (part, quota, prices)
-        costs = _costs(config, attributor, latest.opencost, made, parts, weights, detail=detail)
+        costs = _costs(
+            config, attributor, (opencost, latest.opencost), made, parts, weights, detail=detail
+        )
     units = unit_economics(
         config,
         attributor,
@@ -123,6 +134,7 @@ def join(
         routed,
         costs.month if costs is not None else None,
         weights,
+        own,
     )
     return Chargeback(
         reading=reading,
@@ -142,6 +154,25 @@ def join(
         joint=costs.joint if costs is not None else JointSplit(),
         consumption=costs.consumption if costs is not None else Consumption(),
     )
+
+
+def _governed(
+    opencost: OpenCostSnapshot, governing: GoverningPrices | None, memo: WindowMemo
+) -> OpenCostSnapshot:
+    """OpenCost's windows with every GPU-hour at the price the config governs, if it does."""
+    if governing is None:
+        return opencost
+    assets = opencost.gpu_nodes
+    rate = memo.priced(
+        opencost.rate, governing, lambda: reprice(opencost.rate, governing.price, assets), live=True
+    )
+    month = memo.priced(
+        opencost.month,
+        governing,
+        lambda: reprice(opencost.month, governing.price, assets),
+        live=False,
+    )
+    return replace(opencost, rate=rate, month=month)
 
 
 def _budgets(
@@ -194,14 +225,17 @@ def _llm(part: LlmPart | None, costs: _Costs | None) -> LlmFigures | None:
 def _costs(
     config: Config,
     attributor: Attributor,
-    opencost: OpenCostSnapshot,
+    opencost: tuple[OpenCostSnapshot, OpenCostSnapshot],
     windows: tuple[Window, Window],
     parts: tuple[LlmPart | None, JoinedQuota | None, GpuPrices | None],
     weights: Mapping[str, float],
     *,
     detail: bool,
 ) -> _Costs:
-    """OpenCost's windows through quota, LLM, shared costs and dimensions, then the team cap."""
+    """OpenCost's windows through quota, LLM, shared costs and dimensions, then the team cap.
+
+    `opencost` is the snapshot at the applied GPU prices, then as OpenCost charged it.
+    """
     hourly, month = windows
     part, quota, prices = parts
     backlog = team_backlog(config, month.lines, month.allocations)
@@ -244,7 +278,7 @@ def _costs(
         month_ledger,
         tuple(folded),
         backlog,
-        cluster_costs(opencost, hourly.cluster_cost),
+        cluster_costs(opencost[0], hourly.cluster_cost, opencost[1]),
         splits,
         joint,
         used,

@@ -144,6 +144,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackBorrowingSustained",
         "ChargebackUnallocatedShareHigh",
         "ChargebackSelfHostedPricingDrift",
+        "ChargebackGpuPriceDiffers",
         "ChargebackSourceDown",
         "ChargebackSourceStale",
         "ChargebackExporterAbsent",
@@ -303,6 +304,7 @@ def test_recorded_series_are_all_used() -> None:
 # Families no rule or panel reads, each explained where the operator looks for it.
 DIAGNOSTICS = {
     "chargeback_attribution_fallback_cost_per_hour": "docs/runbook.md",
+    "chargeback_cluster_gpu_price_difference_month_to_date": "docs/runbook.md",
     "chargeback_llm_unknown_models": "docs/sources/litellm.md",
     "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
     "chargeback_llm_seconds_per_token": "docs/llm.md",

@@ -7,8 +7,8 @@ from exporter.exposition.catalogue.family import G, family
 CLUSTER_COST_PER_HOUR = family(
     "cluster_cost_per_hour",
     G,
-    "Cost rate of the whole cluster (allocations plus idle) as OpenCost reports it, before any "
-    "policy.",
+    "Cost rate of the whole cluster (allocations plus idle) as OpenCost reports it, each "
+    "GPU-hour at the GPU price applied, before any policy.",
     (),
     "currency/h",
     "opencost",
@@ -18,7 +18,7 @@ CLUSTER_RESOURCE_COST_PER_HOUR = family(
     "cluster_resource_cost_per_hour",
     G,
     "Cost rate of the whole cluster per resource (gpu, cpu, ram): allocations plus idle, as "
-    "OpenCost reports it, before any policy.",
+    "OpenCost reports it (each GPU-hour at the GPU price applied), before any policy.",
     ("resource",),
     "currency/h",
     "opencost",
@@ -40,6 +40,26 @@ CLUSTER_IDLE_COST_MONTH_TO_DATE = family(
     "Cost of idle capacity per resource (gpu, cpu, ram) since the start of the calendar month "
     "in the configured time zone, before any idle policy shares it out.",
     ("resource",),
+    "currency",
+    "opencost",
+)
+
+CLUSTER_GPU_PRICE_DIFFERENCE_PER_HOUR = family(
+    "cluster_gpu_price_difference_per_hour",
+    G,
+    "The cluster's GPU cost rate (used and idle GPU-hours) at the GPU prices applied, minus what "
+    "OpenCost itself charged for them; 0 when no configured or built price governs.",
+    (),
+    "currency/h",
+    "opencost",
+)
+
+CLUSTER_GPU_PRICE_DIFFERENCE_MONTH_TO_DATE = family(
+    "cluster_gpu_price_difference_month_to_date",
+    G,
+    "The month's GPU cost (used and idle GPU-hours) at the GPU prices applied, minus what "
+    "OpenCost itself charged for them, since the start of the calendar month.",
+    (),
     "currency",
     "opencost",
 )

@@ -10,7 +10,9 @@ GPU_PRICE_PER_HOUR = family(
     "GPU-hour price applied per GPU model (kind=model) and Kueue flavor (kind=flavor), and where "
     "it came from: config (gpu_prices, gpu_flavor_prices), price_build, opencost_charge (what "
     "OpenCost charged on its nodes), opencost_assets, config_models (its nodes' configured model "
-    "prices) or cluster_average (the blended price, when nothing else prices it).",
+    "prices), flavor_price (a model whose nodes a configured or built flavor price governs) or "
+    "cluster_average (the blended price, when nothing else prices it). Beside a governing price "
+    "(config, price_build, flavor_price), source=opencost_charge is what OpenCost itself charged.",
     ("kind", "name", "source"),
     "currency/h",
     "opencost",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from exporter.exposition.catalogue.cluster import (
     CLUSTER_COST_PER_HOUR,
+    CLUSTER_GPU_PRICE_DIFFERENCE_MONTH_TO_DATE,
+    CLUSTER_GPU_PRICE_DIFFERENCE_PER_HOUR,
     CLUSTER_IDLE_COST_MONTH_TO_DATE,
     CLUSTER_IDLE_COST_PER_HOUR,
     CLUSTER_RESOURCE_COST_PER_HOUR,
@@ -35,4 +37,9 @@ def cluster_samples(cluster: ClusterCosts) -> list[Sample]:
             out.append(Sample.of(CLUSTER_IDLE_COST_PER_HOUR, idle, resource=resource))
     for resource, amount in cluster.idle_month.items():
         out.append(Sample.of(CLUSTER_IDLE_COST_MONTH_TO_DATE, amount, resource=resource))
+    charge = cluster.gpu_charge
+    if charge is not None:
+        if charge.difference_per_hour is not None:
+            out.append(Sample.of(CLUSTER_GPU_PRICE_DIFFERENCE_PER_HOUR, charge.difference_per_hour))
+        out.append(Sample.of(CLUSTER_GPU_PRICE_DIFFERENCE_MONTH_TO_DATE, charge.difference_month))
     return out

@@ -49,6 +49,7 @@ def unit_samples(units: UnitEconomics) -> list[Sample]:
     """Every unit-economics figure as samples."""
     return [
         *applied_price_samples(units.prices),
+        *applied_price_samples(units.opencost_prices),
         *price_build_samples(units.builds),
         *energy_samples(units.energy),
         *token_cost_samples(units.models, units.teams),

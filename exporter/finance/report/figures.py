@@ -16,12 +16,14 @@ from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.units.economics import UnitEconomics
+from exporter.sources.gpu_history import GpuMonth
 
 __all__ = [
     "KUEUE_NOW",
     "PROMETHEUS",
     "QUOTA_BASIS",
     "TABLES",
+    "GpuOperation",
     "ModelRow",
     "Report",
     "TeamRow",
@@ -81,6 +83,15 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
+class GpuOperation:
+    """The period's GPU operation per team (None when not known) and where it came from, in
+    words (exporter.finance.report.gpu_month)."""
+
+    basis: str
+    month: GpuMonth | None = None
+
+
+@dataclass(frozen=True)
 class Report:
     """Printed figures that foot: team rows, component totals, the grand total, idle, models."""
 
@@ -101,6 +112,7 @@ class Report:
     units: UnitEconomics | None = None  # unit economics (exporter.finance.report.units)
     by: str = "team"  # what a row is: a team, or a value of the dimension of this name
     weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (finance.report.weights)
+    gpu: GpuOperation | None = None  # idle GPU-hours, utilisation, energy, CO2e of the period
 
     @property
     def unallocated(self) -> Decimal:

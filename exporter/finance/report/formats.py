@@ -15,6 +15,7 @@ from exporter.finance.report.backlog import (
 )
 from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
+from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
@@ -33,7 +34,7 @@ __all__ = ["UNIT_TABLES", "format_report", "json_table"]
 # The unit-economics tables CSV writes (`--table NAME`), each the JSON report's list of that
 # name (build_or_buy_*: its `teams` and `models`), with the JSON's keys as its columns.
 UNIT_TABLES: Mapping[str, tuple[str, ...]] = {
-    "gpu_prices": ("kind", "name", "price_per_gpu_hour", "source"),
+    "gpu_prices": ("kind", "name", "price_per_gpu_hour", "source", "opencost_price_per_gpu_hour"),
     "gpu_price_builds": (
         *("kind", "name", "gpus_per_node", "watts_per_gpu", "power", "capex_per_node_hour"),
         *("energy_per_node_hour", "operations_per_node_hour", "node_per_hour"),
@@ -118,8 +119,11 @@ def _json(report: Report) -> str:
         payload["quota_basis"] = report.quota_basis
     if report.backlog is not None:
         payload["backlog"] = backlog_json(report.backlog)
+    gpu = gpu_json(report.gpu)
+    if gpu is not None:
+        payload["gpu_operation"] = gpu
     if report.units is not None:
-        payload["unit_economics"] = unit_json(report.units, report.closed)
+        payload["unit_economics"] = unit_json(report.units, report.closed, serving_of(report))
     if report.by != "team":
         # Rows are a dimension's values: named so, with no budgets (budgets are per team).
         payload["by"] = report.by

@@ -12,6 +12,7 @@ from babel import Locale
 
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
+from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
 from exporter.finance.report.units import local_formats, text_lines, unit_tables
@@ -140,8 +141,11 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
     lines += weight_text(report.weights, formats, numbers)
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span, cells)]
+    lines += gpu_text(report.gpu, span, formats)
     if report.units is not None:
-        lines += text_lines(unit_tables(report.units, report.currency, report.closed, formats))
+        serving = serving_of(report)
+        tables = unit_tables(report.units, report.currency, report.closed, formats, serving)
+        lines += text_lines(tables)
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ a closed month leaves it out, and the serving GPUs' utilisation (build or buy) w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -19,9 +19,13 @@ from babel.numbers import format_decimal
 
 from exporter.finance.report import labels
 from exporter.finance.report.numbers import Numbers
+from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.units.economics import UnitEconomics
 
 __all__ = [
+    "TEXT",
+    "Format",
+    "Formats",
     "UnitTable",
     "as_of_report",
     "capitalised",
@@ -73,18 +77,25 @@ _plain = _rounded(2)
 _ratio = _rounded(3)
 
 
-def as_of_report(units: UnitEconomics, closed: bool) -> UnitEconomics:
+def as_of_report(
+    units: UnitEconomics, closed: bool, serving: Mapping[str, float] | None = None
+) -> UnitEconomics:
     """The figures a report prints: a closed month's without what is measured when it runs
-    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later."""
+    (the GPUs' draw now, the serving GPUs' utilisation now), so it prints the same bytes later.
+    `serving` is each self-hosted model's utilisation over the closed month, where history
+    gives it (exporter.finance.report.gpu_month): build or buy then breaks even on it."""
     if not closed:
         return units
-    even = tuple(replace(b, utilisation=None) for b in units.break_even)
+    month = serving or {}
+    even = tuple(replace(b, utilisation=month.get(b.model)) for b in units.break_even)
     return replace(units, energy=(), break_even=even)
 
 
-def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
+def unit_json(
+    units: UnitEconomics, closed: bool = False, serving: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """Every unit-economics figure, for the report's JSON."""
-    units = as_of_report(units, closed)
+    units = as_of_report(units, closed, serving)
     return {
         "gpu_prices": [
             {
@@ -92,6 +103,8 @@ def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
                 "name": p.name,
                 "price_per_gpu_hour": _fine(p.price),
                 "source": p.source,
+                # What OpenCost itself charged, where the applied price is not its own.
+                "opencost_price_per_gpu_hour": _fine(_charged(units, p)),
             }
             for p in units.prices
         ],
@@ -174,6 +187,14 @@ def unit_json(units: UnitEconomics, closed: bool = False) -> dict[str, Any]:
 Format = Callable[[float | None], str]
 
 
+def _charged(units: UnitEconomics, applied: AppliedPrice) -> float | None:
+    """OpenCost's own charge beside a price that governs in its place, else None."""
+    for p in units.opencost_prices:
+        if (p.kind, p.name) == (applied.kind, applied.name):
+            return p.price
+    return None
+
+
 @dataclass(frozen=True)
 class Formats:
     """How each kind of figure prints: money, a small price, a count, a ratio, a plain figure."""
@@ -229,17 +250,28 @@ def capitalised(header: str) -> str:
 
 
 def unit_tables(
-    units: UnitEconomics, currency: str, closed: bool = False, f: Formats = TEXT
+    units: UnitEconomics,
+    currency: str,
+    closed: bool = False,
+    f: Formats = TEXT,
+    serving: Mapping[str, float] | None = None,
 ) -> list[UnitTable]:
     """The tables with rows, in print order (an empty one is left out)."""
-    units = as_of_report(units, closed)
+    units = as_of_report(units, closed, serving)
     tables = [
         UnitTable(
             "gpu_prices",
-            f"GPU-hour prices applied ({currency} per GPU-hour)",
-            ("kind", "name", "price", "source"),
+            f"GPU-hour prices applied to every GPU-hour, used and idle ({currency} per GPU-hour)",
+            ("kind", "name", "price", "governed by", "OpenCost charged"),
             tuple(
-                (f.word(p.kind), p.name, f.fine(p.price), f.word(p.source)) for p in units.prices
+                (
+                    f.word(p.kind),
+                    p.name,
+                    f.fine(p.price),
+                    f.word(p.source),
+                    f.fine(_charged(units, p)),
+                )
+                for p in units.prices
             ),
             2,
         ),

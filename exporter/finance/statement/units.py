@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from exporter.finance.report.gpu_month import gpu_table, gpu_words, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.units import (
     Formats,
@@ -16,7 +17,7 @@ from exporter.finance.report.units import (
 )
 from exporter.finance.statement.figures import Statement
 
-__all__ = ["SNAPSHOTS", "statement_formats", "table_html", "unit_tables_html"]
+__all__ = ["SNAPSHOTS", "gpu_html", "statement_formats", "table_html", "unit_tables_html"]
 
 # Tables of an instant rather than of the month (left out of the statement).
 SNAPSHOTS = frozenset({"gpu_energy_now"})
@@ -36,13 +37,26 @@ def unit_tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     if statement.team is not None:
         units = for_team(units, statement.team)
     found: list[UnitTable] = unit_tables(
-        units, report.currency, report.closed, statement_formats(numbers)
+        units, report.currency, report.closed, statement_formats(numbers), serving_of(report)
     )
     # The draw when the page was made is no figure of the month: a statement is the month's
     # record, printed and filed, and one instant's watts would read as the month's. The
     # dashboards and the text report show it live.
     monthly = [t for t in found if t.key not in SNAPSHOTS]
     return [table_html(t.head, t.rows, t.numeric_from, t.title) for t in monthly]
+
+
+def gpu_html(statement: Statement, numbers: Numbers) -> list[str]:
+    """The period's GPU operation: a table, or in words what is not known and why."""
+    report = statement.report
+    if report.gpu is None:
+        return []
+    span = "closed month" if report.closed else "month to date"
+    table = gpu_table(report.gpu, span, statement_formats(numbers), statement.team)
+    if table is None:
+        words = gpu_words(report.gpu, span) or f"GPU operation, {span}: not known"
+        return [f"<p>{html.escape(words)}</p>"]
+    return [table_html(table.head, table.rows, table.numeric_from, table.title)]
 
 
 def table_html(

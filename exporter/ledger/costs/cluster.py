@@ -8,7 +8,39 @@ from dataclasses import dataclass
 from exporter.ledger.costs.ledger import IDLE_RESOURCES
 from exporter.sources.opencost.source import AllocationSet, OpenCostSnapshot
 
-__all__ = ["ClusterCosts", "cluster_costs", "resource_costs"]
+__all__ = ["ClusterCosts", "GpuCharge", "cluster_costs", "gpu_money", "resource_costs"]
+
+
+@dataclass(frozen=True)
+class GpuCharge:
+    """The cluster's GPU money at the prices applied, beside what OpenCost itself charged.
+
+    Both count every GPU-hour, used and idle. The rates are None when OpenCost's recent window
+    covers no time. Equal when the config governs no price.
+    """
+
+    applied_per_hour: float | None
+    opencost_per_hour: float | None
+    applied_month: float
+    opencost_month: float
+
+    @property
+    def difference_per_hour(self) -> float | None:
+        """Applied minus OpenCost's, per hour (None without a rate)."""
+        if self.applied_per_hour is None or self.opencost_per_hour is None:
+            return None
+        return self.applied_per_hour - self.opencost_per_hour
+
+    @property
+    def difference_month(self) -> float:
+        """Applied minus OpenCost's, over the month to date."""
+        return self.applied_month - self.opencost_month
+
+
+def gpu_money(window: AllocationSet) -> float:
+    """A window's GPU money: every allocation's GPU cost and the idle GPU cost."""
+    spent = sum(a.costs.get("gpu", 0.0) for a in window.allocations)
+    return spent + window.idle.get("gpu", 0.0)
 
 
 @dataclass(frozen=True)
@@ -25,6 +57,9 @@ class ClusterCosts:
     idle_per_hour: Mapping[str, float] | None
     idle_month: Mapping[str, float]
     month_idle: float  # every resource's idle this month, whatever the policy (the report's)
+    # The month's cost every policy sums to: OpenCost's, each GPU-hour at the applied price.
+    month_total: float = 0.0
+    gpu_charge: GpuCharge | None = None
 
 
 def resource_costs(window: AllocationSet) -> dict[str, float]:
@@ -36,8 +71,13 @@ def resource_costs(window: AllocationSet) -> dict[str, float]:
     return out
 
 
-def cluster_costs(opencost: OpenCostSnapshot, per_hour: float) -> ClusterCosts:
-    """The cluster's figures from OpenCost's windows; `per_hour` is the hourly window's cost."""
+def cluster_costs(
+    opencost: OpenCostSnapshot, per_hour: float, own: OpenCostSnapshot | None = None
+) -> ClusterCosts:
+    """The cluster's figures from OpenCost's windows; `per_hour` is the hourly window's cost.
+
+    `opencost` is at the applied GPU prices, `own` as OpenCost charged it (the same by default).
+    """
     rate, month = opencost.rate, opencost.month
     resource_per_hour = idle_per_hour = None
     if rate.hours > 0:
@@ -46,4 +86,19 @@ def cluster_costs(opencost: OpenCostSnapshot, per_hour: float) -> ClusterCosts:
         idle_per_hour = {r: rate.idle.get(r, 0.0) / rate.hours for r in IDLE_RESOURCES}
     idle_month = {r: month.idle.get(r, 0.0) for r in IDLE_RESOURCES}
     total_idle = sum(month.idle.values())
-    return ClusterCosts(per_hour, resource_per_hour, idle_per_hour, idle_month, total_idle)
+    charged = opencost if own is None else own
+    charge = GpuCharge(
+        gpu_money(rate) / rate.hours if rate.hours > 0 else None,
+        gpu_money(charged.rate) / charged.rate.hours if charged.rate.hours > 0 else None,
+        gpu_money(month),
+        gpu_money(charged.month),
+    )
+    return ClusterCosts(
+        per_hour,
+        resource_per_hour,
+        idle_per_hour,
+        idle_month,
+        total_idle,
+        month_total=month.total(),
+        gpu_charge=charge,
+    )

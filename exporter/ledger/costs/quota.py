@@ -215,7 +215,17 @@ def apply_flavor_quota(
         _charge_quota(out, reserved, extra, credit)
     else:
         _move_borrowed(out, extra)
+    _unheld_is_gpu(out, {team for flavor in nominal.values() for team in flavor})
     return out
+
+
+def _unheld_is_gpu(out: Ledger, holders: Collection[str]) -> None:
+    """A team with no ClusterQueue borrows nothing: its GPU-hours count against the quota
+    they ran on (lenders are credited), but it pays for them as GPU cost, not `borrowed`."""
+    for team, component in sorted(out.costs):
+        if component == Component.BORROWED and team not in holders:
+            moved = out.costs.pop((team, component))
+            out.add(team, Component.GPU, moved)
 
 
 def _charge_quota(
@@ -225,7 +235,9 @@ def _charge_quota(
     credit: Mapping[str, float],
 ) -> None:
     """Each team pays its reservation, plus what it borrowed, minus what it lent."""
+    scale = abs(out.costs.get((IDLE, Component.GPU), 0.0))
     for team in sorted(set(reserved) | set(extra) | set(credit)):
+        scale += abs(out.costs.get((team, Component.GPU), 0.0)) + reserved.get(team, 0.0)
         before = out.costs.get((team, Component.GPU), 0.0)
         pays, more, back = reserved.get(team, 0.0), extra.get(team, 0.0), -credit.get(team, 0.0)
         _set(out, team, Component.GPU, pays)
@@ -235,6 +247,10 @@ def _charge_quota(
         # is capacity that was sitting on __idle__.
         idle = out.costs.get((IDLE, Component.GPU), 0.0)
         _set(out, IDLE, Component.GPU, idle + before - pays - more - back)
+    # Quota reserving every GPU-hour leaves __idle__ at 0 give or take a few ulps: -0.00.
+    left = out.costs.get((IDLE, Component.GPU), 0.0)
+    if left and abs(left) <= 1e-12 * scale:
+        _set(out, IDLE, Component.GPU, 0.0)
 
 
 def _move_borrowed(out: Ledger, extra: Mapping[str, float]) -> None:

@@ -7,7 +7,7 @@ of the join need to know about it; quota and LLM steps take a window and return 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from exporter.ledger.attribution import Attributor
@@ -94,6 +94,26 @@ class WindowMemo:
 
     def __init__(self) -> None:
         self._kept: dict[bool, tuple[tuple[object, ...], Window]] = {}
+        self._priced: dict[bool, tuple[tuple[object, ...], AllocationSet]] = {}
+
+    def priced(
+        self,
+        allocations: AllocationSet,
+        prices: object,
+        make: Callable[[], AllocationSet],
+        *,
+        live: bool,
+    ) -> AllocationSet:
+        """`make()`, the set repriced, kept while the same set is repriced at equal prices.
+
+        The repriced set is the one kept, so the window memo then finds it again by identity.
+        """
+        kept = self._priced.get(live)
+        if kept is not None and kept[0][0] is allocations and kept[0][1] == prices:
+            return kept[1]
+        made = make()
+        self._priced[live] = ((allocations, prices), made)
+        return made
 
     def window(
         self,

@@ -7,6 +7,8 @@ Sources, first that answers (the order GpuPrices and the join apply):
 - `opencost_charge`: what OpenCost charged per GPU-hour on the model's or flavor's nodes;
 - `opencost_assets`: the same from OpenCost's node assets;
 - `config_models`: a flavor whose nodes ran nothing, priced by its nodes' configured models;
+- `flavor_price`: a model whose every node belongs to a flavor whose price the config sets or
+  builds, at that price;
 - `cluster_average`: nothing else prices it, so the cluster's blended price applies.
 """
 
@@ -18,15 +20,19 @@ from dataclasses import dataclass
 from exporter.config.schema import Config
 from exporter.gpu_names import canonical_model
 from exporter.ledger.prices.build import FLAVOR, MODEL, BuiltPrice
-from exporter.ledger.prices.gpu import ASSETS, CHARGED, CONFIGURED, GpuPrices
+from exporter.ledger.prices.gpu import ASSETS, CHARGED, CONFIGURED, GOVERNED, GpuPrices
 
 __all__ = [
+    "GOVERNING",
     "AppliedPrice",
     "applied_prices",
     "effective_prices",
+    "opencost_charges",
 ]
 
 CONFIG, BUILD, CONFIG_MODELS, AVERAGE = "config", "price_build", "config_models", "cluster_average"
+# Sources of a price that governs: every GPU-hour it names is charged at it, not OpenCost's.
+GOVERNING = frozenset({CONFIG, BUILD, GOVERNED})
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,26 @@ def applied_prices(
     return tuple(out)
 
 
+def opencost_charges(
+    applied: Iterable[AppliedPrice], own: GpuPrices | None
+) -> tuple[AppliedPrice, ...]:
+    """What OpenCost itself charged per GPU-hour for each model and flavor a price governs.
+
+    `own` holds OpenCost's records with no price of ours over them; a name OpenCost charged
+    nothing for is left out. The source is always `opencost_charge`.
+    """
+    if own is None:
+        return ()
+    out: list[AppliedPrice] = []
+    for p in applied:
+        if p.source not in GOVERNING:
+            continue
+        price = own.model(p.name) if p.kind == MODEL else own.flavor(p.name)
+        if price is not None:
+            out.append(AppliedPrice(p.kind, p.name, price, CHARGED))
+    return tuple(out)
+
+
 def _model_source(prices: GpuPrices, name: str) -> str | None:
     return prices.model_source(name)
 
@@ -100,6 +126,7 @@ _SOURCES: Mapping[str, str] = {
     CHARGED: CHARGED,
     ASSETS: ASSETS,
     CONFIGURED: CONFIG_MODELS,
+    GOVERNED: GOVERNED,
 }
 
 

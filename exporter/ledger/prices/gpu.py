@@ -38,6 +38,7 @@ __all__ = [
     "ASSETS",
     "CHARGED",
     "CONFIGURED",
+    "GOVERNED",
     "PRODUCT_LABEL",
     "GpuPrices",
     "canonical_model",
@@ -48,6 +49,8 @@ PRODUCT_LABEL = canonical_key("nvidia.com/gpu.product")
 # Where a price came from (GpuPrices.model_source, flavor_source): the `by_model`/`by_flavor`
 # prices given, what OpenCost charged on the allocations, OpenCost's node assets.
 CONFIGURED, CHARGED, ASSETS = "configured", "opencost_charge", "opencost_assets"
+# A model whose every node's GPU-hours are at a price its flavor's config or build governs.
+GOVERNED = "flavor_price"
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
@@ -78,7 +81,10 @@ class GpuPrices:
         dcgm_models: Mapping[str, str] | None = None,
         by_model: Mapping[str, float] | None = None,
         by_flavor: Mapping[str, float] | None = None,
+        by_node: Mapping[str, float] | None = None,
     ) -> None:
+        self._args = (windows, assets, flavors, dcgm_models, by_model, by_flavor)
+        self._by_node = dict(by_node or {})
         self._windows = tuple(windows)
         self._assets = tuple(assets or ())
         self._flavors = {f.name: canonical_labels(f.node_labels) for f in flavors}
@@ -90,6 +96,19 @@ class GpuPrices:
         self._flavor_nodes: dict[str, frozenset[str] | None] = {}
         self._models: dict[str, float | None] = {}
         self._charges: dict[frozenset[str] | None, float | None] = {}  # each walk of _charged
+
+    def governed(self, by_node: Mapping[str, float]) -> GpuPrices:
+        """The same prices with each node's GPU-hours at a governing price (a node -> price)."""
+        windows, assets, flavors, dcgm_models, by_model, by_flavor = self._args
+        return GpuPrices(
+            windows,
+            assets=assets,
+            flavors=flavors,
+            dcgm_models=dcgm_models,
+            by_model=by_model,
+            by_flavor=by_flavor,
+            by_node=by_node,
+        )
 
     def _describe(self, dcgm_models: Mapping[str, str]) -> dict[str, _Node]:
         names = {n.name for n in self._assets} | set(dcgm_models)
@@ -132,6 +151,8 @@ class GpuPrices:
         if key in self._by_model:
             return CONFIGURED
         nodes = frozenset(n for n, node in self._nodes.items() if node.model == key)
+        if nodes and all(n in self._by_node for n in nodes):
+            return GOVERNED
         return self._source(nodes) if nodes else None
 
     def flavor_source(self, name: str) -> str | None:
@@ -162,6 +183,15 @@ class GpuPrices:
             )
         return self._flavor_nodes[name]
 
+    def node_names(self) -> tuple[str, ...]:
+        """Every node these records describe (assets, DCGM, allocations with GPU-hours), sorted."""
+        return tuple(self._nodes)
+
+    def node_model(self, node: str) -> str:
+        """A node's canonical GPU model, "" when neither its labels nor DCGM name one."""
+        seen = self._nodes.get(node)
+        return seen.model if seen is not None else ""
+
     def flavor_of_node(self, node: str, candidates: Collection[str]) -> str | None:
         """The candidate flavor that selects a node most specifically (then by name), if any."""
         matching = []
@@ -172,6 +202,8 @@ class GpuPrices:
         return min(matching)[1] if matching else None
 
     def _override(self, node: str) -> float | None:
+        if node in self._by_node:
+            return self._by_node[node]
         seen = self._nodes.get(node)
         return self._by_model.get(seen.model) if seen is not None and seen.model else None
 

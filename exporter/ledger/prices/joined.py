@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
@@ -11,12 +11,14 @@ from exporter.ledger.costs.gpus import PriceLookup, model_price
 from exporter.ledger.costs.quota import FlavorOf, TeamGpuQuota, gpu_quota_by_flavor, lend
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
-from exporter.ledger.prices.gpu import GpuPrices, node_models
+from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models
 from exporter.sources.kueue.source import KueueSnapshot
 from exporter.sources.table import Snapshots
 
 __all__ = [
+    "GoverningPrices",
     "JoinedQuota",
+    "governing_prices",
     "gpu_prices",
     "joined_quota",
     "node_flavor",
@@ -35,13 +37,16 @@ class JoinedQuota:
 
 
 def gpu_prices(
-    config: Config, latest: Snapshots, builds: tuple[BuiltPrice, ...] = ()
+    config: Config | None, latest: Snapshots, builds: tuple[BuiltPrice, ...] = ()
 ) -> GpuPrices | None:
-    """GPU-hour prices per flavor and model from this refresh's latest, if OpenCost has any."""
+    """GPU-hour prices per flavor and model from this refresh's latest, if OpenCost has any.
+
+    Without a config, what OpenCost itself charged, with no price of ours over it.
+    """
     opencost = latest.opencost
     if opencost is None:
         return None
-    by_model, by_flavor = effective_prices(config, builds)
+    by_model, by_flavor = effective_prices(config, builds) if config is not None else ({}, {})
     return GpuPrices(
         (opencost.rate, opencost.month),
         assets=opencost.gpu_nodes,
@@ -50,6 +55,55 @@ def gpu_prices(
         by_model=by_model,
         by_flavor=by_flavor,
     )
+
+
+@dataclass(frozen=True)
+class GoverningPrices:
+    """The GPU-hour price the config governs per node, and per model for a node not described.
+
+    Hashable, so a memo can tell one refresh's prices from the last one's.
+    """
+
+    nodes: tuple[tuple[str, float], ...]
+    models: tuple[tuple[str, float], ...]
+    _by_node: dict[str, float] = field(init=False, compare=False, hash=False, repr=False)
+    _by_model: dict[str, float] = field(init=False, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_node", dict(self.nodes))
+        object.__setattr__(self, "_by_model", dict(self.models))
+
+    def price(self, node: str, model: str) -> float | None:
+        """The governing price of a node, else of the model OpenCost says it ran, else None."""
+        found = self._by_node.get(node)
+        if found is None and model:
+            found = self._by_model.get(canonical_model(model))
+        return found
+
+
+def governing_prices(
+    config: Config,
+    builds: tuple[BuiltPrice, ...],
+    prices: GpuPrices | None,
+    quota: JoinedQuota | None,
+) -> GoverningPrices | None:
+    """Each node's governing price: its GPU flavor's set or built price, else its model's.
+
+    None when the config neither sets nor builds a GPU price: OpenCost's charge stands.
+    """
+    by_model, by_flavor = effective_prices(config, builds)
+    if prices is None or not (by_model or by_flavor):
+        return None
+    models = {canonical_model(m): p for m, p in sorted(by_model.items())}
+    flavors = sorted(quota.flavors) if quota is not None else []
+    nodes: list[tuple[str, float]] = []
+    for node in prices.node_names():
+        chosen = prices.flavor_of_node(node, flavors) if flavors else None
+        found = by_flavor.get(chosen) if chosen is not None else None
+        found = models.get(prices.node_model(node)) if found is None else found
+        if found is not None:
+            nodes.append((node, found))
+    return GoverningPrices(tuple(nodes), tuple(sorted(models.items())))
 
 
 def price_lookup(

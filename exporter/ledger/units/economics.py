@@ -16,7 +16,7 @@ from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import Window, serving_costs
 from exporter.ledger.llm import Routed, serving_namespaces
-from exporter.ledger.prices.applied import AppliedPrice, applied_prices
+from exporter.ledger.prices.applied import AppliedPrice, applied_prices, opencost_charges
 from exporter.ledger.prices.build import (
     BuiltPrice,
     built_prices,
@@ -47,6 +47,8 @@ class UnitEconomics:
     """Every unit-economics figure of one join, typed, for the report and the statement."""
 
     prices: tuple[AppliedPrice, ...] = ()
+    # What OpenCost itself charged for each model and flavor a config or built price governs.
+    opencost_prices: tuple[AppliedPrice, ...] = ()
     builds: tuple[BuiltPrice, ...] = ()
     energy: tuple[TeamEnergy, ...] = ()
     models: tuple[ModelTokenCost, ...] = ()
@@ -103,18 +105,22 @@ def unit_economics(
     routed: Routed | None,
     month: Window | None,
     weights: Mapping[str, float] | None = None,
+    own: GpuPrices | None = None,
 ) -> UnitEconomics:
     """The unit-economics figures of one join (LLM ones need LiteLLM and the month's window)."""
     gpus = latest.dcgm.gpus if latest.dcgm is not None else ()
     models = {r.model for r in gpus if r.model}
     applied = applied_prices(config, prices, builds, models, flavors)
+    charged = opencost_charges(applied, own)
     energy = team_energy(gpus, attributor, config) if latest.dcgm is not None else ()
     if routed is None:
-        return UnitEconomics(applied, builds, energy)
+        return UnitEconomics(applied, charged, builds, energy)
     serving = serving_costs(month.lines, serving_namespaces(config)) if month is not None else None
     model_costs, team_costs = _TOKENS.costs(routed, serving, weight_of(config, weights))
     alternatives, even = build_or_buy(config, model_costs, team_costs, namespace_utilisation(gpus))
-    return UnitEconomics(applied, builds, energy, model_costs, team_costs, alternatives, even)
+    return UnitEconomics(
+        applied, charged, builds, energy, model_costs, team_costs, alternatives, even
+    )
 
 
 _Costs = tuple[tuple[ModelTokenCost, ...], tuple[TeamTokenCost, ...]]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,13 +34,12 @@ import httpx
 
 from exporter.calendar import Month
 from exporter.config.schema import ReportPrometheus
-from exporter.credentials import read_secret
 from exporter.errors import UpstreamPayloadError
-from exporter.sources.clients import make_client
 from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
+from exporter.sources.report_prometheus import open_client
 
-__all__ = ["SOURCE", "QuotaSeries", "open_client", "quota_history", "quota_queries"]
+__all__ = ["SOURCE", "QuotaSeries", "quota_history", "quota_queries"]
 
 SOURCE = "report.prometheus"
 STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
@@ -77,18 +75,6 @@ def quota_queries(cfg: ReportPrometheus, month: Month, series: QuotaSeries) -> d
         # An unset limit (+Inf) fails the comparison, so the nominal quota stands for it.
         "lending_limit": average(f"({limit} <= {nominal}) or {nominal}"),
     }
-
-
-def open_client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
-    """The client for the report's Prometheus; ValueError when its token or CA is unusable."""
-    headers = {}
-    if cfg.bearer_token_file is not None or cfg.bearer_token_env is not None:
-        file = cfg.bearer_token_file
-        if file is not None and not os.path.isabs(file):
-            file = os.path.join(os.path.dirname(config_path), file)
-        token = read_secret(cfg.bearer_token_env, file).get_secret_value()
-        headers["Authorization"] = f"Bearer {token}"
-    return make_client(cfg.url.rstrip("/"), cfg.timeout, headers=headers, ca_file=cfg.ca_file)
 
 
 def quota_history(

@@ -66,6 +66,8 @@ IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCo
 _Cost = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_COST)] | None
 _Signed = Annotated[float, msgspec.Meta(ge=-MAX_COST, lt=MAX_COST)] | None
 _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
+_Gpus = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS)] | None
+_Minutes = Annotated[float, msgspec.Meta(ge=0.0, le=YEAR_HOURS * 60)] | None
 # Core-hours, byte-hours and bytes: never negative; the bound only refuses +Inf and overflow.
 MAX_USAGE = 1e24
 _Usage = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_USAGE)] | None
@@ -97,6 +99,9 @@ class _Record(msgspec.Struct, gc=False):
     properties: _Properties | None = None
     window: _Window | None = None  # the set's step window: which day a set of days is
     gpuHours: _Hours = None
+    # An older or trimmed record without gpuHours still says its GPUs and its minutes.
+    gpuCount: _Gpus = None
+    minutes: _Minutes = None
     # Metadata only, decoded untyped: a bad one is an unknown model, never a bad allocation.
     gpuAllocation: Any = None
     gpuCost: _Cost = None
@@ -264,8 +269,15 @@ def _idle(r: _Record | _Idle) -> dict[str, float]:
     return dict(zip(IDLE_FIELDS, values, strict=True))
 
 
+def _gpu_hours(r: _Record) -> float:
+    """gpuHours, else gpuCount x minutes / 60 (gpuCount is gpuHours over the hours), else 0."""
+    if r.gpuHours is None and r.gpuCount is not None and r.minutes is not None:
+        return r.gpuCount * r.minutes / 60.0
+    return r.gpuHours or 0.0
+
+
 def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
-    gpu_hours = r.gpuHours or 0.0
+    gpu_hours = _gpu_hours(r)
     if gpu_hours >= high:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: gpuHours is {gpu_hours:g}")
     fields = (

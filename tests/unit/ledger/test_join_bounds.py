@@ -15,6 +15,7 @@ from exporter.calendar import month_start
 from exporter.config.schema import Config, IdlePolicy
 from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs.cluster import gpu_money
 from exporter.ledger.join import join
 from exporter.sources.checks import MAX_COST, MAX_GPUS, MAX_TOKENS
 from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
@@ -143,6 +144,12 @@ def records(draw: st.DrawFn, with_llm: bool) -> Snapshots:
     return Snapshots(opencost, DcgmSnapshot(gpus), KueueSnapshot(queues, flavors=flavors), litellm)
 
 
+def window_hours(bundle: Snapshots) -> float:
+    """The rate window's length: the hourly ledger is its money over these hours."""
+    assert bundle.opencost is not None
+    return bundle.opencost.rate.hours
+
+
 @pytest.mark.parametrize("policy", list(IdlePolicy))
 @pytest.mark.parametrize("by_node", [False, True])
 @settings(
@@ -164,12 +171,47 @@ def test_every_served_number_is_finite_and_money_is_conserved(
     assert bundle.opencost is not None and result.month is not None and result.hourly is not None
     # Idle, borrowing and lending move money between teams; they never make or lose any. A
     # float sum is exact to a few ulps of its largest terms, so that is the tolerance.
-    for ledger, window in (
-        (result.month, bundle.opencost.month),
-        (result.hourly, bundle.opencost.rate),
+    # The cluster's cost is OpenCost's with every GPU-hour at the price the config governs
+    # (the demo builds the H100's): what it says besides GPUs, plus the GPU money applied.
+    cluster = result.cluster
+    assert cluster is not None and cluster.gpu_charge is not None
+    charge = cluster.gpu_charge
+    for ledger, window, total, gpu, own in (
+        (
+            result.month,
+            bundle.opencost.month,
+            cluster.month_total,
+            charge.applied_month,
+            charge.opencost_month,
+        ),
+        (
+            result.hourly,
+            bundle.opencost.rate,
+            cluster.per_hour * window_hours(bundle),
+            (charge.applied_per_hour or 0.0) * window_hours(bundle),
+            (charge.opencost_per_hour or 0.0) * window_hours(bundle),
+        ),
     ):
-        scale = math.fsum(abs(v) for v in ledger.costs.values()) + window.total()
-        assert ledger.total() == pytest.approx(window.total(), abs=1e-12 * scale + 1e-9)
+        hours = 1.0 if ledger is result.month else window.hours
+        scale = math.fsum(abs(v) for v in ledger.costs.values()) * hours + window.total() + gpu
+        tolerance = 1e-12 * scale + 1e-9
+        assert ledger.total() * hours == pytest.approx(total, abs=tolerance)
+        assert own == pytest.approx(gpu_money(window), abs=tolerance)
+        besides = window.total() - gpu_money(window)
+        assert total - gpu == pytest.approx(besides, abs=tolerance)
+    # Every dimension (the demo's product and environment) sums to the same cluster's cost.
+    assert {d.name for d in result.dimensions} == {"product", "environment"}
+    for split in result.dimensions:
+        month_scale = math.fsum(abs(v) for v in split.month.costs.values()) + abs(
+            cluster.month_total
+        )
+        assert split.month.total() == pytest.approx(
+            cluster.month_total, abs=1e-12 * month_scale + 1e-9
+        )
+        hour_scale = math.fsum(abs(v) for v in split.hourly.costs.values()) + abs(cluster.per_hour)
+        assert split.hourly.total() == pytest.approx(
+            cluster.per_hour, abs=1e-12 * hour_scale + 1e-9
+        )
 
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))

@@ -121,5 +121,5 @@ def test_a_unit_tables_names_cannot_become_formulas() -> None:
 def test_an_empty_unit_table_still_names_its_columns() -> None:
     report = replace(_report(), units=None)
     assert format_report(report, "csv", "gpu_prices").splitlines() == [
-        "kind,name,price_per_gpu_hour,source,currency"
+        "kind,name,price_per_gpu_hour,source,opencost_price_per_gpu_hour,currency"
     ]

@@ -42,6 +42,8 @@ UNITS = UnitEconomics(
         AppliedPrice("model", H100, BUILD.gpu_hour, "price_build"),
         AppliedPrice("flavor", "h100", 1.40, "opencost_charge"),
     ),
+    # OpenCost charged 1.40 for the H100 whose build governs.
+    opencost_prices=(AppliedPrice("model", H100, 1.40, "opencost_charge"),),
     builds=(BUILD,),
     # 4 x 700 W at PUE 1.4 = 3.92 kWh an hour, 0.4704 at 0.12, 980 g at 250 g a kWh.
     energy=(TeamEnergy("research", 2_800.0, 3.92, 0.4704, 980.0),),
@@ -75,7 +77,9 @@ def test_every_figure_is_in_the_json() -> None:
         "name": H100,
         "price_per_gpu_hour": 1.4024,
         "source": "price_build",
+        "opencost_price_per_gpu_hour": 1.4,
     }
+    assert data["gpu_prices"][1]["opencost_price_per_gpu_hour"] is None
     (model,) = data["llm_models"]
     # Each figure to the digits it is printed with (11.432873 was unrounded).
     assert model["measured_per_million_tokens"] == 0.78
@@ -94,6 +98,9 @@ def test_every_figure_is_in_the_json() -> None:
 def test_the_text_prints_them_for_people() -> None:
     text = format_report(_report(), "table")
     assert not re.search(r"\de[-+]\d", text.split("GPU-hour prices applied")[1])
+    # Which price governed, to four decimals, beside what OpenCost charged.
+    price = next(ln for ln in text.splitlines() if H100 in ln and "1.4024" in ln)
+    assert "Built from its parts" in price and price.split()[-1] == "1.4000"
     build = next(ln for ln in text.splitlines() if "Nameplate" in ln)
     assert build.split()[-5:] == ["4.44", "0.47", "0.70", "5.61", "1.4024"]
     team_row = next(ln for ln in text.splitlines() if ln.startswith("research  llama"))

@@ -360,9 +360,8 @@ def test_two_flavors_are_charged_at_their_own_prices() -> None:
     nominal = {"h100": {"a": 2.0}, "l40s": {"b": 2.0}}
     prices = {"h100": 2.10, "l40s": 0.90}
     after = apply_flavor_quota(before, nominal, {}, {}, prices, 1.0, RESERVATION)
-    assert after.costs == pytest.approx(
-        {("a", "gpu"): 4.20, ("b", "gpu"): 1.80, (IDLE, "gpu"): 0.0}
-    )
+    # __idle__ keeps nothing: not even a residue of rounding that would print as -0.00.
+    assert after.costs == pytest.approx({("a", "gpu"): 4.20, ("b", "gpu"): 1.80})
     # An unpriced flavor is left out rather than charged at some other flavor's price.
     only_h100 = apply_flavor_quota(before, nominal, {}, {}, {"h100": 2.10}, 1.0, RESERVATION)
     assert ("b", "gpu") not in only_h100.costs
@@ -380,3 +379,38 @@ def test_quota_budgets_price_each_flavor() -> None:
     # a: (2 x 2.10 + 1 x 0.90) x 720 = 3672.00; b: 3 x 0.90 x 720 = 1944.00, but b has its own.
     got = quota_budgets(by_flavor, {"b"}, {"h100": 2.10, "l40s": 0.90}, 720)
     assert got == pytest.approx({("a", "gpu"): 3672.00})
+
+
+@pytest.mark.parametrize("rule", [SEPARATE, PROPORTIONAL])
+def test_an_unallocated_workload_pays_gpu_not_borrowed(rule: IdleRule) -> None:
+    # a holds 2 GPUs for 10 hours and uses 5 GPU-hours at 1.40; an unlabelled workload with no
+    # ClusterQueue ran 10 GPU-hours (14.00) on a's quota. It borrowed nothing from Kueue's
+    # point of view: its 14.00 is GPU cost.
+    before = Ledger({("a", "gpu"): 7.00, (UNALLOCATED, "gpu"): 14.00, (IDLE, "gpu"): 7.00})
+    after = apply_flavor_quota(
+        before, {"": {"a": 2.0}}, {"": {UNALLOCATED: 1.0}}, {"": {"a": 1.0}}, {"": 1.40}, 10, rule
+    )
+    assert after.costs[(UNALLOCATED, "gpu")] == pytest.approx(14.00)
+    assert (UNALLOCATED, "borrowed") not in after.costs
+    assert after.total() == pytest.approx(28.00)
+
+
+def test_an_unallocated_workload_under_reservation_is_gpu_and_credits_the_lender() -> None:
+    before = Ledger({("a", "gpu"): 7.00, (UNALLOCATED, "gpu"): 14.00, (IDLE, "gpu"): 7.00})
+    after = apply_flavor_quota(
+        before,
+        {"": {"a": 2.0}},
+        {"": {UNALLOCATED: 1.0}},
+        {"": {"a": 1.0}},
+        {"": 1.40},
+        10,
+        RESERVATION,
+    )
+    # a pays its 2 GPUs (28.00) less the one the workload ran on (-14.00); the workload pays
+    # 14.00 as GPU cost; __idle__ keeps nothing.
+    assert after.costs[("a", "gpu")] == pytest.approx(28.00)
+    assert after.costs[("a", "lent")] == pytest.approx(-14.00)
+    assert after.costs[(UNALLOCATED, "gpu")] == pytest.approx(14.00)
+    assert (UNALLOCATED, "borrowed") not in after.costs
+    assert after.costs.get((IDLE, "gpu"), 0.0) == pytest.approx(0.0)
+    assert after.total() == pytest.approx(28.00)

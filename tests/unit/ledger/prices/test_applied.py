@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from exporter.config.schema import IdlePolicy
 from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.costs.cluster import gpu_money
 from exporter.ledger.join import join
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
@@ -48,9 +49,15 @@ def test_each_price_and_where_it_came_from() -> None:
     )
     result = join(config, Attributor(config), _with_dcgm(), Reading.open(FIXED_NOW, config.zone))
     applied = {(p.kind, p.name): p for p in result.units.prices}
-    # H100: what OpenCost charged on node-h, 4.20 / 2 GPU-hours.
+    # H100: node-h is the h100 flavor's, whose 2.50 governs every GPU-hour there; OpenCost's
+    # own charge (4.20 / 2 GPU-hours) is shown beside it.
     h100 = applied[("model", H100)]
-    assert h100.price == pytest.approx(2.10) and h100.source == "opencost_charge"
+    assert h100.price == pytest.approx(2.50) and h100.source == "flavor_price"
+    charged = {(p.kind, p.name): p for p in result.units.opencost_prices}
+    assert charged[("model", H100)].price == pytest.approx(2.10)
+    assert charged[("flavor", "h100")].price == pytest.approx(2.10)
+    assert charged[("model", L40S)].price == pytest.approx(0.90)
+    assert {p.source for p in charged.values()} == {"opencost_charge"}
     # L40S: the build, 0.89, charged in place of OpenCost's 0.90.
     assert applied[("model", L40S)].source == "price_build"
     assert applied[("model", L40S)].price == pytest.approx(0.89)
@@ -117,6 +124,15 @@ def test_a_built_price_moves_money_between_teams_never_creates_it(
     result = join(config, Attributor(config), _with_dcgm(), Reading.open(FIXED_NOW, config.zone))
     assert result.month is not None and result.hourly is not None
     records = _records().opencost
-    assert records is not None
-    assert result.month.total() == pytest.approx(records.month.total(), rel=1e-9)
-    assert result.hourly.total() == pytest.approx(records.rate.total(), rel=1e-9)
+    assert records is not None and result.cluster is not None
+    charge = result.cluster.gpu_charge
+    assert charge is not None
+    # Conserved at the applied prices: the policies share out exactly the cluster's cost,
+    # which is OpenCost's for everything but GPUs, and every GPU-hour at its governing price.
+    assert result.month.total() == pytest.approx(result.cluster.month_total, rel=1e-9)
+    assert result.hourly.total() == pytest.approx(result.cluster.per_hour, rel=1e-9)
+    besides_gpu = records.month.total() - gpu_money(records.month)
+    assert result.cluster.month_total - charge.applied_month == pytest.approx(besides_gpu)
+    assert charge.opencost_month == pytest.approx(gpu_money(records.month))
+    # No row is negative because of a price: only `lent` credits a team.
+    assert all(v >= -1e-9 for (_, c), v in result.month.costs.items() if c != "lent")

@@ -218,8 +218,15 @@ def test_config_prices_by_flavor_and_by_model_win() -> None:
     assert _costs(hourly, "gpu")["b"] == pytest.approx(3.50)
     assert _costs(hourly, "borrowed") == pytest.approx({"b": 1.00})
     assert _costs(hourly, "lent") == pytest.approx({"c": -1.00})
-    # Prices move money between teams and __idle__; the cluster's total stays OpenCost's.
-    assert hourly.total() == pytest.approx(_window(1.0).total())
+    # Every GPU-hour is at the governing price, the idle ones too: node-h's 4 at 2.50 and
+    # node-l's 4 at 1.00 are 14.00 of GPU money (OpenCost charged 12.00), so __idle__ keeps
+    # 14.00 - 7.50 - 3.50 - 1.00 - 2.00 + 1.00 = 1.00, the one L40S nobody reserves, at 1.00.
+    assert _costs(hourly, "gpu")[IDLE] == pytest.approx(1.00)
+    assert hourly.total() == pytest.approx(14.00 + 2 * 0.5 * 2)
+    assert result.cluster is not None and result.cluster.gpu_charge is not None
+    charge = result.cluster.gpu_charge
+    assert (charge.applied_per_hour, charge.opencost_per_hour) == pytest.approx((14.00, 12.00))
+    assert charge.difference_month == pytest.approx(2.00 * MONTH_HOURS)
 
 
 def test_model_price_overrides_count_in_a_mixed_flavor() -> None:

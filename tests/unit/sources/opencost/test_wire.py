@@ -146,3 +146,29 @@ def test_a_namespaces_allocations_share_one_copy_of_its_strings_and_labels() -> 
     assert w.namespace_labels == {"team": "b"}
     assert x.namespace is y.namespace is w.namespace and x.node is z.node
     assert [dict(a.labels) for a in (x, y, z)] == [{"app": c} for c in ("job:x", "job:y", "job:z")]
+
+
+def _one(fields: dict[str, Any]) -> Any:
+    record = {"properties": {"namespace": "ns-a", "node": "n1"}, "gpuCost": 4, **fields}
+    body = json.dumps({"code": 200, "data": [{"n1/ns-a/job:x": record}]}).encode()
+    tally = Tally()
+    (alloc,), _ = _parse(body, tally)
+    return alloc, tally.frozen()
+
+
+def test_gpu_hours_are_opencosts_own_else_its_gpu_count_over_its_minutes() -> None:
+    # gpuHours wins; without it, 2 GPUs over 90 minutes are 3 GPU-hours (gpuCount is gpuHours
+    # over the window's hours); with neither, none.
+    assert _one({"gpuHours": 2, "gpuCount": 5, "minutes": 60})[0].gpu_hours == 2.0
+    assert _one({"gpuCount": 2, "minutes": 90})[0].gpu_hours == 3.0
+    assert _one({"gpuCount": 2})[0].gpu_hours == 0.0
+    assert _one({"minutes": 90})[0].gpu_hours == 0.0
+
+
+def test_a_gpu_count_or_minutes_out_of_bounds_drops_the_record() -> None:
+    for fields in ({"gpuCount": -1, "minutes": 60}, {"gpuCount": 1, "minutes": 1e12}):
+        record = {"properties": {"namespace": "ns-a", "node": "n1"}, "gpuCost": 4, **fields}
+        body = json.dumps({"code": 200, "data": [{"n1/ns-a/job:x": record}]}).encode()
+        tally = Tally()
+        allocations, _ = _parse(body, tally)
+        assert list(allocations) == [] and sum(tally.frozen().values()) == 1
