@@ -30,11 +30,10 @@ from datetime import datetime, timedelta
 from exporter.config.schema import ReportPrometheus
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.prometheus_api import instant_vector
-from exporter.sources.report_prometheus import open_client
+from exporter.sources.report_prometheus import SOURCE, open_client, require_one_cluster
 
 __all__ = ["GpuMonth", "GpuSeries", "TeamGpuMonth", "gpu_history", "gpu_queries"]
 
-SOURCE = "report.prometheus"
 STEP = 60  # seconds
 _REPLICAS = "instance, pod, prometheus_replica"
 
@@ -130,12 +129,7 @@ def gpu_history(
 def _by(
     samples: list[tuple[dict[str, str], float]], key: str, field: str, *, selected: bool
 ) -> dict[str, float]:
-    clusters = {labels.get("cluster", "") for labels, _ in samples}
-    if len(clusters) > 1 and not selected:
-        raise UpstreamPayloadError(
-            f"{SOURCE}: GPU series of several clusters ({', '.join(sorted(clusters))}): set "
-            "report.prometheus.cluster to the one this report is for"
-        )
+    require_one_cluster(samples, "GPU", selected=selected)
     out: dict[str, float] = {}
     for labels, value in samples:
         name = labels.get(key)

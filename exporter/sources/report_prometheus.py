@@ -8,9 +8,12 @@ import httpx
 
 from exporter.config.schema import ReportPrometheus
 from exporter.credentials import read_secret
+from exporter.errors import UpstreamPayloadError
 from exporter.sources.clients import make_client
 
-__all__ = ["open_client"]
+__all__ = ["SOURCE", "open_client", "require_one_cluster"]
+
+SOURCE = "report.prometheus"
 
 
 def open_client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
@@ -23,3 +26,16 @@ def open_client(cfg: ReportPrometheus, config_path: str) -> httpx.Client:
         token = read_secret(cfg.bearer_token_env, file).get_secret_value()
         headers["Authorization"] = f"Bearer {token}"
     return make_client(cfg.url.rstrip("/"), cfg.timeout, headers=headers, ca_file=cfg.ca_file)
+
+
+def require_one_cluster(
+    samples: list[tuple[dict[str, str], float]], what: str, *, selected: bool
+) -> None:
+    """Refuse `what` series of several clusters unless the config selected one: summed, they
+    would bill one cluster's report on another's figures."""
+    clusters = {labels.get("cluster", "") for labels, _ in samples}
+    if len(clusters) > 1 and not selected:
+        raise UpstreamPayloadError(
+            f"{SOURCE}: {what} series of several clusters ({', '.join(sorted(clusters))}): set "
+            "report.prometheus.cluster to the one this report is for"
+        )

@@ -37,11 +37,10 @@ from exporter.config.schema import ReportPrometheus
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.prometheus_api import instant_vector
-from exporter.sources.report_prometheus import open_client
+from exporter.sources.report_prometheus import SOURCE, open_client, require_one_cluster
 
 __all__ = ["SOURCE", "QuotaSeries", "quota_history", "quota_queries"]
 
-SOURCE = "report.prometheus"
 STEP = 60  # seconds: a minute resolves a quota change well within any scrape interval
 _REPLICA_LABELS = "instance, pod, prometheus_replica"
 _KEYS = ("cluster_queue", "cohort", "flavor", "resource")
@@ -110,12 +109,7 @@ _Key = tuple[str, str, str, str]
 
 def _series(client: httpx.Client, expr: str, at: datetime, *, selected: bool) -> dict[_Key, float]:
     samples = instant_vector(client, SOURCE, expr, at)
-    clusters = {labels.get("cluster", "") for labels, _ in samples}
-    if len(clusters) > 1 and not selected:
-        raise UpstreamPayloadError(
-            f"{SOURCE}: quota series of several clusters ({', '.join(sorted(clusters))}): set "
-            "report.prometheus.cluster to the one this report is for"
-        )
+    require_one_cluster(samples, "quota", selected=selected)
     out: dict[_Key, float] = {}
     for labels, value in samples:
         if any(k not in labels for k in _KEYS if k != "cohort"):
