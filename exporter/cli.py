@@ -317,23 +317,26 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
     return report_command(config, path, clock, request, history, _gpu_history(config, path))
 
 
+# The names the exporter publishes GPU operation under, which a closed month's report reads back.
+PUBLISHED_GPU_SERIES = GpuSeries(
+    GPUS.name,
+    TEAM_GPU_UTILIZATION_RATIO.name,
+    TEAM_GPU_ENERGY_KWH_PER_HOUR.name,
+    TEAM_GPU_CO2E_GRAMS_PER_HOUR.name,
+    LLM_BREAK_EVEN_UTILIZATION_RATIO.name,
+    LLM_BREAK_EVEN_RATIO.name,
+)
+
+
 def _gpu_history(config: Config, path: str) -> GpuHistory | None:
     """The period's GPU operation as the exporter published it, where report.prometheus says."""
     cfg = config.report.prometheus
     if cfg is None:
         return None
-    published = GpuSeries(
-        GPUS.name,
-        TEAM_GPU_UTILIZATION_RATIO.name,
-        TEAM_GPU_ENERGY_KWH_PER_HOUR.name,
-        TEAM_GPU_CO2E_GRAMS_PER_HOUR.name,
-        LLM_BREAK_EVEN_UTILIZATION_RATIO.name,
-        LLM_BREAK_EVEN_RATIO.name,
-    )
 
     def read(span: tuple[datetime, datetime]) -> GpuMonth:
         _check_report_client(config, path)  # its token is config: exit 2
-        return gpu_history(cfg, path, span, published)
+        return gpu_history(cfg, path, span, PUBLISHED_GPU_SERIES)
 
     return read
 

@@ -14,17 +14,10 @@ import yaml
 
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.stack import DemoStack, demo_config_dict
-from exporter.cli import main
+from exporter.cli import PUBLISHED_GPU_SERIES, main
 from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError
-from exporter.exposition.catalogue.gpus import GPUS, TEAM_GPU_UTILIZATION_RATIO
-from exporter.exposition.catalogue.unit_economics import (
-    LLM_BREAK_EVEN_RATIO,
-    LLM_BREAK_EVEN_UTILIZATION_RATIO,
-    TEAM_GPU_CO2E_GRAMS_PER_HOUR,
-    TEAM_GPU_ENERGY_KWH_PER_HOUR,
-)
-from exporter.sources.gpu_history import GpuSeries, gpu_history
+from exporter.sources.gpu_history import gpu_history
 from tests.conftest import CLOCK
 from tests.support.backfill import backfilled_prometheus
 
@@ -35,14 +28,7 @@ START, END = datetime(2026, 9, 30, 22, tzinfo=UTC), datetime(2026, 10, 31, 23, t
 HALF = datetime(2026, 10, 15, 22, tzinfo=UTC)  # 360 h in
 STEP = timedelta(minutes=5)
 GPU, FLAVOR = "nvidia.com/gpu", CLUSTER.gpu_flavor
-SERIES = GpuSeries(
-    GPUS.name,
-    TEAM_GPU_UTILIZATION_RATIO.name,
-    TEAM_GPU_ENERGY_KWH_PER_HOUR.name,
-    TEAM_GPU_CO2E_GRAMS_PER_HOUR.name,
-    LLM_BREAK_EVEN_UTILIZATION_RATIO.name,
-    LLM_BREAK_EVEN_RATIO.name,
-)
+SERIES = PUBLISHED_GPU_SERIES
 
 
 def _samples(metric: str, labels: str, value: Any, end: datetime = END) -> list[str]:
