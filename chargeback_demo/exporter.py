@@ -15,7 +15,7 @@ from exporter.calendar import Month
 from exporter.cli import main as exporter_main
 from exporter.clock import Clock, system_clock
 
-__all__ = ["main"]
+__all__ = ["HISTORY_SWITCH", "main"]
 
 USAGE = """usage: python -m chargeback_demo [exporter flags] [report [report flags]]
 
@@ -25,8 +25,9 @@ command line, whose help follows. `make demo` adds Prometheus with the committed
 `report --month YYYY-MM` (a closed month) backfills the exporter's own series of that month
 into a Prometheus of its own when promtool and prometheus are installed, and reads the
 month's idle GPU-hours, energy, CO2e and quotas from it (DEMO_HISTORY_PROMETHEUS: use that
-Prometheus instead, as `make demo` prints).
+Prometheus instead, as `make demo` prints; DEMO_HISTORY=off: no history, as without promtool).
 """
+HISTORY_SWITCH = "DEMO_HISTORY"
 NO_HISTORY = (
     "demo: promtool or prometheus is not installed (Debian: apt-get install prometheus): "
     "the month has no history to read its GPU operation from"
@@ -51,13 +52,14 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     through = os.environ.get("DEMO_DCGM_PROMETHEUS") or None
     # Set by `make demo`: its Prometheus, which holds the last closed month backfilled.
     history = os.environ.get("DEMO_HISTORY_PROMETHEUS") or None
+    wanted = os.environ.get(HISTORY_SWITCH, "on") != "off"
     stack = DemoStack(
         clock=clock, dcgm_port=port, dcgm_prometheus=through, history_prometheus=history
     ).start()
     try:
         with ExitStack() as scope:
             month = _closed_month(args, stack, clock)
-            if history is None and month is not None:
+            if history is None and month is not None and wanted:
                 stack.history_prometheus = scope.enter_context(_history(stack, month))
             return exporter_main(["--config.file", str(stack.write_config()), *args], clock)
     finally:

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.exporter import HISTORY_SWITCH
 from chargeback_demo.exporter import main as demo_exporter
 from chargeback_demo.history import RETENTION, backfill_running, can_backfill, last_closed_month
 from chargeback_demo.prometheus import (
@@ -86,10 +87,10 @@ def _history(workdir: Path, prometheus: Process | None) -> tuple[Month | None, s
     placeholders = {name: "http://127.0.0.1:1" for name in ("opencost", "dcgm", "kueue")}
     config = Config.model_validate(demo_config_dict(placeholders, str(workdir)))
     month = last_closed_month(system_clock(), config)
-    if prometheus is None or not can_backfill():
+    if prometheus is None or not can_backfill() or os.environ.get(HISTORY_SWITCH) == "off":
         return None, (
-            f"closed months: {month.label} has no history (needs promtool and prometheus), "
-            "so its report says its GPU operation is not known"
+            f"closed months: {month.label} has no history (needs promtool and prometheus, and "
+            f"{HISTORY_SWITCH} not off), so its report says its GPU operation is not known"
         )
 
     def work() -> None:
