@@ -35,6 +35,7 @@ installed. Runs until Ctrl-C."""
 EPILOG = """environment:
   DEMO_LISTEN_ADDRESS   where the exporter serves (default 127.0.0.1:10290)
   DEMO_PROMETHEUS_PORT  Prometheus's port on loopback (default 9090)
+  DEMO_HISTORY          off: do not backfill the last closed month into Prometheus
 
 The exporter's own flags (--once, report, ...) on the same simulated cluster, without
 Prometheus: python -m chargeback_demo --help"""

@@ -4,7 +4,10 @@ from a real Prometheus into which the demo backfilled its exporter's own series.
 from __future__ import annotations
 
 import html
+import json
 import shutil
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,10 +17,18 @@ import pytest
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.exporter import HISTORY_SWITCH
 from chargeback_demo.exporter import main as demo_main
-from chargeback_demo.history import history_prometheus, last_closed_month
+from chargeback_demo.history import (
+    RETENTION,
+    backfill_running,
+    history_prometheus,
+    last_closed_month,
+)
+from chargeback_demo.prometheus import start_prometheus, stop, wait_ready
 from chargeback_demo.stack import DemoStack
+from exporter.config.schema import Config
 from tests.conftest import CLOCK
 from tests.support.statement_dom import read_page
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.skipif(
     shutil.which("promtool") is None or shutil.which("prometheus") is None,
@@ -94,14 +105,18 @@ def test_the_closed_months_report_prints_each_teams_gpu_operation(
         _check(team, row[1], row[4], row[5])
 
 
+def _demo_config() -> Config:
+    stack = DemoStack(clock=CLOCK).start()
+    try:
+        return stack.config()
+    finally:
+        stack.stop()
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Prometheus holding the demo exporter's own series of October 2026."""
-    stack = DemoStack(clock=CLOCK).start()
-    try:
-        config = stack.config()
-    finally:
-        stack.stop()
+    config = _demo_config()
     month = last_closed_month(CLOCK(), config)
     work = Path(tmp_path_factory.mktemp("demo-history"))
     with history_prometheus(work, CLUSTER, config, month) as url:
@@ -133,3 +148,28 @@ def test_the_month_to_date_is_not_backfilled(
     monkeypatch.setenv(HISTORY_SWITCH, "on")
     assert demo_main(["report"], CLOCK) == 0
     assert "DCGM read directly keeps no history" in capsys.readouterr().out
+
+
+def test_make_demo_backfills_into_its_running_prometheus(tmp_path: Path) -> None:
+    # make demo's way: the month's blocks are moved into a Prometheus already serving, which
+    # loads them on its next block reload (a minute), while the exporter serves meanwhile.
+    config = _demo_config()
+    month = last_closed_month(CLOCK(), config)
+    proc, url = start_prometheus(tmp_path, targets=[], extra_args=[RETENTION])
+    try:
+        wait_ready(proc, f"{url}/-/ready")
+        said = backfill_running(tmp_path, tmp_path / "data", CLUSTER, config, month)
+        assert said.startswith("demo: 2026-10 backfilled in "), said
+        at = month.end.timestamp() - 0.001
+        # Every 5 minutes of the 745 hours: 8,940 samples of search's idle GPUs.
+        count = 'count_over_time(chargeback_gpus{team="search",state="idle"}[746h])'
+        until("the backfilled block to load", lambda: _instant(url, count, at) == 8940.0, 150)
+    finally:
+        stop(proc)
+
+
+def _instant(url: str, expr: str, at: float) -> float | None:
+    query = urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=5) as resp:
+        result = json.load(resp)["data"]["result"]
+    return float(result[0]["value"][1]) if result else None
