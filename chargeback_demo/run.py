@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.exporter import HISTORY_SWITCH
 from chargeback_demo.exporter import main as demo_exporter
+from chargeback_demo.history import RETENTION, backfill_running, can_backfill, last_closed_month
 from chargeback_demo.prometheus import (
     Process,
     free_port,
@@ -18,6 +22,10 @@ from chargeback_demo.prometheus import (
     ui_page,
     wait_ready,
 )
+from chargeback_demo.stack import demo_config_dict
+from exporter.calendar import Month
+from exporter.clock import system_clock
+from exporter.config.schema import Config
 
 REPO = Path(__file__).resolve().parents[1]
 DESCRIPTION = """\
@@ -27,6 +35,7 @@ installed. Runs until Ctrl-C."""
 EPILOG = """environment:
   DEMO_LISTEN_ADDRESS   where the exporter serves (default 127.0.0.1:10290)
   DEMO_PROMETHEUS_PORT  Prometheus's port on loopback (default 9090)
+  DEMO_HISTORY          off: do not backfill the last closed month into Prometheus
 
 The exporter's own flags (--once, report, ...) on the same simulated cluster, without
 Prometheus: python -m chargeback_demo --help"""
@@ -56,6 +65,8 @@ def _prometheus(workdir: Path, listen: str, port: int, dcgm: str) -> tuple[Proce
         interval="15s",
         port=port,
         jobs={"dcgm-exporter": [dcgm]},
+        # The backfilled closed month stays, however far into this month the demo runs.
+        extra_args=[RETENTION],
     )
     try:
         wait_ready(proc, f"{url}/-/ready", timeout=30)
@@ -66,6 +77,29 @@ def _prometheus(workdir: Path, listen: str, port: int, dcgm: str) -> tuple[Proce
         f"Prometheus: {url} (rules: {ui_page(url, 'rules')}, alerts: {ui_page(url, 'alerts')})\n"
         f"            recorded series appear after the first evaluation, within a minute"
     )
+
+
+def _history(workdir: Path, prometheus: Process | None) -> tuple[Month | None, str]:
+    """Backfill the last closed month into the running Prometheus, in a child process so the
+    exporter serves at once (a thread would hold the GIL through the month's 9,000 instants);
+    the month, and a line saying where its report comes from."""
+    # The series only depend on the cluster and the config's teams and prices, not on where
+    # the fakes listen.
+    placeholders = {name: "http://127.0.0.1:1" for name in ("opencost", "dcgm", "kueue")}
+    config = Config.model_validate(demo_config_dict(placeholders, str(workdir)))
+    month = last_closed_month(system_clock(), config)
+    if prometheus is None or not can_backfill() or os.environ.get(HISTORY_SWITCH) == "off":
+        return None, (
+            f"closed months: {month.label} has no history (needs promtool and prometheus, and "
+            f"{HISTORY_SWITCH} not off), so its report says its GPU operation is not known"
+        )
+
+    def work() -> None:
+        print(backfill_running(workdir, workdir / "data", CLUSTER, config, month), flush=True)
+
+    # Forked before the exporter starts any thread; a daemon, so Ctrl-C ends it too.
+    multiprocessing.get_context("fork").Process(target=work, name="backfill", daemon=True).start()
+    return month, f"closed month: {month.label}, backfilled into Prometheus in the background"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         # dcgm-exporter would: that also serves the month-to-date idle GPU-hours.
         os.environ["DEMO_DCGM_PORT"] = dcgm.rpartition(":")[2]
         os.environ["DEMO_DCGM_PROMETHEUS"] = f"http://127.0.0.1:{prometheus_port}"
+        # The same Prometheus holds the exporter's own series: the report reads past months
+        # (the backfilled one, and this one as it is scraped) from it.
+        os.environ["DEMO_HISTORY_PROMETHEUS"] = f"http://127.0.0.1:{prometheus_port}"
+    history_url = f"http://127.0.0.1:{prometheus_port}"
+    month, history_line = _history(workdir, prometheus)
+    closed = "" if month is None else f"DEMO_HISTORY_PROMETHEUS={history_url} "
+    closed += ".venv/bin/python -m chargeback_demo report"
+    closed += "" if month is None else f" --month {month.label}"
     host, _, port = listen.rpartition(":")
     print(
         "gpu-chargeback-exporter demo: a simulated cluster (4 x H100, three teams) behind fake\n"
@@ -93,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         f"  metrics:    http://{host}:{port}/metrics\n"
         f"  {prometheus_line}\n"
         f"  report:     .venv/bin/python -m chargeback_demo report\n"
+        f"  {history_line}:\n"
+        f"              {closed}\n"
         f"  dashboards: import {REPO / 'dashboards'}/*.json in Grafana (Dashboards > New >\n"
         f"              Import, then pick the Prometheus data source), or provision them with\n"
         f"              {REPO / 'deploy/grafana/provisioning/dashboards.yaml'}\n"

@@ -24,12 +24,17 @@ KUBE_TOKEN = "demo-kube-api-token"  # a demo-only bearer token for the fake Kube
 
 
 def demo_config_dict(
-    urls: dict[str, str], secrets: str = "", dcgm_prometheus: str | None = None
+    urls: dict[str, str],
+    secrets: str = "",
+    dcgm_prometheus: str | None = None,
+    history: str | None = None,
 ) -> dict[str, Any]:
     """The demo's config: three teams, one of them mapped by namespace only.
 
     With `dcgm_prometheus` (a Prometheus that scrapes the fake dcgm-exporter) DCGM is read
-    through it, which also gives the month-to-date idle GPU-hours.
+    through it, which also gives the month-to-date idle GPU-hours. With `history` (a
+    Prometheus holding the exporter's own series, chargeback_demo.history) the report reads a
+    closed month's GPU operation and quotas from it.
     """
     config: dict[str, Any] = {
         "currency": "EUR",
@@ -111,6 +116,8 @@ def demo_config_dict(
         # How the statements name the demo: the cluster, and the platform that runs it.
         "report": {"cluster": "demo-madrid", "provider": "Demo ML Platform"},
     }
+    if history is not None:
+        config["report"]["prometheus"] = {"url": history}
     if dcgm_prometheus is not None:
         # A static scrape keeps dcgm-exporter's own pod labels ("plain"); a 15 s step puts
         # the first idle GPU-hours on the dashboards within a minute of a fresh Prometheus.
@@ -156,6 +163,8 @@ class DemoStack:
     # and that Prometheus's URL, through which the exporter then reads DCGM.
     dcgm_port: int = 0
     dcgm_prometheus: str | None = None
+    # A Prometheus holding the exporter's own series of past months (report.prometheus).
+    history_prometheus: str | None = None
 
     def start(self) -> DemoStack:
         """Start every fake on a free loopback port."""
@@ -193,7 +202,9 @@ class DemoStack:
         return path
 
     def _config_dict(self) -> dict[str, Any]:
-        return demo_config_dict(self.urls, str(self.secrets), self.dcgm_prometheus)
+        return demo_config_dict(
+            self.urls, str(self.secrets), self.dcgm_prometheus, self.history_prometheus
+        )
 
     def stop(self) -> None:
         """Stop every fake."""
