@@ -19,6 +19,8 @@ __all__ = [
     "Tracker",
     "parse_self_metrics",
     "side_by_side",
+    "slowest_lines",
+    "slowest_rules",
     "vector_sum",
 ]
 
@@ -98,6 +100,27 @@ def vector_sum(answer: object) -> float:
     return total if seen else math.nan
 
 
+def slowest_rules(answer: object, n: int = 5) -> list[tuple[float, str, str]]:
+    """The `n` rules of /api/v1/rules whose last evaluation took longest: (seconds, group, name).
+
+    Raises ValueError on anything but a successful answer with groups of rules.
+    """
+    if not isinstance(answer, Mapping) or answer.get("status") != "success":
+        raise ValueError(f"rules query failed: {answer!r}"[:300])
+    data = answer.get("data")
+    groups = data.get("groups") if isinstance(data, Mapping) else None
+    if not isinstance(groups, list):
+        raise ValueError("rules answer without a list of groups")
+    timed = []
+    for group in groups:
+        for rule in group.get("rules", []) if isinstance(group, Mapping) else []:
+            seconds = rule.get("evaluationTime") if isinstance(rule, Mapping) else None
+            if not isinstance(seconds, int | float):
+                raise ValueError(f"rule without an evaluation time: {rule!r}"[:300])
+            timed.append((float(seconds), str(group.get("name")), str(rule.get("name"))))
+    return sorted(timed, key=lambda t: (-t[0], t[1], t[2]))[:n]
+
+
 class Tracker:
     """Each group's evaluation durations, one per evaluation after a baseline iteration.
 
@@ -134,15 +157,23 @@ class SizeFigures:
     rule_series: float
     rss_bytes: float
     head_series: float
+    slowest: list[tuple[float, str, str]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, tracker: Tracker, end: SelfMetrics, **queried: float) -> SizeFigures:
-        """The figures from a tracker, a last read of /metrics and the queried counts."""
+    def of(
+        cls,
+        tracker: Tracker,
+        end: SelfMetrics,
+        slowest: list[tuple[float, str, str]],
+        **queried: float,
+    ) -> SizeFigures:
+        """The figures from a tracker, a last read of /metrics and rules and the queried counts."""
         return cls(
             durations=tracker.durations,
             groups=dict(tracker.last),
             rss_bytes=end.rss_bytes,
             head_series=end.head_series,
+            slowest=slowest,
             **queried,
         )
 
@@ -202,3 +233,12 @@ def side_by_side(sizes: Mapping[str, SizeFigures]) -> list[str]:
     lines = [f"   {'':<{width}} " + " ".join(f"{n:>12}" for n in names)]
     lines += [f"   {label:<{width}} " + " ".join(f"{v:>12}" for v in vals) for label, vals in rows]
     return lines
+
+
+def slowest_lines(sizes: Mapping[str, SizeFigures]) -> list[str]:
+    """Per size, its slowest rules' last evaluation, slowest first."""
+    return [
+        f"   {size} {_ms(seconds):>8} ms  {group}: {rule}"
+        for size, figures in sizes.items()
+        for seconds, group, rule in figures.slowest
+    ]

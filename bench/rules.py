@@ -11,7 +11,7 @@ evaluates the shipped rule files (rules/) every interval. Once the first scrape 
 bench reads Prometheus's own /metrics several times an interval until every group has evaluated
 CYCLES more times, then prints each group's last and mean evaluation duration, its interval and
 their ratio, the samples it wrote, the series scraped, the rule-produced series, and
-Prometheus's head series and RSS.
+Prometheus's head series and RSS, then each size's slowest rules.
 
 The Prometheus holds minutes of history, not weeks: rules over long ranges ([3h], [7d:1h],
 [31d:1800s]) read what is there, so their cost here is a floor for a long-running server.
@@ -37,6 +37,8 @@ from bench.rule_figures import (
     Tracker,
     parse_self_metrics,
     side_by_side,
+    slowest_lines,
+    slowest_rules,
     vector_sum,
 )
 from bench.servers import Upstreams
@@ -111,6 +113,7 @@ def measure(prom: _Prometheus, seconds: float, cycles: int) -> SizeFigures:
     figures = SizeFigures.of(
         tracker,
         prom.own(),
+        slowest_rules(prom.client.get("/api/v1/rules").json()),
         scraped_series=prom.query(f'scrape_samples_scraped{{job="{DEFAULT_JOB}"}}'),
         scrape_seconds=prom.query(f'scrape_duration_seconds{{job="{DEFAULT_JOB}"}}'),
         rule_series=prom.query(RULE_SERIES),
@@ -169,6 +172,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"   size {size.name} measured in {time.monotonic() - started:.0f} s")
     print("\n5. the shipped rules in a real Prometheus (mean/interval: the target is under 0.1)")
     for line in side_by_side(figures):
+        print(line)
+    print("\n   the slowest rules, last evaluation:")
+    for line in slowest_lines(figures):
         print(line)
 
 

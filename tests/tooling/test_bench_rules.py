@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from bench.rule_figures import SizeFigures, Tracker, parse_self_metrics, side_by_side, vector_sum
+from bench.rule_figures import (
+    SizeFigures,
+    Tracker,
+    parse_self_metrics,
+    side_by_side,
+    slowest_lines,
+    slowest_rules,
+    vector_sum,
+)
 
 # As Prometheus 2.42 serves them: groups keyed "<file>;<name>", other families in between.
 SELF = """# HELP process_resident_memory_bytes Resident memory size in bytes.
@@ -96,8 +104,9 @@ def test_the_table_has_a_column_per_size_and_the_ratio_of_mean_to_interval() -> 
         tracker = Tracker(parse_self_metrics(_self(1, 0.0)))
         tracker.durations["chargeback.rules"] = durations
         end = parse_self_metrics(_self(3, durations[-1]))
+        slowest = [(durations[-1], "chargeback.rules", "team:x:sum")]
         columns[name] = SizeFigures.of(
-            tracker, end, scraped_series=100.0, scrape_seconds=0.05, rule_series=math.nan
+            tracker, end, slowest, scraped_series=100.0, scrape_seconds=0.05, rule_series=math.nan
         )
     lines = side_by_side(columns)
     assert lines[0].split() == ["M", "L"]
@@ -106,3 +115,47 @@ def test_the_table_has_a_column_per_size_and_the_ratio_of_mean_to_interval() -> 
     assert rows["chargeback.rules: mean/interval"] == ["0.0200", "0.2000"]
     assert rows["rule-produced series"] == ["-", "-"]
     assert rows["Prometheus RSS MiB"] == ["198", "198"]
+    assert slowest_lines(columns)[1].split() == [
+        "L",
+        "3000.0",
+        "ms",
+        "chargeback.rules:",
+        "team:x:sum",
+    ]
+
+
+def _rule(name: str, seconds: object) -> dict[str, object]:
+    return {
+        "name": name,
+        "query": "1",
+        "health": "ok",
+        "type": "recording",
+        "evaluationTime": seconds,
+    }
+
+
+def test_the_slowest_rules_come_first_across_groups() -> None:
+    answer = {
+        "status": "success",
+        "data": {
+            "groups": [
+                {"name": "b", "rules": [_rule("fast", 0.001), _rule("slow", 2)]},
+                {"name": "a", "rules": [_rule("mid", 0.5), _rule("tie", 0.5)]},
+                {"name": "c", "rules": []},
+            ]
+        },
+    }
+    assert slowest_rules(answer, 3) == [(2.0, "b", "slow"), (0.5, "a", "mid"), (0.5, "a", "tie")]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "error", "error": "x"},
+        {"status": "success", "data": {}},
+        {"status": "success", "data": {"groups": [{"name": "a", "rules": [_rule("r", "1")]}]}},
+    ],
+)
+def test_a_failed_or_malformed_rules_answer_is_never_a_figure(answer: object) -> None:
+    with pytest.raises(ValueError):
+        slowest_rules(answer)
