@@ -185,9 +185,11 @@ image:
 	docker build -t $(IMAGE) .
 
 # Sizes S and M, medians of 3 runs; BENCH_SIZES=S,M,L adds L (its first generation is slow,
-# then cached under BENCH_CACHE). Never part of `make test`.
+# then cached under BENCH_CACHE); then the shipped rules in a real Prometheus at M and L
+# (BENCH_RULE_SIZES). Never part of `make test`.
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.rules
 
 # Ten minutes of scraping while the upstreams flap: memory and scrape latency per minute.
 soak: $(STAMP)

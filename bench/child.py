@@ -36,12 +36,15 @@ from exporter.serve.wiring import Joiner, make_refresher
 from exporter.sources.checks import DROP_REASONS
 
 CLOCK = fixed_clock(NOW)
+# Beside a written exposition, its OpenMetrics rendering: what Prometheus asks for first.
+OPENMETRICS = ".openmetrics"
 
 
 def refresh(config_path: str, out: str | None = None) -> None:
     """Cold: the first refresh of a fresh process; steady: the second, caches warm.
 
-    With `out`, the exposition is written there too (what the static server then sends).
+    With `out`, the exposition is written there too (what the static server then sends),
+    and its OpenMetrics rendering beside it, at `out` + ".openmetrics".
     """
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
     start = opencost_path.cpu_seconds()
@@ -52,6 +55,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
     refresher.stop()
     if out is not None:
         Path(out).write_bytes(refresher.exposition.text)
+        Path(f"{out}{OPENMETRICS}").write_bytes(refresher.exposition.openmetrics)
     figures = {
         "ok": ok,
         "cold": cold - start,
@@ -117,9 +121,14 @@ def _until_term() -> None:
 
 
 def static(path: str, port: int) -> None:
-    """Serve fixed bytes (plain and gzipped) from memory: the floor any exporter can reach."""
+    """Serve fixed bytes (plain and gzipped) from memory: the floor any exporter can reach.
+
+    A scrape asking for OpenMetrics gets the rendering written beside the file, if there is one.
+    """
     text = Path(path).read_bytes()
-    exposition = Exposition(text, gzip.compress(text, 1), text, gzip.compress(text, 1))
+    beside = Path(f"{path}{OPENMETRICS}")
+    om = beside.read_bytes() if beside.exists() else text
+    exposition = Exposition(text, gzip.compress(text, 1), om, gzip.compress(om, 1))
     server = MetricsServer(("127.0.0.1", port), "/metrics", lambda: exposition)
     server.start()
     _until_term()
