@@ -13,6 +13,7 @@ from exporter.exposition.catalogue.llm import (
     LLM_COMPLETION_WEIGHT,
     LLM_COMPLETION_WEIGHT_FALLBACK,
     LLM_COST_PER_TOKEN,
+    LLM_MODELS_OVER_CAP,
     LLM_MONTH_EDGE_OFFSET_SECONDS,
     LLM_RECOMMENDED_COST_PER_TOKEN,
     LLM_REQUESTS_MONTH_TO_DATE,
@@ -46,6 +47,7 @@ def series(chargeback: Chargeback) -> list[Sample]:
     if llm is None:
         return out
     out += llm_usage_samples(fold_usage(llm.usage, frozenset(llm.folded_models)))
+    out.append(Sample.of(LLM_MODELS_OVER_CAP, float(len(llm.folded_models))))
     out += llm_budget_samples(llm.budgets)
     out += llm_read_samples(chargeback.period)
     if llm.unknown_models is not None:
