@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from exporter.ledger.attribution import OTHER
 from exporter.ledger.llm.usage import TeamModelUsage
 
 __all__ = ["models_over_cap"]
@@ -25,6 +26,11 @@ def models_over_cap(
     for (_, model), use in usage.items():
         if model not in declared_set:
             spend[model] += abs(use.spend) if use.spend is not None else 0.0
-    room = max(0, max_models - len(declared_set & {model for _, model in usage}))
+    seen = {model for _, model in usage}
+    room = max(0, max_models - len(declared_set & seen))
     ranked = sorted(spend, key=lambda m: (-spend[m], m))
-    return tuple(sorted(ranked[room:]))
+    folded = set(ranked[room:])
+    if folded and OTHER in seen:
+        # A model LiteLLM itself calls `__other__` would share the fold's series: it joins it.
+        folded.add(OTHER)
+    return tuple(sorted(folded))

@@ -51,6 +51,12 @@ def test_nothing_folds_under_the_cap() -> None:
     assert models_over_cap({}, ("declared",), 1) == ()
 
 
+def test_a_model_named_like_the_fold_joins_it_once_anything_folds() -> None:
+    usage = {("t", "__other__"): _use(99.0), ("t", "a"): _use(2.0), ("t", "b"): _use(1.0)}
+    assert models_over_cap(usage, (), 2) == ("__other__", "b")
+    assert models_over_cap(usage, (), 3) == ()
+
+
 def test_ties_break_by_name_whatever_the_order_upstream_gave() -> None:
     usage = {("t", f"m{i}"): _use(1.0) for i in range(6)}
     items = list(usage.items())
