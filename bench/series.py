@@ -31,9 +31,25 @@ DIMENSIONS = [
     {"name": "environment", "namespace_label_keys": ["kubernetes.io/metadata.name"]},
 ]
 
+# The families with a series per team and model (each capped by attribution.max_models).
+TEAM_MODEL = (
+    "chargeback_llm_spend_month_to_date",
+    "chargeback_llm_tokens_month_to_date",
+    "chargeback_llm_requests_month_to_date",
+    "chargeback_team_llm_cost_per_million_tokens",
+    "chargeback_team_llm_cost_per_request",
+    "chargeback_team_llm_alternative_cost_month_to_date",
+)
+
 
 def count(size_name: str, cache: Path) -> Counter[str]:
     """Series per family of one join of the synthetic cluster, dimensions configured."""
+    return counts(size_name, cache)[0]
+
+
+def counts(size_name: str, cache: Path) -> tuple[Counter[str], Counter[str]]:
+    """Series per family of one join with the default caps, and of one with every model shown
+    (`attribution.max_models` at its largest), from the same read."""
     upstreams = Upstreams(SIZES[size_name], cache).start()
     try:
         with tempfile.TemporaryDirectory(prefix="chargeback-series-") as tmp:
@@ -48,10 +64,15 @@ def count(size_name: str, cache: Path) -> Counter[str]:
                 source.close()
     finally:
         upstreams.stop()
-    result = join(
-        config, Attributor(config), Snapshots.of(snapshots), Reading.open(NOW, config.zone)
+    everything = config.model_copy(
+        update={"attribution": config.attribution.model_copy(update={"max_models": 10_000})}
     )
-    return Counter(s.family.exposed_name for s in series(result))
+    out = []
+    for each in (config, everything):
+        reading = Reading.open(NOW, each.zone)
+        result = join(each, Attributor(each), Snapshots.of(snapshots), reading)
+        out.append(Counter(s.family.exposed_name for s in series(result)))
+    return out[0], out[1]
 
 
 def _patient(config: Config) -> Config:
@@ -76,12 +97,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("size", nargs="?", default="S", choices=sorted(SIZES), help="default S")
     size = parser.parse_args(argv).size
     cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
-    counts = count(size, cache)
-    dimension = {k: v for k, v in counts.items() if "dimension" in k}
-    print(f"size {size}: {sum(counts.values()):,} series from the join")
+    found, everything = counts(size, cache)
+    dimension = {k: v for k, v in found.items() if "dimension" in k}
+    print(f"size {size}: {sum(found.values()):,} series from the join")
     for name, n in sorted(dimension.items()):
         print(f"  {name}: {n:,}")
-    print(f"  every other family: {sum(counts.values()) - sum(dimension.values()):,}")
+    print(f"  every other family: {sum(found.values()) - sum(dimension.values()):,}")
+    team_model = sum(found[k] for k in TEAM_MODEL)
+    print(f"  team x model families: {team_model:,}")
+    print(f"every model shown (attribution.max_models 10,000): {sum(everything.values()):,}")
 
 
 if __name__ == "__main__":

@@ -46,3 +46,5 @@ class AttributionConfig(StrictModel):
     fallback_label_keys: tuple[str, ...] = ()
     strict_teams: bool = False
     max_teams: Annotated[int, Field(ge=1, le=10_000)] = 100
+    # Models shown per team in the team x model series; the rest fold into `__other__`.
+    max_models: Annotated[int, Field(ge=1, le=10_000)] = 10

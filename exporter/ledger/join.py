@@ -43,6 +43,7 @@ from exporter.ledger.llm import (
     serving_namespaces,
 )
 from exporter.ledger.llm.memo import LlmMemo, LlmPart
+from exporter.ledger.llm.model_cap import models_over_cap
 from exporter.ledger.llm.weights import applied_weights, completion_weights
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices
@@ -147,7 +148,7 @@ def join(
         cluster=costs.cluster if costs is not None else None,
         gpus=_gpus(config, attributor, latest, prices, builds),
         quota=queue_quotas(quota.kueue, attributor, quota.lent) if quota is not None else None,
-        llm=_llm(part, costs),
+        llm=_llm(config, part, costs),
         backlog=costs.backlog if costs is not None else None,
         gpu_hours=gpu_hours_by_team(costs.month.lines, costs.month.allocations) if costs else {},
         dimensions=costs.splits if costs is not None else (),
@@ -209,16 +210,19 @@ def _gpus(
     )
 
 
-def _llm(part: LlmPart | None, costs: _Costs | None) -> LlmFigures | None:
+def _llm(config: Config, part: LlmPart | None, costs: _Costs | None) -> LlmFigures | None:
     if part is None:
         return None
+    declared = (m.model for m in config.llm_models)
+    folded = models_over_cap(part.usage, declared, config.attribution.max_models)
     if costs is None:
-        return LlmFigures(usage=part.usage, budgets=part.budgets)
+        return LlmFigures(usage=part.usage, budgets=part.budgets, folded_models=folded)
     return LlmFigures(
         usage=part.usage,
         budgets=part.budgets,
         pricing=costs.pricing,
         unknown_models=costs.unknown_models,
+        folded_models=folded,
     )
 
 

@@ -48,6 +48,9 @@ class LlmFigures:
     # With OpenCost's serving cost: declared against measured prices, and what is undeclared.
     pricing: tuple[ModelPricing, ...] = ()
     unknown_models: tuple[str, ...] | None = None  # None without OpenCost
+    # Models beyond attribution.max_models: their team x model series count as `__other__`
+    # (the usage above keeps every model, for the report).
+    folded_models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -306,6 +306,7 @@ DIAGNOSTICS = {
     "chargeback_attribution_fallback_cost_per_hour": "docs/runbook.md",
     "chargeback_cluster_gpu_price_difference_month_to_date": "docs/runbook.md",
     "chargeback_llm_unknown_models": "docs/sources/litellm.md",
+    "chargeback_llm_models_over_cap": "docs/metrics.md",
     "chargeback_llm_month_edge_offset_seconds": "docs/sources/litellm.md",
     "chargeback_llm_seconds_per_token": "docs/llm.md",
     "chargeback_llm_completion_weight_fallback": "docs/llm.md",

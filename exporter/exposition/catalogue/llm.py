@@ -97,6 +97,16 @@ LLM_UNKNOWN_MODELS = family(
     "litellm",
 )
 
+LLM_MODELS_OVER_CAP = family(
+    "llm_models_over_cap",
+    G,
+    "Distinct models beyond attribution.max_models whose team x model series were folded "
+    "into model __other__.",
+    (),
+    "models",
+    "litellm",
+)
+
 LLM_MONTH_EDGE_OFFSET_SECONDS = family(
     "llm_month_edge_offset_seconds",
     G,

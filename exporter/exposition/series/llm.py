@@ -13,6 +13,7 @@ from exporter.exposition.catalogue.llm import (
     LLM_COMPLETION_WEIGHT,
     LLM_COMPLETION_WEIGHT_FALLBACK,
     LLM_COST_PER_TOKEN,
+    LLM_MODELS_OVER_CAP,
     LLM_MONTH_EDGE_OFFSET_SECONDS,
     LLM_RECOMMENDED_COST_PER_TOKEN,
     LLM_REQUESTS_MONTH_TO_DATE,
@@ -22,6 +23,7 @@ from exporter.exposition.catalogue.llm import (
     LLM_UNKNOWN_MODELS,
 )
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.model_fold import fold_usage
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.result import Chargeback
@@ -38,13 +40,14 @@ __all__ = [
 
 
 def series(chargeback: Chargeback) -> list[Sample]:
-    """Completion weights always; with LiteLLM its usage, budgets and how it was read, and
-    with OpenCost too the prices per token and the undeclared models."""
+    """Completion weights always; with LiteLLM its usage (models over the cap folded), budgets
+    and how it was read, and with OpenCost too the prices per token and the undeclared models."""
     llm = chargeback.llm
     out = weight_samples(chargeback.weights)
     if llm is None:
         return out
-    out += llm_usage_samples(llm.usage)
+    out += llm_usage_samples(fold_usage(llm.usage, frozenset(llm.folded_models)))
+    out.append(Sample.of(LLM_MODELS_OVER_CAP, float(len(llm.folded_models))))
     out += llm_budget_samples(llm.budgets)
     out += llm_read_samples(chargeback.period)
     if llm.unknown_models is not None:

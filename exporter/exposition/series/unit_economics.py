@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from exporter.exposition.catalogue.unit_economics import (
     GPU_PRICE_BUILD_PER_HOUR,
@@ -21,6 +21,7 @@ from exporter.exposition.catalogue.unit_economics import (
     TEAM_LLM_COST_PER_REQUEST,
 )
 from exporter.exposition.samples import Sample
+from exporter.exposition.series.model_fold import fold_alternatives, fold_token_costs
 from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.result import Chargeback
@@ -41,19 +42,24 @@ __all__ = [
 
 
 def series(chargeback: Chargeback) -> list[Sample]:
-    """Every unit-economics figure of the join."""
-    return unit_samples(chargeback.units)
+    """Every unit-economics figure of the join, models over the cap folded per team."""
+    llm = chargeback.llm
+    return unit_samples(chargeback.units, llm.folded_models if llm is not None else ())
 
 
-def unit_samples(units: UnitEconomics) -> list[Sample]:
-    """Every unit-economics figure as samples."""
+def unit_samples(units: UnitEconomics, folded_models: Collection[str] = ()) -> list[Sample]:
+    """Every unit-economics figure as samples; the team x model figures of `folded_models`
+    summed per team under `__other__`."""
+    folded = frozenset(folded_models)
+    teams = fold_token_costs(units.teams, folded)
+    alternatives = fold_alternatives(units.alternatives, folded)
     return [
         *applied_price_samples(units.prices),
         *applied_price_samples(units.opencost_prices),
         *price_build_samples(units.builds),
         *energy_samples(units.energy),
-        *token_cost_samples(units.models, units.teams),
-        *build_or_buy_samples(units.alternatives, units.break_even),
+        *token_cost_samples(units.models, teams),
+        *build_or_buy_samples(alternatives, units.break_even),
     ]
 
 

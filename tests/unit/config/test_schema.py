@@ -257,6 +257,7 @@ def test_durations_at_their_bounds_load(write_config: Callable[[str], str]) -> N
             "sources.dcgm.idle_threshold",
         ),
         ("attribution: {max_teams: .inf}\n", "attribution.max_teams"),
+        ("attribution: {max_models: .inf}\n", "attribution.max_models"),
     ],
 )
 def test_non_finite_numbers_are_refused(

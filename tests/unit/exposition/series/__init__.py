@@ -1,0 +1,1 @@
+"""Unit tests of exporter.exposition.series: samples built from the typed result."""
