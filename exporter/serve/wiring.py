@@ -57,7 +57,7 @@ def static_samples(config: Config) -> list[Sample]:
 
 class Joiner:
     """The refresher's builder: joins fresh snapshots, keeps the last chargeback for the report,
-    and logs the teams folded into `__other__` when that set changes, not on every refresh."""
+    and logs the teams and models folded into `__other__` when a set changes, not every time."""
 
     def __init__(self, config: Config) -> None:
         self._config = config
@@ -74,15 +74,41 @@ class Joiner:
             self._config, self._attributor, latest, reading, self._llm, windows=self._windows
         )
         previous, self.last = self.last, chargeback
-        folded = chargeback.folded_teams
-        if folded != (previous.folded_teams if previous else ()) and folded:
-            log.warning(
-                "%d teams over attribution.max_teams=%d folded into __other__: %s",
-                len(folded),
-                self._config.attribution.max_teams,
-                ", ".join(folded),
-            )
+        cap = self._config.attribution
+        _log_fold(
+            "teams",
+            "max_teams",
+            cap.max_teams,
+            chargeback.folded_teams,
+            previous.folded_teams if previous else (),
+        )
+        _log_fold(
+            "models",
+            "max_models",
+            cap.max_models,
+            _folded_models(chargeback),
+            _folded_models(previous) if previous else (),
+        )
         return series(chargeback)
+
+
+def _folded_models(chargeback: Chargeback) -> tuple[str, ...]:
+    return chargeback.llm.folded_models if chargeback.llm is not None else ()
+
+
+def _log_fold(
+    what: str, key: str, cap: int, folded: tuple[str, ...], before: tuple[str, ...]
+) -> None:
+    """Say which names fold into `__other__` when that set changes, not on every refresh."""
+    if folded and folded != before:
+        log.warning(
+            "%d %s over attribution.%s=%d folded into __other__: %s",
+            len(folded),
+            what,
+            key,
+            cap,
+            ", ".join(folded),
+        )
 
 
 def make_refresher(
