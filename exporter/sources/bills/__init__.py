@@ -1,1 +1,1 @@
-"""The bill sources: cloud FOCUS cost exports and the LLM providers ' cost APIs."""
+"""The bill sources: cloud FOCUS cost exports and the LLM providers' cost APIs."""
