@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from exporter.config.attribution import AttributionConfig
+from exporter.config.bills import BillsConfig
 from exporter.config.dimensions import (
     DimensionConfig,
     SharedCostsConfig,
@@ -223,6 +224,7 @@ class Config(StrictModel):
     report: ReportConfig = ReportConfig()
     dimensions: tuple[DimensionConfig, ...] = ()  # allocation keys beyond the team
     shared_costs: SharedCostsConfig | None = None
+    bills: BillsConfig = BillsConfig()  # invoices to reconcile with (exporter.config.bills)
 
     @field_validator("dimensions")
     @classmethod
