@@ -1,10 +1,13 @@
 """One source's refresh in fresh processes alternating between two source trees, one set of fakes.
 
     python -m bench.ab SIZE SOURCE OTHER_TREE [runs]
+    python -m bench.ab SIZE all OTHER_TREE [runs] --rebuilds
 
 OTHER_TREE holds another `exporter`, `bench` and `chargeback_demo` (say, `git archive` of an
 earlier commit); each run starts `python -m bench.child refresh` in it and then here, so the
 two share the machine's load, and the medians of cold CPU-s, steady CPU-s and peak RSS print.
+With `--rebuilds`, each child runs `bench.child rebuilds` instead: the CPU-s of the rebuild
+after each source's refresh alone.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from bench.servers import Upstreams
 from bench.synthetic import SIZES
 
 
-def _child(tree: str, config: Path) -> dict[str, float]:
+def _child(tree: str, config: Path, command: str = "refresh") -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-m", "bench.child", "refresh", str(config)],
+        [sys.executable, "-m", "bench.child", command, str(config)],
         check=True,
         capture_output=True,
         text=True,
@@ -47,7 +50,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("source", help="opencost, dcgm, kueue, litellm, dcgm-prometheus, or all")
     parser.add_argument("other", help="the other tree (exporter, bench, chargeback_demo)")
     parser.add_argument("runs", type=int, nargs="?", default=3)
+    parser.add_argument("--rebuilds", action="store_true", help="time the rebuilds instead")
     args = parser.parse_args(argv)
+    command = "rebuilds" if args.rebuilds else "refresh"
     size, source, other, runs = SIZES[args.size], args.source, args.other, args.runs
     cache = Path(os.environ.get("BENCH_CACHE", Path(tempfile.gettempdir()) / "chargeback-bench"))
     upstreams = Upstreams(size, cache).start()
@@ -57,16 +62,18 @@ def main(argv: list[str] | None = None) -> None:
         config = upstreams.write_config(Path(tmp) / "ab.json", None if source == "all" else source)
         for run in range(runs):
             for name, tree in trees.items():
-                figures = _child(tree, config)
+                figures = _child(tree, config, command)
                 results[name].append(figures)
                 print(f"run {run + 1} {name}: {figures}", flush=True)
     upstreams.stop()
     for name, runs_of in results.items():
-        medians = {k: statistics.median(r[k] for r in runs_of) for k in ("cold", "steady", "rss")}
-        print(
-            f"{name}: cold {medians['cold']:.2f} steady {medians['steady']:.2f} "
-            f"rss {medians['rss']:.0f} MiB"
-        )
+        keys = [k for k in runs_of[0] if k != "ok"]
+        medians = {k: statistics.median(r[k] for r in runs_of) for k in keys}
+        print(f"{name}: " + " ".join(_figure(k, v) for k, v in medians.items()))
+
+
+def _figure(key: str, value: float) -> str:
+    return f"{key} {value:.0f} MiB" if key == "rss" else f"{key} {value:.2f}"
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ _TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
 MAX_RETRY_AFTER = 600.0
 
 Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
+# What `exposition` is once its rendering was handed over (Refresher.hand_over).
+_HANDED = Exposition(b"", b"", b"", b"")
 
 
 @runtime_checkable
@@ -120,7 +122,10 @@ class Refresher:
         # Sources whose figures a failing build froze for longer than their max_staleness.
         self._frozen: frozenset[str] = frozenset()
         self._rendered = RenderCache()  # families that did not change keep their lines
+        self._swap = threading.Lock()  # a rendering and its hand-over never cross
+        self._handed = True  # `exposition` was handed over already (hand_over)
         self.exposition: Exposition = render(self._static)
+        self._handed = False
 
     @property
     def build_failures(self) -> int:
@@ -314,12 +319,27 @@ class Refresher:
         """Render `joined` with the current health; on failure count `stage` (if any)."""
         try:
             samples = [*self._static, *joined, *self._self_samples()]
-            self.exposition = render(samples, self._rendered)
+            exposition = render(samples, self._rendered)
+            with self._swap:
+                self.exposition, self._handed = exposition, False
         except Exception as exc:  # noqa: BLE001 - a bad sample must not stop serving
             if stage:
                 self._build_failed(stage, exc)
             return False
         return True
+
+    def hand_over(self) -> Exposition | None:
+        """The rendering made since the last hand-over, once (None: none since), let go here.
+
+        For a caller that sends each rendering away (the worker): its joined bodies are then
+        held by the receiver alone, and `exposition` is an empty one until the next rendering.
+        Each family's lines stay in the render cache, so the next rendering still reuses them.
+        """
+        with self._swap:
+            if self._handed:
+                return None
+            handed, self.exposition, self._handed = self.exposition, _HANDED, True
+        return handed
 
     def _self_samples(self) -> list[Sample]:
         health = health_samples(self.health(), DROP_REASONS)

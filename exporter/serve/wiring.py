@@ -12,7 +12,7 @@ from exporter.clock import Clock, system_clock
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.health import BUILD, CONFIG
 from exporter.exposition.samples import Sample
-from exporter.exposition.series import series
+from exporter.exposition.series import SeriesMemo, series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo
 from exporter.ledger.join import join
@@ -64,6 +64,7 @@ class Joiner:
         self._attributor = Attributor(config)
         self._llm = LlmMemo()  # LiteLLM's part, redone only when its snapshot changes
         self._windows = WindowMemo()  # OpenCost's windows, redone only when its sets change
+        self._series = SeriesMemo()  # each area's series, built again only when its parts change
         self.last: Chargeback | None = None
 
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
@@ -89,7 +90,7 @@ class Joiner:
             _folded_models(chargeback),
             _folded_models(previous) if previous else (),
         )
-        return series(chargeback)
+        return series(chargeback, self._series)
 
 
 def _folded_models(chargeback: Chargeback) -> tuple[str, ...]:

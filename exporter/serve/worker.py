@@ -52,7 +52,7 @@ _ARTEFACTS_EVERY = 60.0  # seconds: the shortest pause between two renderings of
 class Update:
     """What the worker hands back after each rendering."""
 
-    exposition: Exposition
+    exposition: Exposition | None  # None: the figures last sent, with new pages
     health: Mapping[str, SourceHealth]
     artefacts: Mapping[str, bytes] = field(default_factory=dict)
 
@@ -210,7 +210,9 @@ class WorkerRefresher:
             if isinstance(message, _Started):
                 self._started, self._failed_start = True, False
             elif isinstance(message, Update):
-                self._figures, self._figures_at = message.exposition, time.monotonic()
+                if message.exposition is not None:
+                    self._figures = message.exposition
+                self._figures_at = time.monotonic()
                 self.health, self.artefacts = message.health, message.artefacts
                 for name, health in message.health.items():
                     self._backoff_until[name] = self._figures_at + health.backoff_left
@@ -283,20 +285,20 @@ def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
     if spec.prime:
         refresher.refresh_all()
     refresher.start(refreshed=spec.prime)
-    sent: Exposition | None = None
     artefacts = _Artefacts(spec)
     while True:
-        current = refresher.exposition
-        if current is not sent:
+        # Each rendering once, then held by the parent alone: the worker keeps no copy.
+        current = refresher.hand_over()
+        if current is not None:
             artefacts.outdated = True
             # Later, the exposition goes first: a slow page must not hold back the figures.
             # The first update carries the pages, so a reload's new worker shows them at once.
             if not artefacts.rendered:
                 artefacts.render_if_due(joiner.last)
             _send(updates, Update(current, refresher.health(), artefacts.pages))
-            sent = current
+            del current  # not held while the loop sleeps
         elif artefacts.render_if_due(joiner.last):
-            _send(updates, Update(current, refresher.health(), artefacts.pages))
+            _send(updates, Update(None, refresher.health(), artefacts.pages))
         time.sleep(_TICK)
 
 

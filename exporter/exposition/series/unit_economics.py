@@ -31,10 +31,14 @@ from exporter.ledger.units.energy import TeamEnergy
 from exporter.ledger.units.tokens import ModelTokenCost, TeamTokenCost
 
 __all__ = [
+    "alternative_samples",
     "applied_price_samples",
+    "break_even_samples",
     "build_or_buy_samples",
     "energy_samples",
+    "model_series",
     "price_build_samples",
+    "price_series",
     "series",
     "token_cost_samples",
     "unit_samples",
@@ -43,8 +47,29 @@ __all__ = [
 
 def series(chargeback: Chargeback) -> list[Sample]:
     """Every unit-economics figure of the join, models over the cap folded per team."""
-    llm = chargeback.llm
-    return unit_samples(chargeback.units, llm.folded_models if llm is not None else ())
+    return [*price_series(chargeback), *model_series(chargeback)]
+
+
+def price_series(chargeback: Chargeback) -> list[Sample]:
+    """The prices applied and built, energy per team and each model's break-even: the unit
+    figures DCGM's power and utilisation move."""
+    units = chargeback.units
+    return [
+        *applied_price_samples(units.prices),
+        *applied_price_samples(units.opencost_prices),
+        *price_build_samples(units.builds),
+        *energy_samples(units.energy),
+        *break_even_samples(units.break_even),
+    ]
+
+
+def model_series(chargeback: Chargeback) -> list[Sample]:
+    """Cost per token and the alternative per team and model, models over the cap folded."""
+    units, llm = chargeback.units, chargeback.llm
+    folded = frozenset(llm.folded_models if llm is not None else ())
+    teams = fold_token_costs(units.teams, folded)
+    alternatives = fold_alternatives(units.alternatives, folded)
+    return [*token_cost_samples(units.models, teams), *alternative_samples(alternatives)]
 
 
 def unit_samples(units: UnitEconomics, folded_models: Collection[str] = ()) -> list[Sample]:
@@ -129,8 +154,18 @@ def build_or_buy_samples(
     teams: Iterable[TeamAlternative], even: Iterable[BreakEven]
 ) -> list[Sample]:
     """Alternative cost per team and model, and each model's break-even."""
+    return [*alternative_samples(teams), *break_even_samples(even)]
+
+
+def alternative_samples(teams: Iterable[TeamAlternative]) -> list[Sample]:
+    """Alternative cost per team and model."""
     family = TEAM_LLM_ALTERNATIVE_COST_MONTH_TO_DATE
-    out = [Sample.of(family, t.alternative, team=t.team, model=t.model) for t in teams]
+    return [Sample.of(family, t.alternative, team=t.team, model=t.model) for t in teams]
+
+
+def break_even_samples(even: Iterable[BreakEven]) -> list[Sample]:
+    """Each model's break-even ratio and the serving GPUs' utilisation at it."""
+    out: list[Sample] = []
     for b in even:
         if b.ratio is not None:
             out.append(Sample.of(LLM_BREAK_EVEN_RATIO, b.ratio, model=b.model))

@@ -389,3 +389,20 @@ def test_a_failing_render_drops_the_components_of_a_stale_source_from_every_fami
     assert "chargeback_llm_cost_per_token{" not in text  # built from LiteLLM's tokens too
     assert 'chargeback_source_up{source="litellm"} 0.0' in text
     assert 'chargeback_source_up{source="opencost"} 1.0' in text
+
+
+def test_each_rendering_is_handed_over_once_and_let_go() -> None:
+    values = [1.0]
+    refresher = Refresher([_source("s", values)], _build)
+    first = refresher.hand_over()  # the rendering made at start, before any refresh
+    assert first is not None and b"chargeback_team_budget" not in first.text
+    assert refresher.hand_over() is None
+    refresher.refresh_all()
+    second = refresher.hand_over()
+    assert second is not None and b'team="s"} 1.0' in second.text
+    assert refresher.exposition.text == b""  # the worker keeps no copy of what it sent
+    assert refresher.hand_over() is None
+    values[0] = 2.0
+    refresher.refresh_all()  # the family's lines came from the cache, and still do
+    third = refresher.hand_over()
+    assert third is not None and b'team="s"} 2.0' in third.text
