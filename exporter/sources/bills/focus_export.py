@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,6 +176,24 @@ def _read_rows(
             tally.drop(BadRecord(reason.reason, f"row {n}: {reason}"))
 
 
+def _interned(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
+
+
+def _order(key: _Key) -> tuple[date, str, str, str, str, str, str, str]:
+    kind, day, provider, currency, resource, scope, invoice, description = key
+    return (
+        day,
+        kind.value,
+        provider,
+        resource or "",
+        scope or "",
+        invoice or "",
+        description,
+        currency,
+    )
+
+
 @dataclass
 class _Sums:
     """The selected rows summed per line, and how far the export has reached."""
@@ -191,29 +210,32 @@ class _Sums:
             self.latest_end = end
 
     def add(self, row: Row) -> None:
+        # Interned: a resource's id, provider and category repeat every day of the month, and
+        # the kept lines are what the read holds (the rows stream past).
         key = (
             row.kind,
             row.day,
-            row.provider,
-            row.currency.upper(),
-            row.resource_id,
-            row.scope,
-            row.invoice,
-            row.description,
+            sys.intern(row.provider),
+            sys.intern(row.currency.upper()),
+            _interned(row.resource_id),
+            _interned(row.scope),
+            _interned(row.invoice),
+            sys.intern(row.description),
         )
         self.amounts[key] = self.amounts.get(key, Decimal(0)) + row.amount
         if row.billing_end is not None:
             self.billing_end = row.billing_end
 
     def lines(self, shared: BillShared) -> Iterator[BilledLine]:
-        for key in sorted(self.amounts, key=lambda k: tuple(str(part) for part in k)):
+        """The summed lines in a stable order, each sum let go once its line is made."""
+        for key in sorted(self.amounts, key=_order):
             kind, day, provider, currency, resource, scope, invoice, description = key
             yield BilledLine(
                 source=shared.name,
                 provider=provider,
                 kind=kind,
                 day=day,
-                amount=float(self.amounts[key]),
+                amount=float(self.amounts.pop(key)),
                 currency=currency,
                 scope=scope if kind is BillKind.LLM else None,
                 resource_id=resource,
