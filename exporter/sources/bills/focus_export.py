@@ -1,12 +1,13 @@
-"""A cloud provider's FOCUS cost export: CSV files (optionally gzip) in a file or a folder.
+"""A cloud provider's FOCUS cost export: CSV (optionally gzip) or Parquet, in a file or a folder.
 
 The export job of AWS Data Exports, Azure Cost Management, Google Cloud or OCI writes the
-month's rows into a folder (docs/sources/focus-exports.md). Each file is streamed a row at a
-time through the csv module, never held whole: a month of a large cluster is gigabytes. A file
-modified within `settle` may still be being written, so the read fails until it settles
-rather than publish part of it. A file without a mandatory column is refused with the
-columns it lacks. Rows outside the month are skipped; a selected row with a bad field is
-dropped and counted, and fails the read (the bill would be short without it).
+month's rows into a folder (docs/sources/focus-exports.md). Each file is streamed, never held
+whole (a month of a large cluster is gigabytes): CSV a row at a time through the csv module,
+Parquet a batch at a time (focus_parquet, with the `parquet` extra). A file modified within
+`settle` may still be being written, so the read fails until it settles rather than publish
+part of it. A file without a mandatory column is refused with the columns it lacks. Rows
+outside the month are skipped; a selected row with a bad field is dropped and counted, and
+fails the read (the bill would be short without it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from exporter.config.bills import FocusExportConfig
 from exporter.config.types import format_duration
 from exporter.errors import UpstreamIncomplete, UpstreamPayloadError, UpstreamUnavailable
 from exporter.files import check_regular_file
+from exporter.sources.bills.focus_parquet import MAGIC, parquet_rows
 from exporter.sources.bills.focus_rows import Columns, Row, billed, parse_instant, selected
 from exporter.sources.bills.lines import BilledLine, BillKind, BillSnapshot
 from exporter.sources.bills.settings import DAY, BillShared, BillWindow, window_of
@@ -39,7 +41,7 @@ from exporter.sources.reading import Reading
 __all__ = ["build_client", "export_files", "fetch"]
 
 _GZIP = b"\x1f\x8b"
-_SUFFIXES = (".csv", ".csv.gz")
+_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 # Rows between two looks at the refresh's deadline: a look costs a clock read.
 _EVERY = 4096
 
@@ -112,8 +114,7 @@ def _read_file(
     where = f"{shared.source}: {path.name}"
     try:
         check_regular_file(str(path))
-        with _text(path) as text:
-            rows = csv.reader(text)
+        with _rows(path, where) as rows:
             header = next(rows, None)
             if header is None:
                 return  # an empty file bills nothing
@@ -128,6 +129,18 @@ def _read_file(
         raise UpstreamPayloadError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     except (csv.Error, UnicodeDecodeError, EOFError) as exc:
         raise UpstreamPayloadError(f"{where}: not a readable CSV file ({exc})") from None
+
+
+@contextmanager
+def _rows(path: Path, where: str) -> Iterator[Iterator[list[str]]]:
+    """The file's rows, the header first: Parquet by its magic bytes, else CSV."""
+    with path.open("rb") as probe:
+        parquet = probe.read(len(MAGIC)) == MAGIC
+    if parquet:
+        yield parquet_rows(path, where)
+        return
+    with _text(path) as text:
+        yield csv.reader(text)
 
 
 @contextmanager
