@@ -142,7 +142,11 @@ def _run(path: Path, runs: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """Generate the two exports, read each `runs` times, print the medians side by side."""
-    parser = argparse.ArgumentParser(prog="python -m bench.focus_bill", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.focus_bill",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--gpus", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
