@@ -21,7 +21,7 @@ from exporter.config.bills import AnthropicCostsConfig
 from exporter.errors import UpstreamStatusError
 from exporter.sources.bills.admin import admin_client, amount, bucket_day, explained, pages
 from exporter.sources.bills.lines import BilledLine, BillKind, BillSnapshot
-from exporter.sources.bills.settings import BillShared, BillWindow, window_of
+from exporter.sources.bills.settings import BillShared, BillWindow, confirm_held, window_of
 from exporter.sources.checks import MISSING_FIELD, BadRecord, Tally, label, refuse_dropped
 from exporter.sources.reading import Reading
 
@@ -62,6 +62,7 @@ def fetch(
     except UpstreamStatusError as exc:
         raise explained(exc, shared.source) from None
     refuse_dropped(shared.source, tally, "cost results")
+    confirm_held(client, shared, window, bool(lines))
     return BillSnapshot(
         source=shared.name,
         kind=BillKind.LLM,

@@ -33,8 +33,8 @@ from exporter.files import check_regular_file
 from exporter.sources.bills.focus_parquet import MAGIC, parquet_rows
 from exporter.sources.bills.focus_rows import Columns, Row, billed, parse_instant, selected
 from exporter.sources.bills.lines import BilledLine, BillKind, BillSnapshot
-from exporter.sources.bills.settings import DAY, BillShared, BillWindow, window_of
-from exporter.sources.checks import BadRecord, Tally, refuse_dropped
+from exporter.sources.bills.settings import DAY, BillShared, BillWindow, confirm_held, window_of
+from exporter.sources.checks import MISSING_FIELD, BadRecord, Tally, refuse_dropped
 from exporter.sources.deadline import current
 from exporter.sources.reading import Reading
 
@@ -63,7 +63,6 @@ def fetch(
     client: httpx.Client, cfg: FocusExportConfig, shared: BillShared, reading: Reading
 ) -> BillSnapshot:
     """The export's charges of the reading's month, summed per day, kind and resource."""
-    del client
     window, tally, sums = window_of(reading), Tally(), _Sums()
     tag = tuple(cfg.cluster_tag.split("=", 1)) if cfg.cluster_tag else None
     for path in export_files(cfg, shared):
@@ -72,6 +71,7 @@ def fetch(
     currencies = {key[3] for key in sums.amounts}
     for code in sorted(currencies):
         shared.currency_of(code)
+    confirm_held(client, shared, window, bool(sums.amounts))
     return BillSnapshot(
         source=shared.name,
         kind=BillKind.CLUSTER,
@@ -176,17 +176,36 @@ def _read_rows(
                 f"{where}: passed the refresh deadline at row {n}", timeout=True
             )
         try:
-            start = parse_instant(columns.get(row, "ChargePeriodStart"), "ChargePeriodStart")
-            if not window.holds(start.date()) or start >= window.until:
-                continue
             kind = selected(columns, row, tag)
+            start = parse_instant(columns.get(row, "ChargePeriodStart"), "ChargePeriodStart")
             end = parse_instant(columns.get(row, "ChargePeriodEnd"), "ChargePeriodEnd")
-            sums.seen(start.date(), end)
-            if kind is not None:
-                sums.add(billed(columns, row, kind, start.date(), end))
         except (BadRecord, IndexError) as exc:
-            reason = exc if isinstance(exc, BadRecord) else BadRecord("missing_field", "short row")
-            tally.drop(BadRecord(reason.reason, f"row {n}: {reason}"))
+            # A row of another resource with a bad date is not this bill's fault; one that
+            # cannot even be told apart might be the cluster's, and counts.
+            if _may_be_ours(columns, row, tag):
+                _drop(tally, n, exc)
+            continue
+        if not window.holds(start.date()) or start >= window.until:
+            continue
+        sums.seen(start.date(), end)
+        if kind is None:
+            continue
+        try:
+            sums.add(billed(columns, row, kind, start.date(), end))
+        except (BadRecord, IndexError) as exc:
+            _drop(tally, n, exc)
+
+
+def _may_be_ours(columns: Columns, row: list[str], tag: tuple[str, str] | None) -> bool:
+    try:
+        return selected(columns, row, tag) is not None
+    except (BadRecord, IndexError):
+        return True
+
+
+def _drop(tally: Tally, n: int, exc: BadRecord | IndexError) -> None:
+    reason = exc if isinstance(exc, BadRecord) else BadRecord(MISSING_FIELD, "a short row")
+    tally.drop(BadRecord(reason.reason, f"row {n}: {reason}"))
 
 
 def _interned(text: str | None) -> str | None:

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from exporter.errors import ExchangeRateError
+from exporter.sources.checks import emptiness_of
 from exporter.sources.reading import Reading
 
-__all__ = ["DAY", "BillShared", "BillWindow", "source_name", "window_of"]
+__all__ = ["DAY", "BillShared", "BillWindow", "confirm_held", "source_name", "window_of"]
 
 DAY = timedelta(days=1)
 
@@ -90,3 +91,11 @@ def window_of(reading: Reading) -> BillWindow:
     first, last = month.start.date(), (month.end - DAY).date()
     whole = datetime.combine(last + DAY, datetime.min.time(), UTC)
     return BillWindow(first, last, whole if reading.closed else reading.until.astimezone(UTC))
+
+
+def confirm_held(client: object, shared: BillShared, window: BillWindow, held: bool) -> None:
+    """Fail a month's read that comes back empty after this client read it with lines, until
+    a second read says the same (checks.Emptiness): an empty answer where a bill stood is
+    more often a lost read than a bill withdrawn, and would show every day as unbilled. Keyed
+    by the month, so a new month starting empty is no such doubt."""
+    emptiness_of(client).check(shared.source, {f"the bill of {window.first:%Y-%m}": held})

@@ -227,3 +227,17 @@ def test_a_corrupt_gzip_is_refused(tmp_path: Path) -> None:
     os.utime(path, (NOW - 3600, NOW - 3600))
     with pytest.raises(UpstreamPayloadError, match=r"x\.csv\.gz"):
         _fetch(_cfg(path))
+
+
+def test_a_bad_row_of_another_resource_is_not_this_bills_fault(tmp_path: Path) -> None:
+    rows = [_row(1, "1"), _row(1, "x", ServiceCategory="Storage", ChargePeriodStart="soon")]
+    bill = _fetch(_cfg(_write(tmp_path / "x.csv", rows)))
+    assert [line.amount for line in bill.lines] == [1.0] and bill.dropped == 0
+
+
+def test_tags_that_are_not_json_may_hide_a_cluster_row_so_it_counts(tmp_path: Path) -> None:
+    rows = [_row(1, "1"), _row(1, "2", Tags="kubernetes.io/cluster/demo=owned")]
+    cfg = _cfg(_write(tmp_path / "x.csv", rows), cluster_tag="kubernetes.io/cluster/demo=owned")
+    with pytest.raises(RecordsDropped, match="Tags is not a JSON object") as err:
+        _fetch(cfg)
+    assert err.value.dropped == {"wrong_type": 1}

@@ -187,3 +187,16 @@ def test_scopes_keep_only_their_projects_and_ask_for_them() -> None:
 def test_a_line_item_names_its_model_before_the_comma() -> None:
     assert openai_costs.model_of("gpt-4o-2024-08-06, cached input") == "gpt-4o-2024-08-06"
     assert openai_costs.model_of("Image models") == "Image models"
+
+
+def test_a_month_empty_after_holding_lines_waits_for_a_second_read() -> None:
+    pages = [
+        {"data": [_bucket(1, _result(1.0, "x"))], "has_more": False},
+        {"data": [_bucket(1)], "has_more": False},
+        {"data": [_bucket(1)], "has_more": False},
+    ]
+    client = _client(lambda _: httpx.Response(200, json=pages.pop(0)))
+    assert openai_costs.fetch(client, _cfg(), SHARED, OCT).lines
+    with pytest.raises(UpstreamIncomplete, match="the bill of 2026-10 came back empty"):
+        openai_costs.fetch(client, _cfg(), SHARED, OCT)
+    assert openai_costs.fetch(client, _cfg(), SHARED, OCT).lines == ()
