@@ -165,7 +165,7 @@ def billed(columns: Columns, row: Sequence[str], kind: BillKind, day: date, end:
         end=end,
         billing_end=parse_instant(billing_end, "BillingPeriodEnd") if billing_end else None,
         amount=cost,
-        currency=columns.get(row, "BillingCurrency"),
+        currency=_currency(columns.get(row, "BillingCurrency")),
         provider=_text(columns.get(row, "Provider"), "ProviderName").lower(),
         resource_id=_text(columns.get(row, "ResourceId"), "ResourceId") or None,
         scope=_text(columns.get(row, "SubAccountId"), "SubAccountId") or None,
@@ -189,6 +189,15 @@ def _cost(text: str, *, negative: bool) -> Decimal:
     if abs(cost) >= MAX_COST or (cost < 0 and not negative):
         raise BadRecord(OUT_OF_RANGE, f"BilledCost is {cost}, expected 0..{MAX_COST:g}")
     return cost
+
+
+def _currency(code: str) -> str:
+    """An ISO 4217 code's shape; whether it converts is the bill's to say (settings)."""
+    if not code:
+        raise BadRecord(MISSING_FIELD, "BillingCurrency is empty")
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        raise BadRecord(WRONG_TYPE, f"BillingCurrency {code[:12]!r} is not an ISO 4217 code")
+    return code
 
 
 def _text(value: str, what: str) -> str:

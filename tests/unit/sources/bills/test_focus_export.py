@@ -241,3 +241,11 @@ def test_tags_that_are_not_json_may_hide_a_cluster_row_so_it_counts(tmp_path: Pa
     with pytest.raises(RecordsDropped, match="Tags is not a JSON object") as err:
         _fetch(cfg)
     assert err.value.dropped == {"wrong_type": 1}
+
+
+@pytest.mark.parametrize(("code", "reason"), [("", "missing_field"), ("US$", "wrong_type")])
+def test_a_row_without_a_currency_code_is_dropped(tmp_path: Path, code: str, reason: str) -> None:
+    path = _write(tmp_path / "x.csv", [_row(1, "1", BillingCurrency=code), _row(2, "1")])
+    with pytest.raises(RecordsDropped) as err:
+        _fetch(_cfg(path))
+    assert err.value.dropped == {reason: 1}
