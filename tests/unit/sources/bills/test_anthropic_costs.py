@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exporter.calendar import Month
 from exporter.config.bills import AnthropicCostsConfig
 from exporter.errors import ExchangeRateError, RecordsDropped, UpstreamStatusError
 from exporter.sources.bills import anthropic_costs
+from exporter.sources.bills.admin import amount
 from exporter.sources.bills.settings import BillShared
 from exporter.sources.reading import Reading
 
@@ -164,3 +168,8 @@ def test_scopes_keep_their_workspaces_the_default_one_by_name(tmp_path: Any) -> 
         _client(cfg, lambda _: httpx.Response(200, json=page)), cfg, SHARED, OCT
     )
     assert [(line.scope, line.amount) for line in bill.lines] == [("default", 0.01)]
+
+
+@given(st.decimals(min_value=0, max_value=10**9, places=2, allow_nan=False, allow_infinity=False))
+def test_cents_as_text_are_read_exactly(cents: Decimal) -> None:
+    assert amount(str(cents), "amount", scale=100) == float(cents / 100)

@@ -1,6 +1,5 @@
-"""Money through the bill sources is conserved: a FOCUS export's kept lines add up, to the
-cent, to the selected rows it was made of, whatever their order and split across files; an
-Anthropic amount in cents is its decimal text divided by 100."""
+"""Money through the FOCUS bill source is conserved: an export's kept lines add up, to the
+cent, to the selected rows it was made of, whatever their order and split across files."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from hypothesis import strategies as st
 from exporter.calendar import Month
 from exporter.config.bills import FocusExportConfig
 from exporter.sources.bills import focus_export
-from exporter.sources.bills.admin import amount
 from exporter.sources.bills.settings import BillShared
 from exporter.sources.reading import Reading
 
@@ -73,8 +71,3 @@ def _write(path: Path, rows: list[tuple[str, str, int, Decimal]]) -> None:
         out.writerow([resource, category, start, end, str(cost), "USD", "Usage", "AWS"])
     path.write_text(text.getvalue())
     os.utime(path, (NOW - 3600, NOW - 3600))
-
-
-@given(CENTS)
-def test_cents_as_text_are_read_exactly(cents: Decimal) -> None:
-    assert amount(str(cents), "amount", scale=100) == float(cents / 100)
