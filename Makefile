@@ -190,6 +190,7 @@ image:
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.rules
+	$(BIN)/python -m bench.focus_bill
 
 # Ten minutes of scraping while the upstreams flap: memory and scrape latency per minute.
 soak: $(STAMP)

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from chargeback_demo import fake_dcgm, fake_kube, fake_litellm, fake_vllm
+from chargeback_demo import (
+    fake_anthropic_costs,
+    fake_dcgm,
+    fake_kube,
+    fake_litellm,
+    fake_openai_costs,
+    fake_vllm,
+)
 from chargeback_demo.cluster import CLUSTER, Cluster
+from chargeback_demo.fake_bills import USD_TO_EUR
+from chargeback_demo.fake_focus_export import CLUSTER_TAG, write_export
 from chargeback_demo.fake_opencost import FakeOpenCost
 from chargeback_demo.httpfake import FakeServer
 from exporter.clock import Clock, system_clock
@@ -21,6 +32,9 @@ __all__ = ["DemoStack", "demo_config_dict"]
 
 LITELLM_KEY = "sk-demo-viewer-key"  # a demo-only key for the fake proxy
 KUBE_TOKEN = "demo-kube-api-token"  # a demo-only bearer token for the fake Kubernetes API
+OPENAI_ADMIN_KEY = "sk-admin-demo-openai-costs"  # demo-only admin keys of the fake providers
+ANTHROPIC_ADMIN_KEY = "sk-ant-admin01-demo-cost-report"
+FOCUS_FOLDER = "focus-export"  # beside the secrets: where the fake cloud's export lands
 
 
 def demo_config_dict(
@@ -28,13 +42,15 @@ def demo_config_dict(
     secrets: str = "",
     dcgm_prometheus: str | None = None,
     history: str | None = None,
+    bills: bool = False,
 ) -> dict[str, Any]:
     """The demo's config: three teams, one of them mapped by namespace only.
 
     With `dcgm_prometheus` (a Prometheus that scrapes the fake dcgm-exporter) DCGM is read
     through it, which also gives the month-to-date idle GPU-hours. With `history` (a
     Prometheus holding the exporter's own series, chargeback_demo.history) the report reads a
-    closed month's GPU operation and quotas from it.
+    closed month's GPU operation and quotas from it. With `bills`, the fake providers' cost
+    APIs and the fake cloud's FOCUS export (written under `secrets`) are read too.
     """
     config: dict[str, Any] = {
         "currency": "EUR",
@@ -147,7 +163,38 @@ def demo_config_dict(
         config["sources"]["vllm"] = {"url": urls["vllm"], "interval": "1m"}
         hosted = config["llm_models"][0]["self_hosted"]
         hosted.update({"weight": "measured", "served_model": fake_vllm.SERVED_MODEL})
+    if bills:
+        config["bills"] = _bills(urls, secrets)
     return config
+
+
+def _bills(urls: dict[str, str], secrets: str) -> dict[str, Any]:
+    """The demo's bills: both LLM providers' cost APIs in USD, and the cloud's FOCUS export of
+    the node in EUR, each read every 30 s so the demo shows them within a minute."""
+    every = {"interval": "30s", "max_staleness": "5m"}
+    return {
+        "currency_rates": {"USD": USD_TO_EUR},
+        "sources": {
+            "openai": {
+                "type": "openai",
+                "url": urls["openai_costs"],
+                "admin_key_file": f"{secrets}/openai-admin-key",
+                **every,
+            },
+            "anthropic": {
+                "type": "anthropic",
+                "url": urls["anthropic_costs"],
+                "admin_key_file": f"{secrets}/anthropic-admin-key",
+                **every,
+            },
+            "cloud": {
+                "type": "focus",
+                "path": f"{secrets}/{FOCUS_FOLDER}",
+                "cluster_tag": "=".join(CLUSTER_TAG),
+                **every,
+            },
+        },
+    }
 
 
 @dataclass
@@ -179,11 +226,30 @@ class DemoStack:
             fake_litellm.make_handler(self.cluster, self.clock, api_key=LITELLM_KEY)
         ).start()
         self.servers["vllm"] = FakeServer(fake_vllm.make_handler(self.cluster, self.clock)).start()
+        self.servers["openai_costs"] = FakeServer(
+            fake_openai_costs.make_handler(self.cluster, self.clock, admin_key=OPENAI_ADMIN_KEY)
+        ).start()
+        self.servers["anthropic_costs"] = FakeServer(
+            fake_anthropic_costs.make_handler(self.clock, admin_key=ANTHROPIC_ADMIN_KEY)
+        ).start()
         # The key travels as a file, as it would in a cluster: never inline in the config.
         self.secrets = Path(tempfile.mkdtemp(prefix="chargeback-demo-"))
         (self.secrets / "litellm-key").write_text(LITELLM_KEY + "\n", encoding="utf-8")
         (self.secrets / "kube-token").write_text(KUBE_TOKEN + "\n", encoding="utf-8")
+        (self.secrets / "openai-admin-key").write_text(OPENAI_ADMIN_KEY + "\n", encoding="utf-8")
+        (self.secrets / "anthropic-admin-key").write_text(
+            ANTHROPIC_ADMIN_KEY + "\n", encoding="utf-8"
+        )
+        self._write_export()
         return self
+
+    def _write_export(self) -> None:
+        """The cloud's export, landed an hour ago (its files settled long since)."""
+        folder = self.secrets / FOCUS_FOLDER
+        folder.mkdir()
+        landed = time.time() - 3600
+        for path in write_export(folder, self.cluster, "EUR", self.clock()):
+            os.utime(path, (landed, landed))
 
     @property
     def urls(self) -> dict[str, str]:
@@ -203,7 +269,11 @@ class DemoStack:
 
     def _config_dict(self) -> dict[str, Any]:
         return demo_config_dict(
-            self.urls, str(self.secrets), self.dcgm_prometheus, self.history_prometheus
+            self.urls,
+            str(self.secrets),
+            self.dcgm_prometheus,
+            self.history_prometheus,
+            bills=True,
         )
 
     def stop(self) -> None:

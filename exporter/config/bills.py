@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from exporter.config.sources import SourceConfig
-from exporter.config.types import StrictModel, Url
+from exporter.config.types import Interval, Staleness, StrictModel, Url, within
 
 __all__ = [
     "AnthropicCostsConfig",
@@ -32,8 +32,9 @@ class _BillSource(SourceConfig):
     """What every bill source shares: the source settings, how often a bill is worth reading
     (bills change by the hour, not the minute), and whether a closed month trues up on it."""
 
-    interval: Annotated[timedelta, Field(ge=timedelta(seconds=1))] = timedelta(minutes=15)
-    max_staleness: Annotated[timedelta, Field(ge=timedelta(seconds=1))] = timedelta(hours=6)
+    # Durations written as every source's are (30s, 15m, 6h).
+    interval: Interval = timedelta(minutes=15)
+    max_staleness: Staleness = timedelta(hours=6)
     # With true_up, a closed month's report spreads (billed - recorded) for this bill's scope
     # onto the teams in proportion to their recorded share of it (component `true_up`).
     true_up: bool = False
@@ -49,7 +50,7 @@ class FocusExportConfig(_BillSource):
     # (its providerID), or by a tag the provider's rows carry, `key=value`.
     cluster_tag: Annotated[str, Field(pattern=r"^[^=\s]+=[^\s]*$")] | None = None
     # A file modified within this long may still be being written: it is not read yet.
-    settle: Annotated[timedelta, Field(ge=timedelta(0))] = timedelta(minutes=2)
+    settle: Annotated[timedelta, BeforeValidator(within("1s", "1d"))] = timedelta(minutes=2)
 
 
 class _AdminApi(_BillSource):

@@ -36,6 +36,13 @@ class SourceKind(Generic[C, H, S]):
     shared: Callable[[Config], H]
     build_client: Callable[[C], httpx.Client]
     fetch: Callable[[httpx.Client, C, H, Reading], S]
+    # Where its section sits in the config file, when not under `sources.<name>` (a bill's).
+    key: tuple[str, ...] = ()
+
+    @property
+    def config_key(self) -> tuple[str, ...]:
+        """The config keys of its section, for an error that names its line."""
+        return self.key or ("sources", self.name)
 
     def fetch_from_config(self, client: httpx.Client, config: Config, reading: Reading) -> S:
         """Fetch with this source's section and shared settings taken from `config` now."""

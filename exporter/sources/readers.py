@@ -24,7 +24,7 @@ from exporter.errors import (
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
-from exporter.sources.table import SOURCES
+from exporter.sources.table import configured_kinds
 
 __all__ = ["SourceReader", "open_readers"]
 
@@ -99,7 +99,7 @@ def open_readers(
             policy,
             _reopener(kind, settings, config_path),
         )
-        for kind in SOURCES.values()
+        for kind in configured_kinds(config)
         if (settings := kind.section(config)) is not None
     ]
 
@@ -115,12 +115,12 @@ def _client(kind: SourceKind[Any, Any, Any], settings: Any, path: str) -> httpx.
     try:
         return kind.build_client(settings)
     except ConfigError as exc:
-        if any(not issue.key.startswith("sources.") for issue in exc.issues):
+        if any(not issue.key.startswith(("sources.", "bills.")) for issue in exc.issues):
             raise  # inside a kubeconfig: that file's own line and key
         raise _in_config(path, exc) from None
     except ValueError as exc:
         # The message quotes the file or variable; the error names its key and line.
-        raise setting_error(path, ("sources", kind.name), settings, str(exc)) from None
+        raise setting_error(path, kind.config_key, settings, str(exc)) from None
 
 
 def _in_config(path: str, exc: ConfigError) -> ConfigError:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from exporter.config.schema import Config
+from exporter.sources.bills.kinds import BILL_PREFIX, bill_kinds
+from exporter.sources.bills.lines import BillSnapshot
 from exporter.sources.dcgm import source as dcgm
 from exporter.sources.dcgm.source import DcgmSnapshot
 from exporter.sources.kind import SourceKind
@@ -18,12 +21,18 @@ from exporter.sources.opencost.source import OpenCostSnapshot
 from exporter.sources.vllm import source as vllm
 from exporter.sources.vllm.source import VllmSnapshot
 
-__all__ = ["SOURCES", "Snapshots"]
+__all__ = ["SOURCES", "Snapshots", "configured_kinds"]
 
-# A fifth source adds its module's KIND here and a field of the same name to Snapshots.
+# A sixth source adds its module's KIND here and a field of the same name to Snapshots.
 SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
     kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
 }
+
+
+def configured_kinds(config: Config) -> list[SourceKind[Any, Any, Any]]:
+    """The table's rows for `config`: the fixed sources, then one per configured bill
+    (`bills.<name>`: each its own source, with its own `source_up` and failures)."""
+    return [*SOURCES.values(), *bill_kinds(config)]
 
 
 @dataclass(frozen=True)
@@ -35,12 +44,24 @@ class Snapshots:
     kueue: KueueSnapshot | None = None
     litellm: LiteLLMSnapshot | None = None
     vllm: VllmSnapshot | None = None
+    # Each fresh bill by its configured name (the key under `bills.sources`); a bill that is
+    # stale or failing is absent, as a source's None.
+    bills: Mapping[str, BillSnapshot] = field(default_factory=dict)
 
     @classmethod
     def of(cls, snapshots: Mapping[str, object]) -> Snapshots:
         """Bundle snapshots keyed by source name, checking each is its source's snapshot type."""
+        fixed: dict[str, object] = {}
+        bills: dict[str, BillSnapshot] = {}
         for name, snapshot in snapshots.items():
+            if name.startswith(BILL_PREFIX):
+                if not isinstance(snapshot, BillSnapshot | None):
+                    raise TypeError(f"{name}: expected BillSnapshot, got {type(snapshot)}")
+                if snapshot is not None:
+                    bills[name.removeprefix(BILL_PREFIX)] = snapshot
+                continue
             expected = SOURCES[name].snapshot
             if not isinstance(snapshot, expected):
                 raise TypeError(f"{name}: expected {expected.__name__}, got {type(snapshot)}")
-        return cls(**snapshots)  # type: ignore[arg-type]
+            fixed[name] = snapshot
+        return cls(**fixed, bills=bills)  # type: ignore[arg-type]

@@ -31,6 +31,7 @@ ENTRY_POINTS = {
     "bench.series": "python -m bench.series",
     "bench.focus_tags": "python -m bench.focus_tags",
     "bench.focus_month": "python -m bench.focus_month",
+    "bench.focus_bill": "python -m bench.focus_bill",
     "bench.listener": "python -m bench.listener",
     "bench.rules": "python -m bench.rules",
 }
