@@ -41,11 +41,12 @@ from exporter.finance.report.what_if import (
 from exporter.finance.report.writing import CSV, people
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
-from exporter.finance.what_if.keys import WhatIfError, parse_what_if
+from exporter.finance.what_if.keys import parse_what_if
 from exporter.finance.what_if.rerun import rerun
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
+from exporter.ledger.what_if.settings import WhatIfError
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
 from exporter.sources.readers import SourceReader, open_readers

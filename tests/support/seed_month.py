@@ -28,7 +28,8 @@ NOVEMBER = Month(datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo
 @dataclass(frozen=True)
 class SeedMonth:
     """One flavor of GPUs at one price: each team's GPU-hours and nominal quota (cq-<team>),
-    and what the cluster held; CPU costs `cpu` a GPU-hour, idle CPU `idle_cpu`."""
+    and what the cluster held; per GPU-hour CPU costs `cpu` and storage `storage`; idle CPU
+    `idle_cpu`."""
 
     used: Mapping[str, float]
     quota: Mapping[str, float]
@@ -36,6 +37,7 @@ class SeedMonth:
     price: float
     cpu: float = 0.0
     idle_cpu: float = 0.0
+    storage: float = 0.0  # a GPU-hour's storage, which no idle policy shares
     serving: Mapping[str, float] = field(default_factory=dict)  # namespace -> GPU-hours
 
     @property
@@ -51,6 +53,8 @@ SEED = SeedMonth({"a": 1080.0, "b": 432.0, "c": 252.0}, {"a": 2.0, "b": 1.0, "c"
 
 def _alloc(namespace: str, gpu_hours: float, month: SeedMonth) -> Allocation:
     costs = {"gpu": gpu_hours * month.price, "cpu": month.cpu * gpu_hours}
+    if month.storage:
+        costs["storage"] = month.storage * gpu_hours
     name = f"n1/{namespace}/job:x"
     return Allocation(name, namespace, "n1", {}, {}, costs, gpu_hours, H100)
 

@@ -8,13 +8,13 @@ equal to the month, which reads as "no difference" rather than as a mistake.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
 from exporter.config.schema import Config, IdlePolicy
 from exporter.gpu_names import canonical_model
 from exporter.ledger.attribution import canonical_key
 from exporter.ledger.costs.quota import GPU_RESOURCES
+from exporter.ledger.what_if.settings import WhatIf, WhatIfError
 from exporter.sources.table import Snapshots
 
 __all__ = ["KEYS", "WhatIf", "WhatIfError", "parse_what_if"]
@@ -28,22 +28,6 @@ KEYS = (
     "tokens_per_second.<self-hosted model>",
 )
 _PRODUCT = canonical_key("nvidia.com/gpu.product")
-
-
-class WhatIfError(ValueError):
-    """A `--what-if` setting that cannot be applied; the message names its key."""
-
-
-@dataclass(frozen=True)
-class WhatIf:
-    """The settings a what-if changes, each checked, by the names the config and month use."""
-
-    given: tuple[str, ...]  # the settings as typed, in order
-    idle_policy: IdlePolicy | None = None
-    gpu_prices: Mapping[str, float] = field(default_factory=dict)  # by the config's spelling
-    gpu_flavor_prices: Mapping[str, float] = field(default_factory=dict)
-    quotas: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (queue, flavor)
-    tokens_per_second: Mapping[str, float] = field(default_factory=dict)  # by model
 
 
 def parse_what_if(settings: Sequence[str], config: Config, latest: Snapshots) -> WhatIf:

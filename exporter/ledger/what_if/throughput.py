@@ -7,9 +7,10 @@ tokens served faster need fewer GPU-hours. The month served the model at
 
 where H is the GPU-hours of its serving namespace and s the model's share of that namespace's
 cost as the ledger moved it (its weighted tokens among the namespace's models). At T1 the same
-tokens take s x H x T0 / T1 GPU-hours, so every allocation of the namespace is scaled by
-g = 1 - s x (1 - T0 / T1), and what it no longer costs becomes idle (or, slower, is taken
-from idle): the cluster's cost is unchanged, and the idle policy decides who pays for it.
+tokens take s x H x T0 / T1 GPU-hours, so the GPU, CPU and RAM of each of the namespace's
+allocations are scaled by g = 1 - s x (1 - T0 / T1), and what they no longer cost becomes idle
+(or, slower, is taken from idle): the cluster's cost is unchanged, and the idle policy decides
+who pays for it. Storage, network and the rest are not held by the serving hour and stay.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from exporter.finance.what_if.keys import WhatIfError
 from exporter.ledger.result import Chargeback
+from exporter.ledger.what_if.settings import WhatIfError
 from exporter.sources.opencost.source import Allocation, AllocationSet
 
 __all__ = ["Throughput", "measured_throughput", "served_faster"]
@@ -112,6 +113,8 @@ def served_faster(
 
 
 def _scaled(a: Allocation, g: float) -> Allocation:
+    """The allocation with the resources it holds while serving scaled; its storage, network
+    and the rest stay: they are not held by the hour of serving, and nothing takes them."""
     return Allocation(
         a.name,
         a.namespace,
@@ -128,4 +131,4 @@ def _scaled(a: Allocation, g: float) -> Allocation:
 
 
 def _times(values: Mapping[str, float], g: float) -> dict[str, float]:
-    return {k: v * g for k, v in values.items()}
+    return {k: v * g if k in _IDLE_RESOURCES else v for k, v in values.items()}
