@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from exporter.config.schema import Config, IdlePolicy
 from exporter.gpu_names import canonical_model
@@ -27,42 +28,54 @@ KEYS = (
     "quota.<clusterqueue>[/<flavor>]",
     "tokens_per_second.<self-hosted model>",
 )
+_KINDS = ("idle_policy", "gpu_price", "gpu_flavor_price", "quota", "tokens_per_second")
 _PRODUCT = canonical_key("nvidia.com/gpu.product")
 
 
 def parse_what_if(settings: Sequence[str], config: Config, latest: Snapshots) -> WhatIf:
-    """Each `KEY=VALUE` checked: a known key, a known name, a usable value; WhatIfError if not."""
-    seen: set[str] = set()
-    policy: IdlePolicy | None = None
-    prices: dict[str, float] = {}
-    flavor_prices: dict[str, float] = {}
-    quotas: dict[tuple[str, str], float] = {}
-    throughput: dict[str, float] = {}
+    """Each `KEY=VALUE` checked: a known key, a known name, a usable value; WhatIfError if not.
+
+    Two keys naming one thing (`gpu_price.NVIDIA-L40S` and `gpu_price.NVIDIA L40S`) are one
+    key given twice: which value won would otherwise depend on the order typed.
+    """
+    changed: dict[str, dict[Any, Any]] = {kind: {} for kind in _KINDS}
     for setting in settings:
         key, sep, value = setting.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key:
             raise WhatIfError(f"--what-if {setting!r}: expected KEY=VALUE")
-        if key in seen:
+        kind, target, number = _setting(key, value, config, latest)
+        if target in changed[kind]:
             raise WhatIfError(f"--what-if {key}: given twice")
-        seen.add(key)
-        head, _, name = key.partition(".")
-        if key == "idle_policy":
-            policy = _policy(value)
-        elif head == "gpu_price" and name:
-            prices[_model(key, name, config, latest)] = _number(key, value, positive=True)
-        elif head == "gpu_flavor_price" and name:
-            known = _flavors(config, latest)
-            flavor_prices[_known(key, name, known, "flavor")] = _number(key, value, positive=True)
-        elif head == "quota" and name:
-            quotas[_queue(key, name, latest)] = _number(key, value, positive=False)
-        elif head == "tokens_per_second" and name:
-            served = sorted(m.model for m in config.llm_models if m.self_hosted is not None)
-            model = _known(key, name, served, "self-hosted model")
-            throughput[model] = _number(key, value, positive=True)
-        else:
-            raise WhatIfError(f"--what-if {key}: unknown key (known: {', '.join(KEYS)})")
-    return WhatIf(tuple(settings), policy, prices, flavor_prices, quotas, throughput)
+        changed[kind][target] = number
+    policy = changed["idle_policy"].get("")
+    return WhatIf(
+        tuple(settings),
+        policy,
+        changed["gpu_price"],
+        changed["gpu_flavor_price"],
+        changed["quota"],
+        changed["tokens_per_second"],
+    )
+
+
+def _setting(key: str, value: str, config: Config, latest: Snapshots) -> tuple[str, Any, Any]:
+    """(kind of key, what it names, its value), each checked."""
+    kind, _, name = key.partition(".")
+    if key == "idle_policy":
+        return kind, "", _policy(value)
+    if kind == "gpu_price" and name:
+        return kind, _model(key, name, config, latest), _number(key, value, positive=True)
+    if kind == "gpu_flavor_price" and name:
+        flavor = _known(key, name, _flavors(config, latest), "flavor")
+        return kind, flavor, _number(key, value, positive=True)
+    if kind == "quota" and name:
+        return kind, _queue(key, name, latest), _number(key, value, positive=False)
+    if kind == "tokens_per_second" and name:
+        served = sorted(m.model for m in config.llm_models if m.self_hosted is not None)
+        model = _known(key, name, served, "self-hosted model")
+        return kind, model, _number(key, value, positive=True)
+    raise WhatIfError(f"--what-if {key}: unknown key (known: {', '.join(KEYS)})")
 
 
 def _policy(value: str) -> IdlePolicy:
@@ -95,16 +108,17 @@ def _known(key: str, name: str, known: Iterable[str], what: str) -> str:
 
 
 def _model(key: str, name: str, config: Config, latest: Snapshots) -> str:
-    """The GPU model a key names, in the config's spelling when the config prices it already
-    (two spellings of one model would be two keys the config refuses)."""
-    configured = [*config.gpu_prices, *config.gpu_price_build]
+    """The GPU model a key names, in one spelling however typed: the config's `gpu_prices` key
+    where it prices the model (two spellings of one model are two keys the config refuses),
+    else its build's, else the month's."""
+    configured = [*config.gpu_price_build, *config.gpu_prices]  # the later spelling wins
     by_canonical = {canonical_model(m): m for m in sorted(_models(latest))}
     by_canonical.update({canonical_model(m): m for m in configured})
     found = by_canonical.get(canonical_model(name))
     if found is None:
         listed = ", ".join(sorted(by_canonical.values())) or "none"
         raise WhatIfError(f"--what-if {key}: no GPU model {name!r} in the month (known: {listed})")
-    return found if found in config.gpu_prices else name
+    return found
 
 
 def _models(latest: Snapshots) -> set[str]:

@@ -74,6 +74,11 @@ def test_a_bad_setting_names_its_key(setting: str, said: str) -> None:
 def test_a_key_given_twice_is_refused() -> None:
     with pytest.raises(WhatIfError, match=r"^--what-if quota.cq-a: given twice$"):
         _parse("quota.cq-a=1", "quota.cq-a=2")
+    # One queue and flavor, spelled two ways; one GPU model, spelled two ways.
+    with pytest.raises(WhatIfError, match=r"^--what-if quota.cq-a/h100: given twice$"):
+        _parse("quota.cq-a=1", "quota.cq-a/h100=2")
+    with pytest.raises(WhatIfError, match=r"^--what-if gpu_price.NVIDIA_H100_80GB_HBM3: given"):
+        _parse(f"gpu_price.{H100}=1", "gpu_price.NVIDIA_H100_80GB_HBM3=2")
 
 
 def test_a_queue_with_gpu_quota_in_two_flavors_must_name_one() -> None:
