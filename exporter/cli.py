@@ -154,6 +154,15 @@ def _parser() -> argparse.ArgumentParser:
         help="rows by the values of the configured dimension NAME rather than by team",
     )
     report.add_argument(
+        "--what-if",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --month: each team's total again under another idle_policy, "
+        "gpu_price.<model>, gpu_flavor_price.<flavor>, quota.<clusterqueue> or "
+        "tokens_per_second.<model> (repeatable; not for focus)",
+    )
+    report.add_argument(
         "--max-unallocated",
         type=float,
         metavar="PCT",
@@ -312,6 +321,7 @@ def _report(config: Config, path: str, clock: Clock, args: argparse.Namespace) -
         team=args.team,
         by=args.by,
         month=args.month,
+        what_if=tuple(args.what_if),
     )
     history = _quota_history(config, path)
     return report_command(config, path, clock, request, history, _gpu_history(config, path))

@@ -17,7 +17,7 @@ from exporter.errors import UpstreamError
 from exporter.finance.closed_month import closed_month
 from exporter.finance.focus.export import FocusExport, focus_export
 from exporter.finance.focus.metadata import focus_metadata
-from exporter.finance.month_read import read_month
+from exporter.finance.month_read import MonthRead, read_month
 from exporter.finance.report.dimensions import dimension_report, focus_tagging
 from exporter.finance.report.figures import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
 from exporter.finance.report.formats import format_report
@@ -31,18 +31,36 @@ from exporter.finance.report.gpu_month import (
 )
 from exporter.finance.report.numbers import Numbers, statement_locale
 from exporter.finance.report.operations import model_kinds, team_report, with_operations
+from exporter.finance.report.what_if import (
+    WhatIfTable,
+    what_if_csv,
+    what_if_json,
+    what_if_table,
+    what_if_text,
+)
+from exporter.finance.report.writing import CSV, people
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
+from exporter.finance.what_if.keys import parse_what_if
+from exporter.finance.what_if.rerun import rerun
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
+from exporter.ledger.what_if.settings import WhatIfError
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 
-__all__ = ["GpuHistory", "QuotaHistory", "ReportRequest", "report_command", "run_report"]
+__all__ = [
+    "GpuHistory",
+    "QuotaHistory",
+    "ReportRequest",
+    "print_month",
+    "report_command",
+    "run_report",
+]
 
 log = logging.getLogger("exporter")
 
@@ -67,6 +85,7 @@ class ReportRequest:
     team: str | None = None  # one team's own report or statement
     by: str | None = None  # rows by this dimension's values rather than by team
     month: str | None = None  # a closed month, YYYY-MM (None: the month to date)
+    what_if: tuple[str, ...] = ()  # KEY=VALUE settings to join the month again under
 
 
 def report_command(
@@ -128,9 +147,23 @@ def _refused(config: Config, request: ReportRequest) -> str | None:
     if request.team is not None and request.by is not None:
         # A team's report is its own rows; a dimension's rows cut across the teams.
         return "--team and --by: choose one"
+    if request.what_if:
+        what_if = _what_if_refused(request)
+        if what_if is not None:
+            return what_if
     known = [d.name for d in config.dimensions]
     if request.by is not None and request.by not in known:
         return f"--by: no dimension {request.by!r} ({', '.join(known) or 'none'})"
+    return None
+
+
+def _what_if_refused(request: ReportRequest) -> str | None:
+    if request.format == "focus":
+        return "--what-if is not for --format focus: FOCUS is what was charged"
+    if request.month is None:
+        return "--what-if needs --month: it joins a closed month again"
+    if request.by is not None:
+        return "--what-if and --by: choose one"
     return None
 
 
@@ -144,7 +177,8 @@ def run_report(
 ) -> int:
     """Print the month's report; the exit status (1: no cost data, a source's reads that
     disagree on which parts hold data, or over the unallocated limit; 2: a team the month
-    does not have). `history`, when read, stands in for Kueue's quotas now."""
+    does not have, or a what-if that cannot be applied). `history`, when read, stands in for
+    Kueue's quotas now."""
     replaced: Mapping[str, object] = {"kueue": history} if history is not None else {}
     read = read_month(readers, reading, replaced)
     if read.unconfirmed:
@@ -152,6 +186,19 @@ def run_report(
         for reason in read.unconfirmed:
             print(f"error: {reason}", file=sys.stderr)
         return 1
+    return print_month(config, read, reading, request, history is not None, gpu_history)
+
+
+def print_month(
+    config: Config,
+    read: MonthRead,
+    reading: Reading,
+    request: ReportRequest,
+    quota_history: bool = False,
+    gpu_history: GpuHistory | None = None,
+) -> int:
+    """Join the month read and print it as asked (with its what-if, if asked); the exit status
+    as `run_report`'s. `quota_history`: the quotas are the month's history, not Kueue's now."""
     focus = request.format == "focus"
     latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
@@ -162,17 +209,14 @@ def run_report(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
         )
         return 1
-    report = build_report(
-        chargeback.month,
-        config.currency,
-        reading.month.label,
-        chargeback.budgets,
-        model_rows(chargeback.llm_usage, chargeback.llm_pricing, model_kinds(config)),
-        idle=chargeback.month_idle,
-        closed=reading.closed,
-        quota_basis=_quota_basis(reading.closed, history is not None, chargeback),
-        units=chargeback.units,
-    )
+    report = _month_report(config, chargeback, quota_history)
+    what_if = None
+    if request.what_if:
+        try:
+            what_if = _what_if(config, latest, chargeback, report, request, quota_history)
+        except WhatIfError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     report = with_operations(report, chargeback)
     report = with_gpu_month(report, *_gpu_month(config, chargeback, gpu_history))
     # With --by, the text formats and the unallocated gate are the dimension's.
@@ -189,6 +233,8 @@ def run_report(
             except ValueError as exc:
                 print(f"error: --team: {exc}", file=sys.stderr)
                 return 2
+        if what_if is not None:
+            statement = replace(statement, what_if=what_if)
         numbers = Numbers(statement_locale(config), config.currency)
         sys.stdout.write(statement_html(statement, numbers))
     else:
@@ -200,7 +246,7 @@ def run_report(
                 print(f"error: --team: {exc}", file=sys.stderr)
                 return 2
         numbers = Numbers(statement_locale(config), config.currency)
-        sys.stdout.write(format_report(shown, request.format, request.table, numbers))
+        sys.stdout.write(_formatted(shown, request, numbers, what_if))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)
     share, limit = gated.unallocated_share, request.max_unallocated
@@ -208,6 +254,55 @@ def run_report(
         print(f"error: unallocated share {share:.2f} % is above {limit:.2f} %", file=sys.stderr)
         return 1
     return 0
+
+
+def _month_report(config: Config, chargeback: Chargeback, quota_history: bool) -> Report:
+    """The month's figures as the report prints them, before its operating columns."""
+    reading = chargeback.reading
+    assert chargeback.month is not None and chargeback.month_idle is not None
+    return build_report(
+        chargeback.month,
+        config.currency,
+        reading.month.label,
+        chargeback.budgets,
+        model_rows(chargeback.llm_usage, chargeback.llm_pricing, model_kinds(config)),
+        idle=chargeback.month_idle,
+        closed=reading.closed,
+        quota_basis=_quota_basis(reading.closed, quota_history, chargeback),
+        units=chargeback.units,
+    )
+
+
+def _what_if(
+    config: Config,
+    latest: Snapshots,
+    before: Chargeback,
+    report: Report,
+    request: ReportRequest,
+    quota_history: bool,
+) -> WhatIfTable:
+    """The month joined again under the request's settings, beside the month as charged."""
+    what_if = parse_what_if(request.what_if, config, latest)
+    again = rerun(what_if, config, latest, before)
+    after = _month_report(again.config, again.after, quota_history)
+    policy = (str(config.idle_policy), str(again.config.idle_policy))
+    return what_if_table(report, after, what_if.given, policy, again.notes, request.team)
+
+
+def _formatted(
+    report: Report, request: ReportRequest, numbers: Numbers, what_if: WhatIfTable | None
+) -> str:
+    """The report in its text format, the what-if after it (CSV: the what-if's table alone)."""
+    if what_if is None:
+        return format_report(report, request.format, request.table, numbers)
+    if request.format == "csv":
+        return what_if_csv(what_if, report.currency, CSV)
+    text = format_report(report, request.format, request.table, numbers)
+    if request.format == "json":
+        payload = json.loads(text)
+        payload["what_if"] = what_if_json(what_if)
+        return json.dumps(payload, indent=2) + "\n"
+    return text + what_if_text(what_if, people(numbers))
 
 
 def _by(chargeback: Chargeback, report: Report, by: str | None) -> Report:

@@ -18,6 +18,7 @@ from exporter.finance.report.dimensions import dimension_reports
 from exporter.finance.report.figures import Report, build_report, model_rows
 from exporter.finance.report.footing import cents, foot, round_cents
 from exporter.finance.report.operations import with_operations
+from exporter.finance.report.what_if import WhatIfTable
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
@@ -68,6 +69,7 @@ class Statement:
     cluster: str = ""
     team: str | None = None  # the one team a team's statement is about
     dimensions: tuple[Report, ...] = ()  # the month by each configured dimension
+    what_if: WhatIfTable | None = None  # the month joined again under other settings
 
 
 def _money(value: int | Decimal) -> Decimal:

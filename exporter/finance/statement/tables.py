@@ -13,6 +13,8 @@ from exporter.finance.report import labels
 from exporter.finance.report.figures import Report
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import OCCUPANCY
+from exporter.finance.report.what_if import WhatIfTable, what_if_headline, what_if_lines
+from exporter.finance.report.writing import people
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.operations import USAGE_HEAD, backlog_lines, printed_usage
 from exporter.finance.statement.page import note
@@ -166,4 +168,13 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     for dimension in statement.dimensions:
         caption = f"Cost per {dimension.by} and component ({report.currency})"
         tables.append(_table(dimension_lines(dimension, numbers), 1, caption))
+    if statement.what_if is not None:
+        tables += _what_if(statement.what_if, numbers, report.currency)
     return tables
+
+
+def _what_if(table: WhatIfTable, numbers: Numbers, currency: str) -> list[str]:
+    """The what-if: what it changed, then each team's total before and after."""
+    head, *notes = what_if_headline(table)
+    caption = f"{head}: each team's total before and after ({currency})"
+    return [*map(note, notes), _table(what_if_lines(table, people(numbers)), 1, caption)]

@@ -1,0 +1,1 @@
+"""Unit tests of exporter.ledger.what_if: the records a what-if changes."""
