@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from exporter.config.advice import AdviceConfig
 from exporter.ledger.advice.checks import device_problem, queue_problem
@@ -77,6 +77,7 @@ class AdviceSet:
     window_seconds: float
     advice: tuple[Advice, ...] = ()
     withheld: tuple[Withheld, ...] = ()
+    top_n: int = 5  # advice.top_n: how many of each team's the metrics show
 
     def reasons(self) -> Counter[str]:
         """Withheld advice counted by reason."""
@@ -123,9 +124,37 @@ def advise(
             withheld.append(item)
         elif item is not None:
             advice.append(item if charges_quota else _frees(item))
-    advice.sort(key=lambda a: (a.team, -a.saving, a.kind, a.workload))
-    withheld.sort(key=lambda w: (w.team, w.workload, w.reason))
-    return AdviceSet(history.window_seconds, tuple(advice), tuple(withheld))
+    merged = _merged(advice)
+    merged.sort(key=lambda a: (a.team, -a.saving, a.kind, a.workload, a.action))
+    withheld.sort(key=lambda w: (w.team, w.workload, w.reason, w.detail))
+    return AdviceSet(history.window_seconds, tuple(merged), tuple(withheld), cfg.top_n)
+
+
+def _merged(advice: Iterable[Advice]) -> list[Advice]:
+    """One advice per team, kind, workload and action: a pod on two GPUs that each fit the
+    same profile saves both; the evidence shown is the busier GPU's, the surety the lesser."""
+    out: dict[tuple[str, str, str, str], Advice] = {}
+    for item in advice:
+        key = (item.team, item.kind, item.workload, item.action)
+        seen = out.get(key)
+        if seen is None:
+            out[key] = item
+            continue
+        busier = item if _peak(item) > _peak(seen) else seen
+        out[key] = replace(
+            busier,
+            gpus=seen.gpus + item.gpus,
+            saving=seen.saving + item.saving,
+            samples=min(seen.samples, item.samples),
+            coverage=min(seen.coverage, item.coverage),
+        )
+    return list(out.values())
+
+
+def _peak(item: Advice) -> tuple[float, float]:
+    act = item.activity.max if item.activity is not None else 0.0
+    fb = item.framebuffer.max if item.framebuffer is not None else 0.0
+    return (act, fb)
 
 
 def coverage(samples: int, history: History) -> float:
@@ -136,8 +165,9 @@ def coverage(samples: int, history: History) -> float:
 def _device_advice(
     device: DeviceHistory, team: str, price: float, history: History, cfg: AdviceConfig
 ) -> Iterable[Advice]:
-    fb, act = device.framebuffer, device.activity
-    assert fb is not None and act is not None  # device_problem refuses a missing spread
+    act = device.activity
+    assert act is not None  # device_problem refuses a missing activity
+    fb = device.framebuffer or Spread(0.0, 0.0, 0.0, act.samples)  # a MIG instance's may lack
     seen = coverage(min(fb.samples, act.samples), history)
     share = mig_share(device.mig_profile, device.model) if device.mig_profile else 1.0
     hours = seen * HOURS_A_MONTH
@@ -146,7 +176,7 @@ def _device_advice(
         saving = gpus * hours * price
         samples = min(fb.samples, act.samples)
         return Advice(
-            kind, team, device.workload, action, gpus, saving, price, fb, act,
+            kind, team, device.workload, action, gpus, saving, price, device.framebuffer, act,
             device.idle_share, samples, seen,
         )  # fmt: skip
 

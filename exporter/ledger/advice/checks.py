@@ -14,6 +14,10 @@ Problem = tuple[str, str]  # reason, detail
 def device_problem(device: DeviceHistory, history: History, cfg: AdviceConfig) -> Problem | None:
     """Why the device's history cannot carry advice, or None when it can."""
     fb, act = device.framebuffer, device.activity
+    if fb is None and device.mig_profile and act is not None:
+        # dcgm-exporter leaves DCGM_FI_DEV_FB_* out for MIG instances on some drivers
+        # (NVIDIA/dcgm-exporter#512); an instance is only ever advised on its activity.
+        fb = Spread(0.0, 0.0, 0.0, act.samples)
     if fb is None or act is None:
         missing = "framebuffer" if fb is None else "activity"
         return "thin_history", f"no {missing} samples in the window"

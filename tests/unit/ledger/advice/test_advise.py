@@ -190,3 +190,11 @@ def test_quota_advice_never_gives_back_what_the_peak_needs(
 def test_advice_is_independent_of_the_order_records_come_in() -> None:
     devices = [device(f"p{i}", fb=Spread(1, 1, 1000 * (i + 1), FULL), idle=i / 8) for i in range(8)]
     assert run(*devices) == run(*reversed(devices))
+
+
+def test_a_mig_instance_without_framebuffer_series_is_still_judged_on_activity() -> None:
+    # dcgm-exporter leaves DCGM_FI_DEV_FB_* out for MIG instances on some drivers (#512).
+    item = only(run(device(fb=None, idle=0.95, profile="1g.10gb")), "idle")
+    assert item.framebuffer is None
+    assert item.saving == pytest.approx(HOURS_A_MONTH * 1.40 / 7)
+    assert run(device(fb=None)).reasons() == {"thin_history": 1}
