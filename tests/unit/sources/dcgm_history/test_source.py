@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -12,11 +13,12 @@ import httpx
 import pytest
 
 from exporter.config.advice import AdviceConfig
-from exporter.config.schema import DcgmPrometheus, ReportPrometheus
-from exporter.errors import UpstreamPayloadError
+from exporter.config.schema import Config, DcgmPrometheus, ReportPrometheus
+from exporter.errors import UpstreamError, UpstreamPayloadError
 from exporter.exposition.catalogue.quota import QUOTA_NOMINAL, QUOTA_USAGE
 from exporter.sources.dcgm_history import queries
-from exporter.sources.dcgm_history.source import AdviceShared, fetch
+from exporter.sources.dcgm_history.source import AdviceShared, fetch, open_reader
+from exporter.sources.deadline import Backoff, RetryPolicy
 from exporter.sources.reading import Reading
 
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
@@ -175,3 +177,39 @@ def test_a_quota_series_without_its_queue_refuses_the_read() -> None:
 
 def test_query_names_are_the_catalogues() -> None:
     assert (QUOTA_NOMINAL.name, QUOTA_USAGE.name) == (queries.QUOTA_NOMINAL, queries.QUOTA_USAGE)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error"),
+    [
+        (503, b'{"status":"error","errorType":"unavailable","error":"down"}', UpstreamError),
+        (
+            200,
+            b'{"status":"error","errorType":"execution","error":"too many samples"}',
+            UpstreamPayloadError,
+        ),
+        (
+            200,
+            b'{"status":"success","data":{"resultType":"matrix","result":[]}}',
+            UpstreamPayloadError,
+        ),
+    ],
+)
+def test_a_failing_prometheus_fails_the_read_alone(
+    status: int, body: bytes, error: type[Exception]
+) -> None:
+    config = Config.model_validate(
+        {"sources": {"dcgm": {"prometheus": {"url": "http://prom:9090"}}}, "advice": {}}
+    )
+    waits: list[float] = []
+    reader = open_reader(config, "config", RetryPolicy(Backoff(sleep=waits.append)))
+    assert reader is not None
+    assert reader.name == "advice"
+    reader.client.close()
+    transport = httpx.MockTransport(lambda request: httpx.Response(status, content=body))
+    broken = replace(reader, client=httpx.Client(base_url="http://prom:9090", transport=transport))
+    with pytest.raises(error):
+        broken.read(Reading.open(NOW, ZoneInfo("UTC")))
+    broken.close()
+    # A 503 is retried within the refresh (waits recorded, never slept); an envelope is not.
+    assert len(waits) == (2 if status == 503 else 0)
