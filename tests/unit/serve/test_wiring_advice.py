@@ -64,3 +64,15 @@ def test_the_history_is_a_source_of_its_own_on_its_own_schedule() -> None:
     assert sources["advice"].max_staleness == 3 * 3600.0
     for source in sources.values():
         source.close()
+
+
+def test_the_advice_is_redone_only_when_its_history_or_prices_change() -> None:
+    joiner = Joiner(_config())
+    history = History(7 * 86_400.0, 300.0, (_device("a", 7_000),))
+    joiner({"advice": history}, NOW)
+    first = joiner.last.advice if joiner.last is not None else None
+    joiner({"advice": history}, NOW)
+    assert joiner.last is not None and joiner.last.advice is first
+    joiner({"advice": History(7 * 86_400.0, 300.0, (_device("a", 7_000),))}, NOW)
+    assert joiner.last.advice is not first
+    assert joiner.last.advice == first
