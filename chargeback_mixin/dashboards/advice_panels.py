@@ -31,7 +31,7 @@ def advice_section(c: MixinConfig, u: Units, *matchers: str) -> Section:
                 u.money,
                 [
                     query(
-                        f"sort_desc(sum by ({labels}) ({c.dedup(metric, *matchers)}))",
+                        f"sort_desc(sum by ({labels}) ({metric}{c.sel(*matchers)}))",
                         instant=True,
                         ref=ref,
                     )
@@ -46,7 +46,7 @@ def advice_section(c: MixinConfig, u: Units, *matchers: str) -> Section:
                 "Workloads and queues given no advice this window (thin history, a NaN, a GPU "
                 "reset, no price), cluster-wide: docs/advice.md says why each is withheld.",
                 u.count,
-                [query(f"sum({c.dedup(WITHHELD)})")],
+                [query(f"sum({WITHHELD}{c.sel()})")],
                 width=6,
             ),
         ],
