@@ -49,8 +49,9 @@ def read_devices(
     resets = _resets(found.pop((ENERGY, "resets")))
     stats: dict[tuple[str, str], dict[_Key, float]] = {}
     seen: dict[_Key, tuple[dict[str, str], dict[str, str]]] = {}
+    bad: set[tuple[tuple[str, str], ...]] = set()  # a bad series is in every answer: count once
     for field, vector in found.items():
-        stats[field] = _keyed(vector, seen, tally)
+        stats[field] = _keyed(vector, seen, bad, tally)
     out = []
     for key in sorted(seen):
         ident, pod_labels = seen[key]
@@ -111,14 +112,20 @@ def read_queues(
 
 
 def _keyed(
-    vector: Vector, seen: dict[_Key, tuple[dict[str, str], dict[str, str]]], tally: Tally
+    vector: Vector,
+    seen: dict[_Key, tuple[dict[str, str], dict[str, str]]],
+    bad: set[tuple[tuple[str, str], ...]],
+    tally: Tally,
 ) -> dict[_Key, float]:
     out: dict[_Key, float] = {}
     for labels, value in vector:
         try:
             key, ident, pod_labels = _identity(labels)
         except BadRecord as exc:
-            tally.drop(exc)
+            series = tuple(sorted(labels.items()))
+            if series not in bad:
+                bad.add(series)
+                tally.drop(exc)
             continue
         if key is None:
             continue

@@ -16,6 +16,7 @@ from exporter.config.advice import AdviceConfig
 from exporter.config.schema import Config, DcgmPrometheus, ReportPrometheus
 from exporter.errors import UpstreamError, UpstreamPayloadError
 from exporter.exposition.catalogue.quota import QUOTA_NOMINAL, QUOTA_USAGE
+from exporter.serve.refresher import Audited
 from exporter.sources.dcgm_history import queries
 from exporter.sources.dcgm_history.source import AdviceShared, fetch, open_reader
 from exporter.sources.deadline import Backoff, RetryPolicy
@@ -142,11 +143,13 @@ def test_series_nobody_held_are_skipped_and_unlabelled_ones_counted() -> None:
             ({**H100, **VLLM}, "7500"),
             (H100, "100"),  # no pod: unallocated
             ({"modelName": "x", **VLLM}, "5"),  # no gpu label
-        ]
+        ],
+        (queries.FB_USED, "p50"): [({"modelName": "x", **VLLM}, "5")],  # the same, once
     }
     history, _ = read(extra)
     assert [d.pod for d in history.devices] == ["vllm-0", "nb-1"]
     assert history.dropped == {"missing_field": 1}
+    assert isinstance(history, Audited)  # the refresher counts its drops
 
 
 def test_quota_history_reads_mean_nominal_and_use() -> None:
