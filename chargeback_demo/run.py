@@ -10,10 +10,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from chargeback_demo.advice_history import backfill_week
 from chargeback_demo.cluster import CLUSTER
 from chargeback_demo.exporter import HISTORY_SWITCH
 from chargeback_demo.exporter import main as demo_exporter
-from chargeback_demo.history import RETENTION, backfill_running, can_backfill, last_closed_month
+from chargeback_demo.history import (
+    RETENTION,
+    STEP,
+    backfill_running,
+    can_backfill,
+    last_closed_month,
+)
 from chargeback_demo.prometheus import (
     Process,
     free_port,
@@ -79,10 +86,11 @@ def _prometheus(workdir: Path, listen: str, port: int, dcgm: str) -> tuple[Proce
     )
 
 
-def _history(workdir: Path, prometheus: Process | None) -> tuple[Month | None, str]:
-    """Backfill the last closed month into the running Prometheus, in a child process so the
-    exporter serves at once (a thread would hold the GIL through the month's 9,000 instants);
-    the month, and a line saying where its report comes from."""
+def _history(workdir: Path, prometheus: Process | None, dcgm: str) -> tuple[Month | None, str]:
+    """Backfill the last closed month, and the week of DCGM series the advice reads, into the
+    running Prometheus, in a child process so the exporter serves at once (a thread would
+    hold the GIL through the month's 9,000 instants); the month, and a line saying where its
+    report comes from."""
     # The series only depend on the cluster and the config's teams and prices, not on where
     # the fakes listen.
     placeholders = {name: "http://127.0.0.1:1" for name in ("opencost", "dcgm", "kueue")}
@@ -94,8 +102,12 @@ def _history(workdir: Path, prometheus: Process | None) -> tuple[Month | None, s
             f"{HISTORY_SWITCH} not off), so its report says its GPU operation is not known"
         )
 
+    # The week ends a step before now: the live scrape of the fake dcgm-exporter takes over.
+    week_end = system_clock() - STEP
+
     def work() -> None:
         print(backfill_running(workdir, workdir / "data", CLUSTER, config, month), flush=True)
+        print(backfill_week(workdir, workdir / "data", CLUSTER, week_end, dcgm), flush=True)
 
     # Forked before the exporter starts any thread; a daemon, so Ctrl-C ends it too.
     multiprocessing.get_context("fork").Process(target=work, name="backfill", daemon=True).start()
@@ -119,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         # (the backfilled one, and this one as it is scraped) from it.
         os.environ["DEMO_HISTORY_PROMETHEUS"] = f"http://127.0.0.1:{prometheus_port}"
     history_url = f"http://127.0.0.1:{prometheus_port}"
-    month, history_line = _history(workdir, prometheus)
+    month, history_line = _history(workdir, prometheus, dcgm)
     closed = "" if month is None else f"DEMO_HISTORY_PROMETHEUS={history_url} "
     closed += ".venv/bin/python -m chargeback_demo report"
     closed += "" if month is None else f" --month {month.label}"

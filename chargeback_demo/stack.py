@@ -139,6 +139,9 @@ def demo_config_dict(
         # the first idle GPU-hours on the dashboards within a minute of a fresh Prometheus.
         prometheus = {"url": dcgm_prometheus, "workload_labels": "plain", "step": "15s"}
         config["sources"]["dcgm"] = {"prometheus": prometheus, "interval": "10s"}
+        # Right-sizing advice over the week the demo backfills (chargeback_demo.advice_history),
+        # refreshed every two minutes so it shows soon after the backfill loads.
+        config["advice"] = {"interval": "2m", "max_staleness": "10m"}
     elif "dcgm" in urls:
         config["sources"]["dcgm"] = {"urls": [urls["dcgm"] + "/metrics"], "interval": "10s"}
     if "kueue" in urls:

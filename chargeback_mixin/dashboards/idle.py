@@ -5,6 +5,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.dashboards.advice_panels import advice_section
 from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
@@ -189,5 +190,5 @@ def build(c: MixinConfig) -> Dashboard:
         "Chargeback / Idle and waste",
         "How much of the cluster sits idle, what that costs and who pays for it, and which "
         "teams hold GPUs they do not use.",
-        [_idle(c, u), _waste(u), gpu_prices_section(c, u)],
+        [_idle(c, u), _waste(u), advice_section(c, u), gpu_prices_section(c, u)],
     )

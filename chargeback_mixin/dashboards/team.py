@@ -5,6 +5,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin.config import MixinConfig
+from chargeback_mixin.dashboards.advice_panels import advice_section
 from chargeback_mixin.dashboards.lib import (
     RATE_INTERVAL,
     Section,
@@ -225,6 +226,6 @@ def build(c: MixinConfig) -> Dashboard:
         "Chargeback / Team",
         "One team: what it costs now and this month, its budgets and forecast, the GPUs and "
         "quota it holds and borrows, and its LLM spend.",
-        [_money(u), _gpus(c, u), _llm(c, u)],
+        [_money(u), _gpus(c, u), advice_section(c, u, TEAM), _llm(c, u)],
         [label_var(c, "team", "chargeback_team_cost_per_hour", label="Team")],
     )

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from exporter.config.advice import AdviceConfig
 from exporter.config.attribution import AttributionConfig
 from exporter.config.bills import BillsConfig
 from exporter.config.dimensions import (
@@ -225,6 +226,7 @@ class Config(StrictModel):
     dimensions: tuple[DimensionConfig, ...] = ()  # allocation keys beyond the team
     shared_costs: SharedCostsConfig | None = None
     bills: BillsConfig = BillsConfig()  # invoices to reconcile with (exporter.config.bills)
+    advice: AdviceConfig | None = None  # right-sizing advice (exporter.config.advice)
 
     @field_validator("dimensions")
     @classmethod
@@ -319,6 +321,14 @@ class Config(StrictModel):
         entries += build_key_issues(self.gpu_price_build, self.gpu_flavor_price_build)
         if entries:
             raise KeyedErrors(entries)
+        return self
+
+    @model_validator(mode="after")
+    def _advice_needs_dcgm_history(self) -> Config:
+        dcgm = self.sources.dcgm
+        if self.advice is not None and (dcgm is None or dcgm.prometheus is None):
+            message = "reads DCGM history, so it needs sources.dcgm.prometheus"
+            raise KeyedErrors([(("advice",), message, None)])
         return self
 
     @model_validator(mode="after")

@@ -43,10 +43,13 @@ from exporter.finance.statement.figures import build_statement, for_team, only_d
 from exporter.finance.statement.html import statement_html
 from exporter.finance.what_if.keys import parse_what_if
 from exporter.finance.what_if.rerun import rerun
+from exporter.ledger.advice.priced import team_advice
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.ledger.what_if.settings import WhatIfError
+from exporter.sources.dcgm_history import source as advice_source
+from exporter.sources.dcgm_history.records import History
 from exporter.sources.deadline import RetryPolicy
 from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
 from exporter.sources.readers import SourceReader, open_readers
@@ -128,11 +131,14 @@ def report_command(
                 print(f"error: report.prometheus: {exc}", file=sys.stderr)
                 return 1
     readers = open_readers(config, path, RetryPolicy(clock=clock))
+    advice = advice_source.open_reader(config, path, RetryPolicy(clock=clock))
     try:
         request = replace(request, created=now)
-        return run_report(config, readers, reading, request, read_history, gpu_history)
+        return run_report(
+            config, readers, reading, request, read_history, gpu_history, advice=advice
+        )
     finally:
-        for reader in readers:
+        for reader in [*readers, *([advice] if advice is not None else [])]:
             reader.close()
 
 
@@ -174,6 +180,8 @@ def run_report(
     request: ReportRequest,
     history: object | None = None,
     gpu_history: GpuHistory | None = None,
+    *,
+    advice: SourceReader | None = None,
 ) -> int:
     """Print the month's report; the exit status (1: no cost data, a source's reads that
     disagree on which parts hold data, or over the unallocated limit; 2: a team the month
@@ -186,7 +194,9 @@ def run_report(
         for reason in read.unconfirmed:
             print(f"error: {reason}", file=sys.stderr)
         return 1
-    return print_month(config, read, reading, request, history is not None, gpu_history)
+    return print_month(
+        config, read, reading, request, history is not None, gpu_history, advice=advice
+    )
 
 
 def print_month(
@@ -196,6 +206,8 @@ def print_month(
     request: ReportRequest,
     quota_history: bool = False,
     gpu_history: GpuHistory | None = None,
+    *,
+    advice: SourceReader | None = None,
 ) -> int:
     """Join the month read and print it as asked (with its what-if, if asked); the exit status
     as `run_report`'s. `quota_history`: the quotas are the month's history, not Kueue's now."""
@@ -204,6 +216,7 @@ def print_month(
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
+    chargeback = _with_advice(config, chargeback, advice)
     if chargeback.month is None or chargeback.month_idle is None:
         print(
             "error: no cost data: the OpenCost source is not configured or failed", file=sys.stderr
@@ -219,6 +232,7 @@ def print_month(
             return 2
     report = with_operations(report, chargeback)
     report = with_gpu_month(report, *_gpu_month(config, chargeback, gpu_history))
+    report = replace(report, advice=chargeback.advice)
     # With --by, the text formats and the unallocated gate are the dimension's.
     gated = _by(chargeback, report, request.by)
     if focus:
@@ -343,6 +357,22 @@ def _gpu_month(
         teams = tuple(TeamGpuMonth(t.team, t.hours, None, None, None) for t in gpus.idle_hours)
         return GpuMonth(teams, {}), DCGM_HISTORY
     return None, basis
+
+
+def _with_advice(config: Config, chargeback: Chargeback, reader: SourceReader | None) -> Chargeback:
+    """The advice over the window ending where the month's reading ends; a history that cannot
+    be read leaves the report without it (a warning), never the bill."""
+    if reader is None:
+        return chargeback
+    try:
+        window = reader.read(chargeback.reading)
+    except UpstreamError as exc:
+        log.warning("advice: history: %s", exc)
+        return chargeback
+    if not isinstance(window, History):
+        return chargeback
+    found = team_advice(config, Attributor(config), window, chargeback.units.prices)
+    return replace(chargeback, advice=found)
 
 
 def _quota_basis(closed: bool, history: bool, chargeback: Chargeback) -> str | None:

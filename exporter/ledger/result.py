@@ -13,6 +13,7 @@ from datetime import datetime
 from functools import cached_property
 
 from exporter.calendar import Month
+from exporter.ledger.advice.advise import AdviceSet
 from exporter.ledger.attribution import OTHER
 from exporter.ledger.costs.backlog import Backlog
 from exporter.ledger.costs.cluster import ClusterCosts
@@ -77,6 +78,8 @@ class Chargeback:
     # both counted as the ledgers count (teams the cap folded under `__other__`).
     joint: JointSplit = field(default_factory=JointSplit)
     consumption: Consumption = field(default_factory=Consumption)
+    # Right-sizing advice over the history window; None without `advice:` or its history.
+    advice: AdviceSet | None = None
 
     @property
     def at(self) -> datetime:

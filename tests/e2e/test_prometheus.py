@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from chargeback_demo.advice_history import dcgm_openmetrics
+from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.history import STEP, backfill
 from chargeback_demo.prometheus import (
     Process,
     free_port,
@@ -124,16 +128,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "DEMO_DCGM_PORT": str(dcgm_port),
             "DEMO_DCGM_PROMETHEUS": f"http://127.0.0.1:{prom_port}",
         }
-        with (work / "exporter.log").open("wb") as log:
-            exporter = subprocess.Popen(
-                [*EXPORTER_ARGV, f"--web.listen-address=127.0.0.1:{port}"],
-                stdout=log,
-                stderr=log,
-                cwd=CHECKOUT,
-                env=env,
-            )
-        procs.append(exporter)
-        exporter_url = f"http://127.0.0.1:{port}"
         am, am_url = start_alertmanager(
             work / "alertmanager",
             webhook_url=f"http://127.0.0.1:{webhook.server_port}/",
@@ -142,6 +136,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         )
         procs.append(am)
         rule_files = write_rule_files(work / "rules", E2E_CONFIG)
+        week = dcgm_openmetrics(CLUSTER, datetime.now(UTC) - STEP, f"127.0.0.1:{dcgm_port}")
+        backfill(work, week, work / "prometheus" / "data")
         prom, prom_url = start_prometheus(
             work / "prometheus",
             targets=[f"127.0.0.1:{port}"],
@@ -152,9 +148,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             jobs={"dcgm-exporter": [f"127.0.0.1:{dcgm_port}"]},
         )
         procs.append(prom)
+        # Prometheus first, a week of DCGM history in it: the demo's first advice read finds it.
+        wait_ready(prom, f"{prom_url}/-/ready", DEADLINE)
+        with (work / "exporter.log").open("wb") as log:
+            exporter = subprocess.Popen(
+                [*EXPORTER_ARGV, f"--web.listen-address=127.0.0.1:{port}"],
+                stdout=log,
+                stderr=log,
+                cwd=CHECKOUT,
+                env=env,
+            )
+        procs.append(exporter)
+        exporter_url = f"http://127.0.0.1:{port}"
         wait_ready(exporter, f"{exporter_url}/metrics", DEADLINE)
         wait_ready(am, f"{am_url}/-/ready", DEADLINE)
-        wait_ready(prom, f"{prom_url}/-/ready", DEADLINE)
         yield Stack(exporter_url, prom_url, am_url, received, lock)
     finally:
         for proc in reversed(procs):
@@ -290,7 +297,8 @@ def _clocks_disagree(stack: Stack) -> bool:
 
 
 def _from_dcgm(expr: str) -> bool:
-    return any(f.exposed_name in expr for f in CATALOGUE if f.source == "dcgm")
+    # The advice reads DCGM's history through Prometheus too.
+    return any(f.exposed_name in expr for f in CATALOGUE if f.source in ("dcgm", "advice"))
 
 
 def test_every_dashboard_query_returns_data(stack: Stack) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from exporter.exposition.samples import Sample
 from exporter.exposition.series import (
+    advice,
     calendar,
     cluster,
     costs,
@@ -42,6 +43,7 @@ AREAS: tuple[Area, ...] = (
         unit_economics.model_series,
         ("units.models", "units.teams", "units.alternatives", "llm.folded_models"),
     ),
+    Area("advice", advice.series, ("advice",)),
 )
 
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
 from exporter.finance.report.teams import TeamUsage
+from exporter.ledger.advice import AdviceSet
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
@@ -51,6 +52,7 @@ TABLES = (
     *("teams", "models", "backlog", "gpu_prices", "gpu_price_builds", "gpu_energy_now"),
     *("llm_models", "llm_teams", "build_or_buy_teams", "build_or_buy_models"),
     "llm_completion_weights",
+    *("advice", "advice_withheld"),
 )
 _CENT = Decimal("0.01")
 
@@ -113,6 +115,7 @@ class Report:
     by: str = "team"  # what a row is: a team, or a value of the dimension of this name
     weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (finance.report.weights)
     gpu: GpuOperation | None = None  # idle GPU-hours, utilisation, energy, CO2e of the period
+    advice: AdviceSet | None = None  # right-sizing advice over its window (finance.report.advice)
 
     @property
     def unallocated(self) -> Decimal:

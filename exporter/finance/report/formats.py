@@ -7,6 +7,12 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from exporter.finance.report.advice import (
+    ADVICE_NAMES,
+    advice_json,
+    advice_lines,
+    withheld_lines,
+)
 from exporter.finance.report.backlog import (
     BACKLOG_NAMES,
     BacklogTable,
@@ -27,6 +33,7 @@ from exporter.finance.report.text import (
 )
 from exporter.finance.report.units import unit_json
 from exporter.finance.report.weights import weight_json
+from exporter.ledger.advice import AdviceSet
 from exporter.ledger.units.economics import UnitEconomics
 
 __all__ = ["UNIT_TABLES", "format_report", "json_table"]
@@ -122,6 +129,8 @@ def _json(report: Report) -> str:
     gpu = gpu_json(report.gpu)
     if gpu is not None:
         payload["gpu_operation"] = gpu
+    if report.advice is not None:
+        payload["advice"] = advice_json(report.advice)
     if report.units is not None:
         payload["unit_economics"] = unit_json(report.units, report.closed, serving_of(report))
     if report.by != "team":
@@ -140,6 +149,11 @@ def _csv(report: Report, table: str) -> str:
     if table == "models":
         head, rows = [*MODEL_COLUMNS], model_lines(report)
         names = MODEL_NAMES
+    elif table in ("advice", "advice_withheld"):
+        advice = report.advice or AdviceSet(0.0)
+        lines = advice_lines(advice) if table == "advice" else withheld_lines(advice)
+        head, rows = lines[0], lines[1:]
+        names = ADVICE_NAMES if table == "advice" else frozenset({0, 1, 2, 3})
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES

@@ -7,6 +7,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from exporter.config.schema import Config
+from exporter.finance.report.advice import advice_of_team
 from exporter.finance.report.backlog import backlog_of_team, printed_backlog
 from exporter.finance.report.figures import Report, model_rows
 from exporter.finance.report.teams import team_usage
@@ -54,4 +55,5 @@ def team_report(report: Report, chargeback: Chargeback, config: Config, team: st
         backlog=backlog_of_team(report.backlog, team) if report.backlog is not None else None,
         team=team,
         units=None if report.units is None else units_for_team(report.units, team),
+        advice=None if report.advice is None else advice_of_team(report.advice, team),
     )

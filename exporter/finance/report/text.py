@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from babel import Locale
 
+from exporter.finance.report.advice import advice_text
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
 from exporter.finance.report.gpu_month import gpu_text, serving_of
@@ -146,6 +147,8 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
         serving = serving_of(report)
         tables = unit_tables(report.units, report.currency, report.closed, formats, serving)
         lines += text_lines(tables)
+    if report.advice is not None:
+        lines += advice_text(report.advice, cells, _aligned)
     return "\n".join(lines) + "\n"
 
 

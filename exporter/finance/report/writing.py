@@ -34,6 +34,18 @@ HEADS = {
     "workload": "Workload",
     "keys": "Keys",
     "cost": "Cost",
+    "action": "Advice",
+    "saving_per_month": "Saves a month",
+    "gpus": "GPUs freed",
+    "framebuffer_p95_mib": "Memory p95 (MiB)",
+    "framebuffer_max_mib": "Memory peak (MiB)",
+    "activity_p95_percent": "Activity p95 %",
+    "activity_max_percent": "Activity peak %",
+    "idle_percent": "Idle %",
+    "samples": "Samples",
+    "coverage_percent": "Window seen %",
+    "reason": "Reason",
+    "detail": "Why",
     **{c.name: c.label for c in USAGE_COLUMNS},
 }
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from exporter.config.schema import Config
+from exporter.finance.report.advice import advice_of_team
 from exporter.finance.report.backlog import backlog_of_team
 from exporter.finance.report.dimensions import dimension_reports
 from exporter.finance.report.figures import Report, build_report, model_rows
@@ -134,7 +135,10 @@ def for_team(statement: Statement, team: str) -> Statement:
         raise ValueError(f"no team {team!r} in {report.month}: the teams are {known}")
     (row,) = rows
     backlog = backlog_of_team(report.backlog, team) if report.backlog is not None else None
-    mine = replace(report, rows=rows, columns=dict(row.costs), total=row.total, backlog=backlog)
+    advice = advice_of_team(report.advice, team) if report.advice is not None else None
+    mine = replace(
+        report, rows=rows, columns=dict(row.costs), total=row.total, backlog=backlog, advice=advice
+    )
     spend = {}
     if team in statement.llm_teams:
         at = statement.llm_teams.index(team)

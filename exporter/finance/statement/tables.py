@@ -15,6 +15,7 @@ from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import OCCUPANCY
 from exporter.finance.report.what_if import WhatIfTable, what_if_headline, what_if_lines
 from exporter.finance.report.writing import people
+from exporter.finance.statement.advice import advice_html
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.operations import USAGE_HEAD, backlog_lines, printed_usage
 from exporter.finance.statement.page import note
@@ -162,6 +163,7 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
             tables.append(note(WEIGHTED))
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
+    tables += advice_html(statement, numbers)
     tables += gpu_html(statement, numbers)
     tables += unit_tables_html(statement, numbers)
     # After the team and model tables: each dimension's month, to the same total.
