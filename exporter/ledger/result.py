@@ -22,6 +22,7 @@ from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.quota import QueueQuota
 from exporter.ledger.dimensions.beyond_team import DimensionSplit
 from exporter.ledger.dimensions.joint import JointSplit
+from exporter.ledger.forecast.figures import MonthForecast
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.units.economics import UnitEconomics
@@ -77,6 +78,9 @@ class Chargeback:
     # both counted as the ledgers count (teams the cap folded under `__other__`).
     joint: JointSplit = field(default_factory=JointSplit)
     consumption: Consumption = field(default_factory=Consumption)
+    # Where the month will end (exporter.ledger.forecast); None until asked for, or without
+    # OpenCost.
+    forecast: MonthForecast | None = None
 
     @property
     def at(self) -> datetime:
