@@ -15,6 +15,8 @@ from exporter.exposition.samples import Sample
 from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo
+from exporter.ledger.forecast import DayBook
+from exporter.ledger.forecast.build import figures_of, today_of, with_forecast
 from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.ledger.result import Chargeback
@@ -64,6 +66,7 @@ class Joiner:
         self._attributor = Attributor(config)
         self._llm = LlmMemo()  # LiteLLM's part, redone only when its snapshot changes
         self._windows = WindowMemo()  # OpenCost's windows, redone only when its sets change
+        self._days = DayBook()  # each local day's last month to date: the forecast's days
         self.last: Chargeback | None = None
 
     def __call__(self, snapshots: Mapping[str, object], now: datetime) -> Iterable[Sample]:
@@ -73,6 +76,7 @@ class Joiner:
         chargeback = join(
             self._config, self._attributor, latest, reading, self._llm, windows=self._windows
         )
+        chargeback = self._forecast(chargeback)
         previous, self.last = self.last, chargeback
         cap = self._config.attribution
         _log_fold(
@@ -90,6 +94,14 @@ class Joiner:
             _folded_models(previous) if previous else (),
         )
         return series(chargeback)
+
+    def _forecast(self, chargeback: Chargeback) -> Chargeback:
+        """Write the month to date in the day book, then forecast the month's end from it."""
+        figures = figures_of(chargeback)
+        if figures:
+            month = chargeback.period
+            self._days = self._days.noted(month, today_of(month, chargeback.at), figures)
+        return with_forecast(chargeback, self._days)
 
 
 def _folded_models(chargeback: Chargeback) -> tuple[str, ...]:
