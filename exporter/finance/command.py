@@ -20,6 +20,7 @@ from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import read_month
 from exporter.finance.report.dimensions import dimension_report, focus_tagging
 from exporter.finance.report.figures import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
+from exporter.finance.report.forecast import with_forecast_table
 from exporter.finance.report.formats import format_report
 from exporter.finance.report.gpu_month import (
     DCGM_HISTORY,
@@ -34,6 +35,7 @@ from exporter.finance.report.operations import model_kinds, team_report, with_op
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.forecast.build import with_forecast
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.sources.deadline import RetryPolicy
@@ -155,6 +157,9 @@ def run_report(
     focus = request.format == "focus"
     latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
+    if not reading.closed:
+        # The report reads the month once: no whole days, no last month (docs/forecast.md).
+        chargeback = with_forecast(chargeback)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
     if chargeback.month is None or chargeback.month_idle is None:
@@ -200,6 +205,7 @@ def run_report(
                 print(f"error: --team: {exc}", file=sys.stderr)
                 return 2
         numbers = Numbers(statement_locale(config), config.currency)
+        shown = with_forecast_table(shown, chargeback)
         sys.stdout.write(format_report(shown, request.format, request.table, numbers))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)

@@ -15,6 +15,7 @@ from exporter.finance.report.backlog import (
 )
 from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
+from exporter.finance.report.forecast import forecast_json, forecast_lines
 from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import usage_json
@@ -119,6 +120,9 @@ def _json(report: Report) -> str:
         payload["quota_basis"] = report.quota_basis
     if report.backlog is not None:
         payload["backlog"] = backlog_json(report.backlog)
+    forecast = forecast_json(report)
+    if forecast is not None:
+        payload["forecast"] = forecast
     gpu = gpu_json(report.gpu)
     if gpu is not None:
         payload["gpu_operation"] = gpu
@@ -140,6 +144,12 @@ def _csv(report: Report, table: str) -> str:
     if table == "models":
         head, rows = [*MODEL_COLUMNS], model_lines(report)
         names = MODEL_NAMES
+    elif table == "forecast":
+        # A closed month has none: the header alone says the table is empty, not unknown.
+        head, *rows = forecast_lines(report) or [
+            [report.by, "forecast_low", "forecast_mid", "forecast_high"]
+        ]
+        names = frozenset({0})
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES

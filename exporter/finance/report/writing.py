@@ -34,6 +34,9 @@ HEADS = {
     "workload": "Workload",
     "keys": "Keys",
     "cost": "Cost",
+    "forecast_low": "Low",
+    "forecast_mid": "Month end",
+    "forecast_high": "High",
     **{c.name: c.label for c in USAGE_COLUMNS},
 }
 
