@@ -187,7 +187,8 @@ def run_report(
         tags = focus_tagging(chargeback, report)
         _write_focus(focus_export(config, read.snapshots, report, reading, tags), request)
     elif request.format == "html":
-        statement = only_dimension(build_statement(report, chargeback, config), request.by)
+        dated = with_forecast_table(report, chargeback)
+        statement = only_dimension(build_statement(dated, chargeback, config), request.by)
         if request.team is not None:
             try:
                 statement = for_team(statement, request.team)
