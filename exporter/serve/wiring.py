@@ -16,7 +16,7 @@ from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo
 from exporter.ledger.forecast import DayBook
-from exporter.ledger.forecast.build import figures_of, today_of, with_forecast
+from exporter.ledger.forecast.build import noted
 from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.ledger.result import Chargeback
@@ -97,11 +97,8 @@ class Joiner:
 
     def _forecast(self, chargeback: Chargeback) -> Chargeback:
         """Write the month to date in the day book, then forecast the month's end from it."""
-        figures = figures_of(chargeback)
-        if figures:
-            month = chargeback.period
-            self._days = self._days.noted(month, today_of(month, chargeback.at), figures)
-        return with_forecast(chargeback, self._days)
+        self._days, chargeback = noted(self._days, chargeback)
+        return chargeback
 
 
 def _folded_models(chargeback: Chargeback) -> tuple[str, ...]:

@@ -50,9 +50,11 @@ def with_forecast_table(report: Report, chargeback: Chargeback) -> Report:
         for name, b, m in zip(names, exact, footed, strict=True)
     )
     cluster = found.cluster
-    total = ForecastRow(
-        "total", _money(cluster.low), Decimal(sum(footed)) * _CENT, _money(cluster.high)
-    )
+    low, high = _money(cluster.low), _money(cluster.high)
+    if report.team is not None:
+        # One team's report: its total is its own row, not the cluster's interval.
+        low, high = sum((r.low for r in rows), Decimal(0)), sum((r.high for r in rows), Decimal(0))
+    total = ForecastRow("total", low, Decimal(sum(footed)) * _CENT, high)
     table = ForecastTable(
         rows, total, found.elapsed_days, found.length_days, found.whole_days, found.prior
     )

@@ -14,7 +14,7 @@ from exporter.ledger.forecast.figures import GPU_KIND, LLM_KIND, MonthForecast
 from exporter.ledger.forecast.method import Bounds, Span, forecast
 from exporter.ledger.result import Chargeback
 
-__all__ = ["CLUSTER", "figures_of", "span_of", "today_of", "with_forecast"]
+__all__ = ["CLUSTER", "figures_of", "noted", "span_of", "today_of", "with_forecast"]
 
 CLUSTER: Key = ("cluster",)
 
@@ -75,6 +75,16 @@ def with_forecast(chargeback: Chargeback, book: DayBook | None = None) -> Charge
     }
     result = _typed(bounds, span, len(book.whole_days(CLUSTER, today)), book.last is not None)
     return replace(chargeback, forecast=result)
+
+
+def noted(book: DayBook, chargeback: Chargeback) -> tuple[DayBook, Chargeback]:
+    """A server's step: write the join's month to date in the book (in the local day of its
+    instant), then forecast from the book; both returned."""
+    figures = figures_of(chargeback)
+    if figures:
+        month = chargeback.period
+        book = book.noted(month, today_of(month, chargeback.at), figures)
+    return book, with_forecast(chargeback, book)
 
 
 def _typed(bounds: Mapping[Key, Bounds], span: Span, whole_days: int, prior: bool) -> MonthForecast:

@@ -92,3 +92,13 @@ def test_json_csv_and_text_carry_it() -> None:
 def test_a_closed_months_csv_table_is_its_header() -> None:
     got = format_report(_report(("a",), closed=True), "csv", "forecast")
     assert got.splitlines() == ["team,forecast_low,forecast_mid,forecast_high,currency"]
+
+
+def test_one_teams_total_is_its_own_interval_not_the_clusters() -> None:
+    table = with_forecast_table(replace(_report(("b",)), team="b"), CHARGEBACK).forecast
+    assert table is not None
+    assert (table.total.low, table.total.mid, table.total.high) == (
+        _D("1.50"),
+        _D("2.01"),
+        _D("2.50"),
+    )

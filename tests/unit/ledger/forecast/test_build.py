@@ -14,9 +14,9 @@ from exporter.calendar import Month
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.dimensions.beyond_team import DimensionSplit
 from exporter.ledger.dimensions.split import DimensionCosts
-from exporter.ledger.forecast.build import figures_of, span_of, with_forecast
+from exporter.ledger.forecast.build import figures_of, noted, span_of, with_forecast
 from exporter.ledger.forecast.daybook import DayBook
-from exporter.ledger.forecast.method import Bounds
+from exporter.ledger.forecast.method import Bounds, Prior
 from exporter.ledger.result import Chargeback
 from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
@@ -129,3 +129,29 @@ def test_forecasts_conserve_money_across_teams_kinds_and_values(
 def test_the_chargeback_keeps_everything_else() -> None:
     chargeback = _chargeback({("a", "gpu"): 25.0})
     assert replace(with_forecast(chargeback), forecast=None) == chargeback
+
+
+def _at(when: datetime, spent: float) -> Chargeback:
+    return _chargeback({("a", "gpu"): spent}, reading=Reading.open(when, ZONE))
+
+
+def test_a_server_learns_whole_days_and_last_month_refresh_by_refresh() -> None:
+    book = DayBook()
+    # October, 10 a day, refreshed at 23:00 each local day: the book sees it to its end.
+    for day in range(31):
+        book, _ = noted(book, _at(OCTOBER.start + timedelta(days=day, hours=23), 10.0 * (day + 1)))
+    assert book.prior(("team", "a")) is None  # October is still this month
+    # November 1st at noon, 4 spent: half a day in, last month's 10 a day weighs 1 - 0.5/7.
+    book, first = noted(book, _at(NOVEMBER.start + timedelta(hours=12), 4.0))
+    assert book.prior(("team", "a")) == Prior(310.0, 31.0, (10.0,) * 31)
+    assert first.forecast is not None and first.forecast.prior
+    rate = (0.5 / 7) * 8.0 + (1 - 0.5 / 7) * 10.0
+    assert first.forecast.teams["a"].mid == pytest.approx(4.0 + 29.5 * rate)
+    # Three whole days later the spread is this month's own: 8, 12, 10 a day.
+    for day, spent in ((0, 8.0), (1, 20.0), (2, 30.0)):
+        book, _ = noted(book, _at(NOVEMBER.start + timedelta(days=day, hours=23), spent))
+    book, got = noted(book, _at(NOVEMBER.start + timedelta(days=3, hours=12), 35.0))
+    assert got.forecast is not None and got.forecast.whole_days == 3
+    assert got.forecast.teams["a"].high - got.forecast.teams["a"].mid == pytest.approx(
+        1.645 * 2.0 * (26.5 + 26.5**2 / (3.5 + (1 - 3.5 / 7) * 31)) ** 0.5
+    )
