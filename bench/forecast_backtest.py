@@ -84,9 +84,13 @@ def synthetic(months: int, seed: int = 31) -> tuple[list[str], dict[str, dict[st
 
 def main(argv: list[str] | None = None) -> None:
     """Run the back-test and print its figures."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--months", type=int, default=3)
-    parser.add_argument("--synthetic", action="store_true")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.forecast_backtest",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--months", type=int, default=3, help="closed months (default 3)")
+    parser.add_argument("--synthetic", action="store_true", help="seeded months, not the demo")
     args = parser.parse_args(argv)
     if args.synthetic:
         labels, days = synthetic(args.months)

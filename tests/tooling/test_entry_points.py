@@ -33,6 +33,7 @@ ENTRY_POINTS = {
     "bench.focus_month": "python -m bench.focus_month",
     "bench.listener": "python -m bench.listener",
     "bench.rules": "python -m bench.rules",
+    "bench.forecast_backtest": "python -m bench.forecast_backtest",
 }
 PACKAGES = ("exporter", "chargeback_demo", "chargeback_mixin", "chargeback_deploy", "bench")
 # Runs a module as `python -m` would, after refusing what starting anything needs: a socket
