@@ -88,10 +88,11 @@ def forecast_text(
     if table is None:
         return "", []
     prior = "; last month's rate blended in" if table.prior else ""
+    total = "" if report.team is not None else "; the total's is the cluster's own"
     words = (
         f"Forecast of the month's end ({days(table.elapsed_days)} of {table.length_days:.0f} "
         f"days elapsed, {table.whole_days} whole days measured{prior}; low and high: 90 % "
-        "interval; the total's is the cluster's own)"
+        f"interval{total})"
     )
     return words, forecast_lines(report, cells)
 
