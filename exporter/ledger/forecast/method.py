@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "MIN_ELAPSED",
     "MIN_SPREAD_DAYS",
     "YOUNG_DAYS",
     "Bounds",
@@ -40,6 +41,9 @@ YOUNG_DAYS = 7.0
 Z = 1.645
 # Fewer whole days than this say little about the spread.
 MIN_SPREAD_DAYS = 3
+# The run rate is measured over an hour at least, as the join's hourly window is: over the
+# month's first seconds it would be any number at all.
+MIN_ELAPSED = 1.0 / 24.0
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def forecast(spent: float, days: Sequence[float], span: Span, prior: Prior | Non
 
 def rate(spent: float, span: Span, prior: Prior | None) -> float:
     """The blended daily run rate."""
-    own = spent / span.elapsed if span.elapsed > 0 else 0.0
+    own = spent / max(span.elapsed, MIN_ELAPSED)
     if prior is None:
         return own
     w = span.weight
