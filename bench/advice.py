@@ -44,8 +44,13 @@ def _answers(gpus: int) -> dict[str, list[tuple[dict[str, str], float]]]:
 
 def main(argv: list[str] | None = None) -> None:
     """Time parsing and advising for a cluster of the given size."""
-    parser = argparse.ArgumentParser(prog="python -m bench.advice")
-    parser.add_argument("gpus", type=int, nargs="?", default=10_000)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.advice",
+        description="Parse a week of DCGM history answers and advise on them; print CPU seconds.",
+    )
+    parser.add_argument(
+        "gpus", type=int, nargs="?", default=10_000, help="GPUs in the cluster (10000)"
+    )
     gpus = parser.parse_args(argv).gpus
     answers = _answers(gpus)
     began = time.process_time()

@@ -147,9 +147,9 @@ def _gpu_budget_alerts(c: MixinConfig) -> list[Alert]:
             c.gpu_budget_forecast_for,
             "info",
             "A team will exceed its monthly GPU budget before the month ends.",
-            "At its current rate team {{ $labels.team }}<in-cluster> will spend "
-            "{{ $value | humanizePercentage }} of its monthly GPU budget by the end of the "
-            "month (in the exporter's time zone).",
+            "By the exporter's month-end forecast, team {{ $labels.team }}<in-cluster> will "
+            "spend {{ $value | humanizePercentage }} of its monthly GPU budget by the end of "
+            "the month (in the exporter's time zone).",
         ),
     ]
 

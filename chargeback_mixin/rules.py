@@ -15,11 +15,12 @@ ratios are plain one-to-one divisions:
   it, including llm_serving, so the team serving a self-hosted model is credited what its
   consumers are charged, and the consumers' tokens count against their hardware budget;
   kind="llm" is the llm_external component, the external providers' bill.
-- The end-of-month forecast is month to date + current hourly rate x hours left in the month.
-  The month is the exporter's: it follows its configured time zone, which PromQL's calendar
-  functions (UTC only) cannot know, so the exporter exports the month's bounds as Unix times
-  and the hours are plain differences (elapsed = time() - start, length = end - start, left
-  = end - time()), right in any zone and across daylight-saving changes. Each cluster gets its
+- The end-of-month forecast is the exporter's own (`chargeback_team_kind_cost_forecast_month_end`,
+  bound mid: docs/forecast.md), the figure the report and the statement print. The month is the
+  exporter's: it follows its configured time zone, which PromQL's calendar functions (UTC only)
+  cannot know, so the exporter also exports the month's bounds as Unix times and the hours are
+  plain differences (elapsed = time() - start, length = end - start, left = end - time()),
+  right in any zone and across daylight-saving changes, for dashboards. Each cluster gets its
   own bounds (clusters may run in different zones).
 - Idle per resource comes from the exporter's pre-policy `chargeback_cluster_*` families: the
   policies fold GPU, CPU and memory idle into one `idle_share` component, so only those tell
@@ -111,6 +112,8 @@ MONTH_HOURS_ELAPSED = f"cluster:{MONTH_START}:hours_ago"
 HOURS_LEFT_IN_MONTH = f"cluster:{MONTH_END}:hours_ahead"
 # The month-end forecast of a team's cost, and it and the month to date over the budget.
 MONTH_FORECAST = f"team_kind:{MTD}:forecast"
+KIND_FORECAST = "chargeback_team_kind_cost_forecast_month_end"
+MID = 'bound="mid"'
 BUDGET_USED_RATIO = f"team_kind:{MTD}_per_{BUDGET}:ratio"
 BUDGET_FORECAST_RATIO = f"team_kind:{MTD}_per_{BUDGET}:ratio_forecast"
 # GPU quota a team borrows from or lends to its cohort (resource = the GPU resource).
@@ -249,20 +252,20 @@ def _budget_rules(c: MixinConfig) -> list[Rule]:
         _record(f"team:{MTD}:sum", f"sum {c.by('team')} ({c.dedup(MTD)})"),
     ]
     kinds = {"gpu": GPU_BUDGET_MATCHER, "llm": 'component="llm_external"'}
-    for metric in (COST, MTD):
-        for kind, matcher in kinds.items():
-            rules.append(
-                _record(
-                    f"team_kind:{metric}:sum",
-                    f"sum {c.by('team')} ({c.dedup(metric, matcher)})",
-                    {"kind": kind},
-                )
+    # The rate by kind is gone with the rate-based forecast: the exporter forecasts itself.
+    for kind, matcher in kinds.items():
+        rules.append(
+            _record(
+                f"team_kind:{MTD}:sum",
+                f"sum {c.by('team')} ({c.dedup(MTD, matcher)})",
+                {"kind": kind},
             )
+        )
     rules += [
+        # The exporter's own forecast (docs/forecast.md), the figure the report prints too.
         _record(
             MONTH_FORECAST,
-            f"team_kind:{MTD}:sum + team_kind:{COST}:sum"
-            f" * on ({c.cluster_label}) group_left () {HOURS_LEFT_IN_MONTH}",
+            f"sum {c.by('team', 'kind')} ({c.dedup(KIND_FORECAST, MID)})",
         ),
         _record(f"team_kind:{BUDGET}:sum", f"sum {c.by('team', 'kind')} ({c.dedup(BUDGET)})"),
         _record(BUDGET_USED_RATIO, f"team_kind:{MTD}:sum / (team_kind:{BUDGET}:sum > 0)"),

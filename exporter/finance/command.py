@@ -20,6 +20,7 @@ from exporter.finance.focus.metadata import focus_metadata
 from exporter.finance.month_read import MonthRead, read_month
 from exporter.finance.report.dimensions import dimension_report, focus_tagging
 from exporter.finance.report.figures import KUEUE_NOW, PROMETHEUS, Report, build_report, model_rows
+from exporter.finance.report.forecast import with_forecast_table
 from exporter.finance.report.formats import format_report
 from exporter.finance.report.gpu_month import (
     DCGM_HISTORY,
@@ -45,6 +46,7 @@ from exporter.finance.what_if.keys import parse_what_if
 from exporter.finance.what_if.rerun import rerun
 from exporter.ledger.advice.priced import team_advice
 from exporter.ledger.attribution import Attributor
+from exporter.ledger.forecast.build import with_forecast
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.ledger.what_if.settings import WhatIfError
@@ -214,6 +216,9 @@ def print_month(
     focus = request.format == "focus"
     latest = Snapshots.of(read.snapshots)
     chargeback = join(config, Attributor(config), latest, reading, detail=focus)
+    if not reading.closed:
+        # The report reads the month once: no whole days, no last month (docs/forecast.md).
+        chargeback = with_forecast(chargeback)
     if chargeback.folded_teams:
         log.warning("teams folded into __other__: %s", ", ".join(chargeback.folded_teams))
     chargeback = _with_advice(config, chargeback, advice)
@@ -240,7 +245,8 @@ def print_month(
         tags = focus_tagging(chargeback, report)
         _write_focus(focus_export(config, read.snapshots, report, reading, tags), request)
     elif request.format == "html":
-        statement = only_dimension(build_statement(report, chargeback, config), request.by)
+        dated = with_forecast_table(report, chargeback)
+        statement = only_dimension(build_statement(dated, chargeback, config), request.by)
         if request.team is not None:
             try:
                 statement = for_team(statement, request.team)
@@ -260,6 +266,7 @@ def print_month(
                 print(f"error: --team: {exc}", file=sys.stderr)
                 return 2
         numbers = Numbers(statement_locale(config), config.currency)
+        shown = with_forecast_table(shown, chargeback)
         sys.stdout.write(_formatted(shown, request, numbers, what_if))
     if read.failed:
         print("warning: some sources failed; the report lacks their figures", file=sys.stderr)

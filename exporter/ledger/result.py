@@ -23,6 +23,7 @@ from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.quota import QueueQuota
 from exporter.ledger.dimensions.beyond_team import DimensionSplit
 from exporter.ledger.dimensions.joint import JointSplit
+from exporter.ledger.forecast.figures import MonthForecast
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.units.economics import UnitEconomics
@@ -80,6 +81,9 @@ class Chargeback:
     consumption: Consumption = field(default_factory=Consumption)
     # Right-sizing advice over the history window; None without `advice:` or its history.
     advice: AdviceSet | None = None
+    # Where the month will end (exporter.ledger.forecast); None until asked for, or without
+    # OpenCost.
+    forecast: MonthForecast | None = None
 
     @property
     def at(self) -> datetime:

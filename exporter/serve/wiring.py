@@ -18,6 +18,8 @@ from exporter.ledger.advice import AdviceSet
 from exporter.ledger.advice.priced import team_advice
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.window import WindowMemo
+from exporter.ledger.forecast import DayBook
+from exporter.ledger.forecast.build import noted
 from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.ledger.prices.applied import AppliedPrice
@@ -73,6 +75,7 @@ class Joiner:
         self._llm = LlmMemo()  # LiteLLM's part, redone only when its snapshot changes
         self._windows = WindowMemo()  # OpenCost's windows, redone only when its sets change
         self._series = SeriesMemo()  # each area's series, built again only when its parts change
+        self._days = DayBook()  # each local day's last month to date: the forecast's days
         self.last: Chargeback | None = None
         # The advice of the last history read at the last prices: redone only when either
         # changes (hourly), not on every join (0.16 CPU-s at 10,000 GPUs, bench.advice).
@@ -89,6 +92,7 @@ class Joiner:
         window = snapshots.get(history.SOURCE)
         if isinstance(window, History):
             chargeback = replace(chargeback, advice=self._advice(window, chargeback))
+        chargeback = self._forecast(chargeback)
         previous, self.last = self.last, chargeback
         cap = self._config.attribution
         _log_fold(
@@ -115,6 +119,11 @@ class Joiner:
         advice = team_advice(self._config, self._attributor, window, prices)
         self._advised = (window, prices, advice)
         return advice
+
+    def _forecast(self, chargeback: Chargeback) -> Chargeback:
+        """Write the month to date in the day book, then forecast the month's end from it."""
+        self._days, chargeback = noted(self._days, chargeback)
+        return chargeback
 
 
 def _folded_models(chargeback: Chargeback) -> tuple[str, ...]:

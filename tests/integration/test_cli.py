@@ -199,3 +199,24 @@ def test_demo_backlog_and_one_teams_report(capsys: pytest.CaptureFixture[str]) -
     assert [r["workload"] for r in mine["backlog"]["fallback"]] == ["cronjob:batch-etl"]
     assert mine["teams"][0]["gpu_hours"] > 0
     assert demo_main(["report", "--format", "focus", "--team", "research"], CLOCK) == 2
+
+
+def test_the_month_to_date_has_a_forecast_that_foots_and_a_closed_month_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert demo_main(["report", "--format", "json"], CLOCK) == 0
+    data = json.loads(capsys.readouterr().out)
+    found = data["forecast"]
+    mids = [row["mid"] for row in found["rows"]]
+    assert sum(mids) == pytest.approx(found["total"]["mid"], abs=0.005)
+    assert all(row["low"] <= row["mid"] <= row["high"] for row in found["rows"])
+    assert found["total"]["mid"] > data["total"]  # half a month still to come
+    assert found["length_days"] == 30 and found["whole_days"] == 0 and not found["prior"]
+    assert demo_main(["report", "--format", "csv", "--table", "forecast"], CLOCK) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows[-1]["team"] == "total"
+    assert float(rows[-1]["forecast_mid"]) == pytest.approx(found["total"]["mid"])
+    assert demo_main(["report"], CLOCK) == 0
+    assert "Forecast of the month's end (14,6 of 30 days elapsed" in capsys.readouterr().out
+    assert demo_main(["report", "--format", "json", "--month", "2026-10"], CLOCK) == 0
+    assert "forecast" not in json.loads(capsys.readouterr().out)

@@ -10,14 +10,10 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 
 from chargeback_demo.stack import DemoStack
 from exporter.exposition.render import Exposition, render
-from exporter.exposition.series import series
 from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
-from exporter.ledger.attribution import Attributor
-from exporter.ledger.join import join
 from exporter.serve.refresher import Reconciled
-from exporter.serve.wiring import static_samples
+from exporter.serve.wiring import Joiner, static_samples
 from exporter.sources.checks import DROP_REASONS
-from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES
 from tests.conftest import FIXED_NOW, read_all
 
@@ -38,9 +34,8 @@ def _demo_exposition(stack: DemoStack) -> Exposition:
         for name, snapshot in snapshots.items()
         if snapshot is not None
     }
-    samples = series(
-        join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone))
-    )
+    # The server's builder: the join and the month-end forecast from its day book.
+    samples = Joiner(config)(snapshots, FIXED_NOW)
     self_samples = [*health_samples(health, DROP_REASONS), *build_error_samples({})]
     return render([*static_samples(config), *samples, *self_samples])
 

@@ -34,6 +34,8 @@ ENTRY_POINTS = {
     "bench.focus_bill": "python -m bench.focus_bill",
     "bench.listener": "python -m bench.listener",
     "bench.rules": "python -m bench.rules",
+    "bench.forecast_backtest": "python -m bench.forecast_backtest",
+    "bench.advice": "python -m bench.advice",
 }
 PACKAGES = ("exporter", "chargeback_demo", "chargeback_mixin", "chargeback_deploy", "bench")
 # Runs a module as `python -m` would, after refusing what starting anything needs: a socket

@@ -314,6 +314,9 @@ DIAGNOSTICS = {
     "chargeback_source_duration_seconds": "docs/runbook.md",
     "chargeback_build_info": "docs/metrics.md",
     "chargeback_config_info": "docs/metrics.md",
+    "chargeback_cluster_cost_forecast_month_end": "docs/forecast.md",
+    "chargeback_team_cost_forecast_month_end": "docs/forecast.md",
+    "chargeback_dimension_cost_forecast_month_end": "docs/forecast.md",
 }
 
 

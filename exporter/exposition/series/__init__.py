@@ -9,6 +9,7 @@ from exporter.exposition.series import (
     cluster,
     costs,
     dimensions,
+    forecast,
     gpus,
     llm,
     quota,
@@ -44,6 +45,7 @@ AREAS: tuple[Area, ...] = (
         ("units.models", "units.teams", "units.alternatives", "llm.folded_models"),
     ),
     Area("advice", advice.series, ("advice",)),
+    Area("forecast", forecast.series, ("forecast",)),
 )
 
 

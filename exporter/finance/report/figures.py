@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
+from exporter.finance.report.forecast_table import ForecastTable
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.advice import AdviceSet
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -49,7 +50,8 @@ QUOTA_BASIS = {
 # Every table CSV writes (`--table`): the team, model and backlog tables, then the unit
 # economics' (exporter.finance.report.formats.UNIT_TABLES).
 TABLES = (
-    *("teams", "models", "backlog", "gpu_prices", "gpu_price_builds", "gpu_energy_now"),
+    *("teams", "models", "backlog", "forecast"),
+    *("gpu_prices", "gpu_price_builds", "gpu_energy_now"),
     *("llm_models", "llm_teams", "build_or_buy_teams", "build_or_buy_models"),
     "llm_completion_weights",
     *("advice", "advice_withheld"),
@@ -116,6 +118,7 @@ class Report:
     weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (finance.report.weights)
     gpu: GpuOperation | None = None  # idle GPU-hours, utilisation, energy, CO2e of the period
     advice: AdviceSet | None = None  # right-sizing advice over its window (finance.report.advice)
+    forecast: ForecastTable | None = None  # the month's end, month to date only
 
     @property
     def unallocated(self) -> Decimal:

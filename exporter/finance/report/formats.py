@@ -21,6 +21,7 @@ from exporter.finance.report.backlog import (
 )
 from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
+from exporter.finance.report.forecast import forecast_json, forecast_lines
 from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import usage_json
@@ -126,6 +127,9 @@ def _json(report: Report) -> str:
         payload["quota_basis"] = report.quota_basis
     if report.backlog is not None:
         payload["backlog"] = backlog_json(report.backlog)
+    forecast = forecast_json(report)
+    if forecast is not None:
+        payload["forecast"] = forecast
     gpu = gpu_json(report.gpu)
     if gpu is not None:
         payload["gpu_operation"] = gpu
@@ -154,6 +158,12 @@ def _csv(report: Report, table: str) -> str:
         lines = advice_lines(advice) if table == "advice" else withheld_lines(advice)
         head, rows = lines[0], lines[1:]
         names = ADVICE_NAMES if table == "advice" else frozenset({0, 1, 2, 3})
+    elif table == "forecast":
+        # A closed month has none: the header alone says the table is empty, not unknown.
+        head, *rows = forecast_lines(report) or [
+            [report.by, "forecast_low", "forecast_mid", "forecast_high"]
+        ]
+        names = frozenset({0})
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES

@@ -13,6 +13,7 @@ from babel import Locale
 from exporter.finance.report.advice import advice_text
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
+from exporter.finance.report.forecast import forecast_text
 from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
@@ -132,6 +133,9 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
     span = "closed month" if report.closed else "month to date"
     teams = team_lines(report, cells)
     lines = [*headline(report, numbers), "", *_aligned(teams, {0, len(teams) - 2})]
+    words, forecast = forecast_text(report, cells, numbers.one_decimal)
+    if forecast:
+        lines += ["", words, "", *_aligned(forecast, {0, len(forecast) - 2})]
     if any(u.occupancy_percent is not None for u in report.usage.values()):
         lines += ["", OCCUPANCY]
     if report.models:

@@ -46,6 +46,9 @@ HEADS = {
     "coverage_percent": "Window seen %",
     "reason": "Reason",
     "detail": "Why",
+    "forecast_low": "Low",
+    "forecast_mid": "Month end",
+    "forecast_high": "High",
     **{c.name: c.label for c in USAGE_COLUMNS},
 }
 

@@ -22,7 +22,6 @@ from exporter.finance.report.operations import with_operations
 from exporter.finance.report.what_if import WhatIfTable
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
-from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.result import Chargeback
 
 __all__ = [
@@ -165,29 +164,22 @@ def _kind_of(costs: Mapping[str, float | Decimal], kind: str) -> Decimal:
 
 
 def _budget_lines(report: Report, chargeback: Chargeback, config: Config) -> tuple[BudgetLine, ...]:
-    """Budgets against month to date, and month to date + the current rate x hours left."""
-    hours_left = 0.0
-    if not report.closed:
-        # Timestamps: two datetimes of one zone subtract as wall time, blind to DST.
-        left = chargeback.period.end.timestamp() - chargeback.at.timestamp()
-        hours_left = max(left / 3600.0, 0.0)
-    rates = _hourly_by_team(chargeback.hourly)
+    """Budgets against month to date and the month-end forecast (the exporter's own, as the
+    server's series and budget alerts have it; docs/forecast.md): a closed month, or a join
+    without a forecast, forecasts what it spent."""
+    found = chargeback.forecast if not report.closed else None
     lines = []
     for row in report.rows:
         for kind, budget in zip(KINDS, (row.budget_gpu, row.budget_llm), strict=True):
             if budget is None:
                 continue
             actual = _kind_of(row.costs, kind)
-            rest = _money(0)
-            if hours_left:
-                rate = _kind_of(rates.get(row.team, {}), kind)
-                rest = _money(round_cents(cents(float(rate) * hours_left)))
-            lines.append(BudgetLine(row.team, kind, budget, actual, actual + rest))
+            forecast = actual
+            bounds = found.kinds.get((row.team, kind)) if found is not None else None
+            if bounds is not None:
+                forecast = _money(round_cents(cents(bounds.mid)))
+            lines.append(BudgetLine(row.team, kind, budget, actual, forecast))
     return tuple(lines)
-
-
-def _hourly_by_team(ledger: Ledger | None) -> dict[str, dict[str, float]]:
-    return ledger.by_team() if ledger is not None else {}
 
 
 def _idle_parts(report: Report) -> tuple[tuple[str, Decimal], ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exporter.config.schema import Config
+from exporter.finance.report.forecast import with_forecast_table
 from exporter.finance.statement.figures import build_statement, statement_report
 from exporter.finance.statement.page import CSP
 from exporter.ledger.result import Chargeback
@@ -29,6 +30,8 @@ def render_statement(chargeback: Chargeback, config: Config) -> bytes | None:
     if report is None:
         return None
     numbers = Numbers(statement_locale(config), config.currency)
+    # The server's join carries the forecast from its day book: the page prints that one.
+    report = with_forecast_table(report, chargeback)
     return statement_html(build_statement(report, chargeback, config), numbers).encode()
 
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from exporter.finance.report import labels
 from exporter.finance.report.figures import Report
+from exporter.finance.report.forecast import forecast_lines
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.teams import OCCUPANCY
 from exporter.finance.report.what_if import WhatIfTable, what_if_headline, what_if_lines
@@ -161,6 +162,16 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
         tables.append(_table(model_lines(statement, numbers), 2, caption))
         if any(m.declared is not None or m.measured is not None for m in report.models):
             tables.append(note(WEIGHTED))
+    # The forecast follows the month's own tables: costs, budgets and use, models.
+    forecast = forecast_lines(report, people(numbers))
+    if forecast and statement.team is not None:
+        forecast = [
+            forecast[0],
+            *(r for r in forecast[1:-1] if r[0] == labels.team(statement.team)),
+        ]
+    if forecast:
+        caption = f"Forecast of the month's end ({report.currency}): low, month end, high"
+        tables.append(_table(forecast, 1, caption))
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
     tables += advice_html(statement, numbers)

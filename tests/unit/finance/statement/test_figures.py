@@ -10,6 +10,7 @@ from babel import Locale
 
 from exporter.config.schema import Config
 from exporter.finance.report.figures import build_report, model_rows
+from exporter.finance.report.forecast import with_forecast_table
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.operations import with_operations
 from exporter.finance.statement.figures import Statement, build_statement, for_team
@@ -19,6 +20,7 @@ from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.backlog import Entry, backlog
 from exporter.ledger.costs.cluster import ClusterCosts
 from exporter.ledger.costs.ledger import Ledger
+from exporter.ledger.forecast.build import with_forecast
 from exporter.ledger.llm import TeamModelUsage
 from exporter.ledger.result import Chargeback, LlmFigures
 from exporter.ledger.units.economics import UnitEconomics
@@ -87,13 +89,30 @@ def _statement(chargeback: Chargeback, *, closed: bool = False) -> str:
     return statement_html(build_statement(report, chargeback, config), NUMBERS)
 
 
-def test_forecast_adds_the_current_rate_for_the_hours_left() -> None:
-    budgets = read_page(_statement(_chargeback()))["charts"]["budgets"]
+def test_the_budget_forecast_is_the_exporters_month_end_forecast() -> None:
+    budgets = read_page(_statement(with_forecast(_chargeback())))["charts"]["budgets"]
     forecast = budgets["Forecast at month end"]
-    # GPU: 700 + 2.00/h x 371.5 h; LLM: 30 + 0.10/h x 371.5 h.
-    assert forecast == {"research (GPU)": "1,443.00", "research (LLM)": "67.15"}
+    # 14.5208 of 30 days elapsed (12:30 on the 15th, UTC): GPU 700 / 14.5208 x 30 = 1,446.20;
+    # LLM 30 / 14.5208 x 30 = 61.98 (docs/forecast.md: the run rate, no whole days known).
+    assert forecast == {"research (GPU)": "1,446.20", "research (LLM)": "61.98"}
     assert budgets["Month to date"] == {"research (GPU)": "700.00", "research (LLM)": "30.00"}
     assert budgets["Budget"] == {"research (GPU)": "2,000.00", "research (LLM)": "50.00"}
+
+
+def test_a_join_without_a_forecast_forecasts_what_it_spent() -> None:
+    budgets = read_page(_statement(_chargeback()))["charts"]["budgets"]
+    assert budgets["Forecast at month end"] == budgets["Month to date"]
+
+
+def test_the_month_to_date_statement_has_a_forecast_table() -> None:
+    chargeback = with_forecast(_chargeback())
+    assert chargeback.month is not None
+    report = build_report(chargeback.month, "EUR", "2026-11", chargeback.budgets, (), idle=0.0)
+    page = statement_html(
+        build_statement(with_forecast_table(report, chargeback), chargeback, _config()), NUMBERS
+    )
+    assert "Forecast of the month&#x27;s end (EUR): low, month end, high" in page
+    assert "1,508.18" in page  # research: 730 / 14.5208 x 30
 
 
 def test_a_closed_month_forecasts_what_it_spent() -> None:
