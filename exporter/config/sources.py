@@ -175,6 +175,11 @@ class KueueConfig(SourceConfig):
     insecure_skip_tls_verify: bool = False
     api_version: Literal["auto", "v1beta2", "v1beta1"] = "auto"
     page_size: Annotated[int, Field(ge=1, le=5000)] = 500
+    # Workload objects for the queue figures (docs/queues.md): preempted work and waiting;
+    # off by default, as they need list on workloads and localqueues (deploy/ grants it).
+    workloads: bool = False
+    # The only per-workload series: the N costliest preempted workloads of the month.
+    top_preempted: Annotated[int, Field(ge=0, le=100)] = 10
 
     @model_validator(mode="after")
     def _one_way_in(self) -> KueueConfig:

@@ -83,26 +83,31 @@ def preempted_work(
 
     An eviction no price covers is left out of the money and its GPU-hours counted apart.
     """
-    sums: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    # Exact sums (fsum), so the figures do not depend on the order Kueue listed workloads in.
+    sums: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     priced: list[TopPreempted] = []
-    unpriced = 0.0
+    unpriced: list[float] = []
     for e in evictions:
         price = prices.get(e.flavor, fallback)
         if price is None:
-            unpriced += e.gpu_hours
+            unpriced.append(e.gpu_hours)
             continue
         cost = e.gpu_hours * price
-        acc = sums[(e.team, e.cluster_queue, e.reason)]
-        acc[0] += 1
-        acc[1] += e.gpu_hours
-        acc[2] += cost
+        sums[(e.team, e.cluster_queue, e.reason)].append((e.gpu_hours, cost))
         priced.append(
             TopPreempted(e.team, e.cluster_queue, e.workload, e.reason, e.gpu_hours, cost)
         )
     work = tuple(
-        PreemptedWork(team, queue, reason, int(n), hours, cost)
-        for (team, queue, reason), (n, hours, cost) in sorted(sums.items())
+        PreemptedWork(
+            team,
+            queue,
+            reason,
+            len(runs),
+            math.fsum(h for h, _ in runs),
+            math.fsum(c for _, c in runs),
+        )
+        for (team, queue, reason), runs in sorted(sums.items())
     )
     # Ties broken by name, so the top N does not depend on the order Kueue listed them in.
     ranked = sorted(priced, key=lambda t: (-t.cost, t.team, t.cluster_queue, t.workload, t.reason))
-    return Preemption(work, tuple(ranked[: max(0, top)]), unpriced)
+    return Preemption(work, tuple(ranked[: max(0, top)]), math.fsum(unpriced))

@@ -59,15 +59,16 @@ def waited_gpu_hours(
     spans: Iterable[PendingSpan], start: datetime, end: datetime
 ) -> dict[str, float]:
     """GPU-hours each team requested while pending, within [start, end)."""
-    out: dict[str, float] = defaultdict(float)
+    out: dict[str, list[float]] = defaultdict(list)
     for s in spans:
         lo = max(s.start, start)
         hi = min(s.end if s.end is not None else end, end)
         # Timestamps: a span across a DST change is its real length.
         seconds = hi.timestamp() - lo.timestamp()
         if seconds > 0:
-            out[s.team] += s.gpus * seconds / 3600.0
-    return dict(sorted(out.items()))
+            out[s.team].append(s.gpus * seconds / 3600.0)
+    # Exact sums: the figure must not depend on the order Kueue listed its workloads in.
+    return {team: math.fsum(hours) for team, hours in sorted(out.items())}
 
 
 def histogram_quantile(q: float, buckets: Sequence[Bucket]) -> float | None:

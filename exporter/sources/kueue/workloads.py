@@ -30,7 +30,14 @@ from exporter.sources.checks import (
 from exporter.sources.kueue.quantity import parse_quantity
 from exporter.sources.kueue.shapes import as_array, as_object, as_string
 
-__all__ = ["GPU", "UNKNOWN_REASON", "WorkloadRecord", "parse_workload", "parse_workloads"]
+__all__ = [
+    "GPU",
+    "UNKNOWN_REASON",
+    "Scheduling",
+    "WorkloadRecord",
+    "parse_workload",
+    "parse_workloads",
+]
 
 GPU = "nvidia.com/gpu"
 UNKNOWN_REASON = "Unknown"  # evicted, but neither the condition nor the stats say why
@@ -62,6 +69,15 @@ class WorkloadRecord:
     def key(self) -> str:
         """namespace/name: the only per-workload label, and only among the top N."""
         return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """Every Workload (its ClusterQueue filled in from its LocalQueue), and what is missing."""
+
+    workloads: tuple[WorkloadRecord, ...] = ()
+    missing: tuple[str, ...] = ()  # parts not read: "workloads"
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
 
 def parse_workloads(items: list[Any], tally: Tally) -> tuple[WorkloadRecord, ...]:
