@@ -12,6 +12,7 @@ from exporter.exposition.catalogue import (
     gpus,
     health,
     llm,
+    queues,
     quota,
     unit_economics,
 )
@@ -27,6 +28,7 @@ AREAS: tuple[ModuleType, ...] = (
     calendar,
     gpus,
     quota,
+    queues,
     llm,
     unit_economics,
     health,

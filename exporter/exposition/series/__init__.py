@@ -10,6 +10,7 @@ from exporter.exposition.series import (
     dimensions,
     gpus,
     llm,
+    queues,
     quota,
     unit_economics,
 )
@@ -27,6 +28,7 @@ def series(chargeback: Chargeback) -> list[Sample]:
         *calendar.series(chargeback),
         *gpus.series(chargeback),
         *quota.series(chargeback),
+        *queues.series(chargeback),
         *llm.series(chargeback),
         *unit_economics.series(chargeback),
     ]
