@@ -131,6 +131,7 @@ def demo_config_dict(
             "token_file": f"{secrets}/kube-token",
             "interval": "15s",
             "page_size": 2,
+            "workloads": True,
         }
     if "litellm" in urls:
         config["sources"]["litellm"] = {
