@@ -19,6 +19,7 @@ from chargeback_mixin.dashboards.lib import (
 __all__ = ["build"]
 
 TEAM = 'team=~"$team"'
+QUANTILES = 'quantile=~"0.5|0.9"'
 
 
 def _preempted(c: MixinConfig, u: Units) -> Section:
@@ -95,6 +96,20 @@ def _waiting(c: MixinConfig, u: Units) -> Section:
                 width=12,
             ),
             timeseries_panel(
+                "Admission wait, p50 and p90",
+                "How long each team's workloads waited for admission this month, from Kueue's "
+                "own histogram (needs sources.kueue_metrics).",
+                u.seconds,
+                [
+                    query(
+                        "max by (team, quantile) (chargeback_queue_admission_wait_seconds"
+                        f"{c.sel(TEAM, QUANTILES)})",
+                        "{{team}} p{{quantile}}",
+                    )
+                ],
+                width=12,
+            ),
+            timeseries_panel(
                 "Pending workloads",
                 "Workloads of each team pending in Kueue now.",
                 u.count,
@@ -156,6 +171,15 @@ def _ceilings(c: MixinConfig, u: Units) -> Section:
                     )
                 ],
                 width=8,
+            ),
+            stat_panel(
+                "Kueue weighted share",
+                "Kueue's own fair-sharing figure, the highest of each team's ClusterQueues: 0 at "
+                "or below nominal quota, larger the more a team borrows for its weight. Set it "
+                "beside the share of the GPU cost (needs sources.kueue_metrics and fair sharing).",
+                u.count,
+                [query(f"max by (team) (chargeback_team_weighted_share{c.sel(TEAM)})", "{{team}}")],
+                width=12,
             ),
             stat_panel(
                 "Parts not read",

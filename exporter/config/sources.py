@@ -26,6 +26,7 @@ __all__ = [
     "DcgmDiscovery",
     "DcgmPrometheus",
     "KueueConfig",
+    "KueueMetricsConfig",
     "LiteLLMConfig",
     "OpenCostConfig",
     "SourceConfig",
@@ -189,6 +190,15 @@ class KueueConfig(SourceConfig):
         return self
 
 
+class KueueMetricsConfig(SourceConfig):
+    """A Prometheus that scrapes Kueue: waiting, evictions and fair-sharing shares.
+
+    They give the queue figures' wait percentiles and weighted shares (docs/queues.md).
+    """
+
+    url: Url
+
+
 class LiteLLMConfig(SourceConfig):
     """The LiteLLM proxy and the key to read it with (never inline)."""
 
@@ -263,3 +273,4 @@ class SourcesConfig(StrictModel):
     kueue: KueueConfig | None = None
     litellm: LiteLLMConfig | None = None
     vllm: VllmConfig | None = None
+    kueue_metrics: KueueMetricsConfig | None = None

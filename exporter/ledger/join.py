@@ -190,6 +190,7 @@ def _queues(
         gpu_cost=gpu_cost,
         gpu_hours=gpu_hours,
         missing=("workloads",) if scheduling is None or scheduling.missing else (),
+        metrics=latest.kueue_metrics,
     )
     top = config.sources.kueue.top_preempted
     return queue_figures(inputs, attributor, reading.month, reading.until, top)

@@ -11,6 +11,8 @@ from exporter.sources.dcgm.source import DcgmSnapshot
 from exporter.sources.kind import SourceKind
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue_metrics import source as kueue_metrics
+from exporter.sources.kueue_metrics.metrics import KueueMetrics
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
@@ -22,7 +24,15 @@ __all__ = ["SOURCES", "Snapshots"]
 
 # A fifth source adds its module's KIND here and a field of the same name to Snapshots.
 SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
-    kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
+    kind.name: kind
+    for kind in (
+        opencost.KIND,
+        dcgm.KIND,
+        kueue.KIND,
+        litellm.KIND,
+        vllm.KIND,
+        kueue_metrics.KIND,
+    )
 }
 
 
@@ -35,6 +45,7 @@ class Snapshots:
     kueue: KueueSnapshot | None = None
     litellm: LiteLLMSnapshot | None = None
     vllm: VllmSnapshot | None = None
+    kueue_metrics: KueueMetrics | None = None
 
     @classmethod
     def of(cls, snapshots: Mapping[str, object]) -> Snapshots:

@@ -67,6 +67,28 @@ QUEUE_PENDING_WORKLOADS = family(
     "kueue",
 )
 
+QUEUE_ADMISSION_WAIT_SECONDS = family(
+    "queue_admission_wait_seconds",
+    G,
+    "A team's admission wait this calendar month at the quantile (0.5, 0.9, 0.99), from Kueue's "
+    "kueue_admission_wait_time_seconds histogram over its ClusterQueues. Only with "
+    "sources.kueue_metrics.",
+    ("team", "quantile"),
+    "seconds",
+    "kueue_metrics",
+)
+
+TEAM_WEIGHTED_SHARE = family(
+    "team_weighted_share",
+    G,
+    "Kueue's weighted share under fair sharing, the highest of the team's ClusterQueues (0 at "
+    "or below nominal quota; +Inf for a zero weight while borrowing). Only with "
+    "sources.kueue_metrics and fair sharing on.",
+    ("team",),
+    "ratio",
+    "kueue_metrics",
+)
+
 QUEUE_CEILING_GPUS = family(
     "queue_ceiling_gpus",
     G,

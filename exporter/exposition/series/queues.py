@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 
 from exporter.exposition.catalogue.queues import (
+    QUEUE_ADMISSION_WAIT_SECONDS,
     QUEUE_CEILING_COST,
     QUEUE_CEILING_GPUS,
     QUEUE_NOMINAL_COST,
@@ -18,6 +19,7 @@ from exporter.exposition.catalogue.queues import (
     QUEUE_WAITING_GPU_SECONDS_MONTH_TO_DATE,
     TEAM_BORROWING_NEXT_MONTH_COST,
     TEAM_GPU_COST_SHARE_RATIO,
+    TEAM_WEIGHTED_SHARE,
 )
 from exporter.exposition.samples import Sample
 from exporter.ledger.queues.figures import QueueFigures
@@ -62,25 +64,39 @@ def queue_samples(
                 )
             )
     for wt in figures.waiting:
+        for q, value in sorted(wt.percentiles.items()):
+            if value is not None:
+                out.append(
+                    Sample.of(
+                        QUEUE_ADMISSION_WAIT_SECONDS, value, team=fold(wt.team), quantile=f"{q:g}"
+                    )
+                )
         seconds = wt.waited_gpu_hours * 3600.0
         out.append(Sample.of(QUEUE_WAITING_GPU_SECONDS_MONTH_TO_DATE, seconds, team=fold(wt.team)))
         out.append(Sample.of(QUEUE_PENDING_WORKLOADS, wt.pending_workloads, team=fold(wt.team)))
     for b in figures.borrowing:
         out.append(Sample.of(TEAM_BORROWING_NEXT_MONTH_COST, b.cost, team=fold(b.team)))
     for s in figures.shares:
+        if s.weighted_share is not None:
+            out.append(Sample.of(TEAM_WEIGHTED_SHARE, s.weighted_share, team=fold(s.team)))
         if s.cost_share is not None:
             out.append(Sample.of(TEAM_GPU_COST_SHARE_RATIO, s.cost_share, team=fold(s.team)))
     return _summed(out)
 
 
+def _fold(group: list[Sample]) -> float:
+    values = [g.value for g in group]
+    highest = group[0].family in (QUEUE_ADMISSION_WAIT_SECONDS, TEAM_WEIGHTED_SHARE)
+    return max(values) if highest else math.fsum(values)
+
+
 def _summed(samples: list[Sample]) -> list[Sample]:
-    """Teams folded into one name add up: every queue figure is a sum over teams."""
+    """Teams folded into one name add up; a wait quantile or a weighted share, not a sum over
+    teams, keeps the highest."""
     merged: dict[tuple[str, tuple[tuple[str, str], ...]], list[Sample]] = {}
     for s in samples:
         merged.setdefault((s.family.name, s.labels), []).append(s)
     return [
-        group[0]
-        if len(group) == 1
-        else Sample(group[0].family, group[0].labels, math.fsum(g.value for g in group))
+        group[0] if len(group) == 1 else Sample(group[0].family, group[0].labels, _fold(group))
         for group in merged.values()
     ]

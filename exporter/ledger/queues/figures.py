@@ -1,10 +1,11 @@
 """The queue figures of one join: Kueue's quota, Workloads and prices to per-team figures (pure).
 
-What needs Workload objects (preempted work, waiting GPU-hours, pending workloads) is None or
-empty when they were not read, and named in `missing`; the ceilings need only quota. Waiting
-percentiles and weighted shares come from Kueue's metrics, read apart (`missing` says so when
-they are not). Next month's borrowing takes the month so far's borrowed GPU-hours at their pace
-over 30 days: the exporter keeps no 30 days of Kueue history of its own.
+What needs Workload objects (preempted work, waiting GPU-hours) is None or empty when they
+were not read, and named in `missing`; the ceilings need only quota. Waiting percentiles,
+weighted shares (and pending workloads without Workloads) come from Kueue's metrics, read
+apart (`missing` says `metrics` without them, `metrics:<part>` for a part with no series).
+Next month's borrowing takes the month so far's borrowed GPU-hours at their pace over 30
+days: the exporter keeps no 30 days of Kueue history of its own.
 """
 
 from __future__ import annotations
@@ -23,8 +24,15 @@ from exporter.ledger.queues.borrowing import WINDOW_DAYS, BorrowingAhead, borrow
 from exporter.ledger.queues.ceiling import QueueCeiling, queue_ceilings
 from exporter.ledger.queues.fairshare import TeamShare, fair_shares
 from exporter.ledger.queues.preempted import Eviction, Preemption, preempted_work
-from exporter.ledger.queues.waiting import PendingSpan, TeamWaiting, team_waiting, waited_gpu_hours
+from exporter.ledger.queues.waiting import (
+    Bucket,
+    PendingSpan,
+    TeamWaiting,
+    team_waiting,
+    waited_gpu_hours,
+)
 from exporter.sources.kueue.workloads import WorkloadRecord
+from exporter.sources.kueue_metrics.metrics import KueueMetrics
 
 __all__ = ["METRICS", "QueueFigures", "QueueInputs", "queue_figures"]
 
@@ -42,6 +50,7 @@ class QueueInputs:
     gpu_cost: Mapping[str, float]  # the month's GPU cost per team, as the ledger charged it
     gpu_hours: Mapping[str, float]  # the month's GPU-hours per team
     missing: tuple[str, ...] = ()
+    metrics: KueueMetrics | None = None  # Kueue's own metrics; None without sources.kueue_metrics
 
 
 @dataclass(frozen=True)
@@ -63,22 +72,38 @@ def queue_figures(
     hours = month.hours
     team_of = _team_of(inputs.quota, attributor)
     preemption: Preemption | None = None
-    waiting: tuple[TeamWaiting, ...] = ()
+    metrics = inputs.metrics
+    pending: Mapping[str, float] = metrics.pending if metrics is not None else {}
+    waited: Mapping[str, float] = {}
     if inputs.workloads is not None:
         lost = _evictions(inputs.workloads, attributor, team_of, month, until, inputs.quota)
         preemption = preempted_work(lost, inputs.flavor_prices, inputs.blended, top)
         spans = [_span(w, attributor, team_of) for w in inputs.workloads]
         waited = waited_gpu_hours([s for s in spans if s is not None], month.start, until)
         pending = _pending(inputs.workloads, until)
-        waiting = team_waiting(pending, {}, waited, team_of)
+    waits = {
+        queue: [Bucket(le, n) for le, n in buckets.items()]
+        for queue, buckets in (metrics.wait if metrics is not None else {}).items()
+    }
+    waiting: tuple[TeamWaiting, ...] = ()
+    if inputs.workloads is not None or metrics is not None:
+        waiting = team_waiting(pending, waits, waited, team_of)
+    shares = metrics.queue_share if metrics is not None else {}
     return QueueFigures(
         ceilings=queue_ceilings(inputs.quota, inputs.flavor_prices, hours),
         preemption=preemption,
         waiting=waiting,
-        shares=fair_shares({}, inputs.gpu_cost, team_of),
+        shares=fair_shares(shares, inputs.gpu_cost, team_of),
         borrowing=_borrowing(inputs, month, until, team_of),
-        missing=tuple(sorted({*inputs.missing, METRICS})),
+        missing=tuple(sorted({*inputs.missing, *_metrics_missing(metrics)})),
     )
+
+
+def _metrics_missing(metrics: KueueMetrics | None) -> tuple[str, ...]:
+    """`metrics` without the source; `metrics:<part>` for a part Prometheus had no series of."""
+    if metrics is None:
+        return (METRICS,)
+    return tuple(f"{METRICS}:{part}" for part in metrics.missing)
 
 
 def _team_of(quota: Iterable[QueueQuota], attributor: Attributor) -> Callable[[str], str]:

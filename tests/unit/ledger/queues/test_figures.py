@@ -79,3 +79,21 @@ def test_borrowing_ahead_at_the_months_pace_over_thirty_days() -> None:
     assert b.cost == 0  # b used less than its nominal: it borrowed nothing
     assert a.gpu_hours == pytest.approx(36 * 720 / 216)
     assert a.cost == pytest.approx(36 * 720 / 216 * 720 / 720 * 1.40)  # April: 720 h
+
+
+def test_kueues_metrics_give_wait_percentiles_and_weighted_shares() -> None:
+    from exporter.sources.kueue_metrics.metrics import KueueMetrics
+
+    metrics = KueueMetrics(
+        pending={"cq-a": 3.0},
+        wait={"cq-a": {60.0: 2.0, 300.0: 6.0, 900.0: 9.0, math.inf: 10.0}},
+        queue_share={"cq-a": 250.0, "cq-b": 0.0},
+        missing=("cohort_share",),
+    )
+    made = replace(inputs(workloads=False), metrics=metrics)
+    f = queue_figures(made, attributor(), MARCH, UNTIL, top=5)
+    (a,) = f.waiting
+    assert (a.team, a.pending_workloads) == ("a", 3.0)
+    assert a.percentiles[0.5] == pytest.approx(240.0)
+    assert [s.weighted_share for s in f.shares] == [250.0, 0.0]
+    assert f.missing == ("metrics:cohort_share", "workloads")

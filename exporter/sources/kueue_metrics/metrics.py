@@ -57,6 +57,10 @@ class KueueMetrics:
     missing: tuple[str, ...] = ()  # parts with no series or no answer
     dropped: Mapping[str, int] = field(default_factory=dict)
 
+    def check_after(self, previous: object | None) -> None:
+        """Kueue's metrics are a current state: any answer stands on its own."""
+        del previous
+
 
 def kueue_metric_queries(window_seconds: int) -> dict[str, str]:
     """The PromQL of each part, counters over the last `window_seconds`."""

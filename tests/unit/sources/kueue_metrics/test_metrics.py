@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.errors import UpstreamError
-from exporter.sources.kueue.metrics import (
+from exporter.sources.kueue_metrics.metrics import (
     PARTS,
     fetch_kueue_metrics,
     kueue_metric_queries,
