@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from chargeback_demo import fake_dcgm, fake_kube, fake_litellm, fake_vllm
+from chargeback_demo import fake_dcgm, fake_kube, fake_kueue_metrics, fake_litellm, fake_vllm
 from chargeback_demo.cluster import CLUSTER, Cluster
 from chargeback_demo.fake_opencost import FakeOpenCost
 from chargeback_demo.httpfake import FakeServer
@@ -142,6 +142,8 @@ def demo_config_dict(
             "interval": "20s",
             "max_staleness": "2m",
         }
+    if "kueue_metrics" in urls:
+        config["sources"]["kueue_metrics"] = {"url": urls["kueue_metrics"], "interval": "15s"}
     if "vllm" in urls:
         # The Prometheus that scrapes search's vLLM: Llama's completion weight is measured
         # (50: 12.5 ms a completion token against 0.25 ms a prompt token) and applied.
@@ -180,6 +182,9 @@ class DemoStack:
             fake_litellm.make_handler(self.cluster, self.clock, api_key=LITELLM_KEY)
         ).start()
         self.servers["vllm"] = FakeServer(fake_vllm.make_handler(self.cluster, self.clock)).start()
+        self.servers["kueue_metrics"] = FakeServer(
+            fake_kueue_metrics.make_handler(self.cluster, self.clock)
+        ).start()
         # The key travels as a file, as it would in a cluster: never inline in the config.
         self.secrets = Path(tempfile.mkdtemp(prefix="chargeback-demo-"))
         (self.secrets / "litellm-key").write_text(LITELLM_KEY + "\n", encoding="utf-8")
