@@ -183,8 +183,9 @@ def _ceilings(c: MixinConfig, u: Units) -> Section:
             ),
             stat_panel(
                 "Parts not read",
-                "1 for each part of the queue figures the exporter could not read (workloads: "
-                "Kueue Workload objects; metrics: Kueue's own metrics). Quota figures stay.",
+                "1 for each part of the queue figures the exporter could not read, 0 when read "
+                "(workloads: Kueue Workload objects; metrics: Kueue's own metrics). Quota "
+                "figures stay either way.",
                 u.count,
                 [query(f"max by (part) (chargeback_queue_part_missing{c.sel()})", "{{part}}")],
                 width=4,

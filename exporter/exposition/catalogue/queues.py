@@ -145,8 +145,9 @@ TEAM_GPU_COST_SHARE_RATIO = family(
 QUEUE_PART_MISSING = family(
     "queue_part_missing",
     G,
-    "1 for each part of the queue figures not read (workloads, metrics): the figures that need "
-    "it are absent while the quota figures stay.",
+    "1 for a part of the queue figures not read (workloads, metrics, or metrics:<part> for one "
+    "of Kueue's metrics without series), 0 for workloads and metrics when read: the figures "
+    "that need a missing part are absent while the quota figures stay.",
     ("part",),
     "-",
     "kueue",

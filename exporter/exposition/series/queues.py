@@ -22,7 +22,7 @@ from exporter.exposition.catalogue.queues import (
     TEAM_WEIGHTED_SHARE,
 )
 from exporter.exposition.samples import Sample
-from exporter.ledger.queues.figures import QueueFigures
+from exporter.ledger.queues.figures import METRICS, WORKLOADS, QueueFigures
 from exporter.ledger.result import Chargeback
 
 __all__ = ["queue_samples", "series"]
@@ -39,7 +39,9 @@ def queue_samples(
     figures: QueueFigures, fold: Callable[[str], str] = lambda team: team
 ) -> list[Sample]:
     """Every queue family of one join, teams named as `fold` counts them."""
-    out = [Sample.of(QUEUE_PART_MISSING, 1.0, part=part) for part in figures.missing]
+    # The two parts always show, 0 when read, so a dashboard can tell read from not served.
+    parts = {WORKLOADS: 0.0, METRICS: 0.0, **dict.fromkeys(figures.missing, 1.0)}
+    out = [Sample.of(QUEUE_PART_MISSING, v, part=p) for p, v in sorted(parts.items())]
     for c in figures.ceilings:
         labels = {"team": fold(c.team), "cluster_queue": c.cluster_queue, "cohort": c.cohort}
         out.append(Sample.of(QUEUE_CEILING_GPUS, c.ceiling_gpus, **labels))

@@ -34,9 +34,10 @@ from exporter.ledger.queues.waiting import (
 from exporter.sources.kueue.workloads import WorkloadRecord
 from exporter.sources.kueue_metrics.metrics import KueueMetrics
 
-__all__ = ["METRICS", "QueueFigures", "QueueInputs", "queue_figures"]
+__all__ = ["METRICS", "WORKLOADS", "QueueFigures", "QueueInputs", "queue_figures"]
 
 METRICS = "metrics"  # the part Kueue's metrics would give: wait percentiles, weighted shares
+WORKLOADS = "workloads"  # the part Workload objects give: preempted work, waiting GPU-hours
 
 
 @dataclass(frozen=True)

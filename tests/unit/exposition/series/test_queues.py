@@ -36,6 +36,7 @@ def values(fold: bool) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 def test_every_figure_is_a_series_and_the_missing_part_is_said() -> None:
     got = values(fold=False)
     assert got[("chargeback_queue_part_missing", (("part", "metrics"),))] == 1
+    assert got[("chargeback_queue_part_missing", (("part", "workloads"),))] == 0
     key = (("team", "a"), ("cluster_queue", "cq-a"), ("cohort", "pool"))
     assert got[("chargeback_queue_ceiling_cost", key)] == 3024.0
     preempted = (("team", "x"), ("cluster_queue", "cq-x"), ("reason", "Preempted"))
