@@ -19,7 +19,7 @@ from chargeback_mixin.dashboards.lib import (
 __all__ = ["build"]
 
 TEAM = 'team=~"$team"'
-QUANTILES = 'quantile=~"0.5|0.9"'
+QUANTILES = 'percentile=~"50|90"'
 
 
 def _preempted(c: MixinConfig, u: Units) -> Section:
@@ -102,9 +102,9 @@ def _waiting(c: MixinConfig, u: Units) -> Section:
                 u.seconds,
                 [
                     query(
-                        "max by (team, quantile) (chargeback_queue_admission_wait_seconds"
+                        "max by (team, percentile) (chargeback_queue_admission_wait_seconds"
                         f"{c.sel(TEAM, QUANTILES)})",
-                        "{{team}} p{{quantile}}",
+                        "{{team}} p{{percentile}}",
                     )
                 ],
                 width=12,

@@ -70,10 +70,11 @@ QUEUE_PENDING_WORKLOADS = family(
 QUEUE_ADMISSION_WAIT_SECONDS = family(
     "queue_admission_wait_seconds",
     G,
-    "A team's admission wait this calendar month at the quantile (0.5, 0.9, 0.99), from Kueue's "
+    "A team's admission wait this calendar month at the percentile (50, 90, 99), from Kueue's "
     "kueue_admission_wait_time_seconds histogram over its ClusterQueues. Only with "
     "sources.kueue_metrics.",
-    ("team", "quantile"),
+    # Not `quantile`: that label belongs to summaries, and this gauge is not one.
+    ("team", "percentile"),
     "seconds",
     "kueue_metrics",
 )

@@ -70,7 +70,10 @@ def queue_samples(
             if value is not None:
                 out.append(
                     Sample.of(
-                        QUEUE_ADMISSION_WAIT_SECONDS, value, team=fold(wt.team), quantile=f"{q:g}"
+                        QUEUE_ADMISSION_WAIT_SECONDS,
+                        value,
+                        team=fold(wt.team),
+                        percentile=f"{100 * q:g}",
                     )
                 )
         seconds = wt.waited_gpu_hours * 3600.0
