@@ -8,6 +8,7 @@ of these add to the bill: preempted work is part of it, the rest stands beside i
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -47,6 +48,8 @@ TEAM_QUEUE_COLUMNS = [
     "pending_workloads",
     "borrowing_next_month",
     "gpu_cost_share",
+    "wait_p90_seconds",
+    "weighted_share",
 ]
 _CENT = Decimal("0.01")
 AMOUNT, COUNT, PERCENT = Measure.AMOUNT, Measure.COUNT, Measure.PERCENT
@@ -75,6 +78,8 @@ class TeamQueueLine:
     pending_workloads: float | None
     borrowing_next_month: Decimal | None
     gpu_cost_share: float | None
+    wait_p90_seconds: float | None = None  # from Kueue's metrics; None without them
+    weighted_share: float | None = None  # Kueue's, the highest of the team's queues
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,7 @@ def _team_lines(figures: QueueFigures, fold: Callable[[str], str]) -> tuple[Team
     waiting = {fold(w.team): w for w in figures.waiting}
     ahead = {fold(b.team): b.cost for b in figures.borrowing}
     shares = {fold(s.team): s.cost_share for s in figures.shares}
+    weighted = {fold(s.team): s.weighted_share for s in figures.shares}
     teams = sorted({*waiting, *ahead, *shares})
     have_workloads = figures.preemption is not None
     return tuple(
@@ -132,6 +138,8 @@ def _team_lines(figures: QueueFigures, fold: Callable[[str], str]) -> tuple[Team
             else (0.0 if have_workloads else None),
             _cents(ahead[team]) if team in ahead else None,
             shares.get(team),
+            waiting[team].percentiles.get(0.9) if team in waiting else None,
+            weighted.get(team),
         )
         for team in teams
     )
@@ -176,6 +184,8 @@ def team_queue_lines(table: QueueTable, cells: Cells = CSV) -> list[list[str]]:
                 "" if t.pending_workloads is None else cells.usage(COUNT, t.pending_workloads),
                 "" if t.borrowing_next_month is None else cells.money(t.borrowing_next_month),
                 "" if t.gpu_cost_share is None else cells.usage(PERCENT, 100.0 * t.gpu_cost_share),
+                "" if t.wait_p90_seconds is None else cells.usage(AMOUNT, t.wait_p90_seconds),
+                "" if t.weighted_share is None else cells.usage(AMOUNT, t.weighted_share),
             ]
         )
     return rows
@@ -206,6 +216,13 @@ def queue_json(table: QueueTable) -> dict[str, Any]:
                     None if t.borrowing_next_month is None else float(t.borrowing_next_month)
                 ),
                 "gpu_cost_share": t.gpu_cost_share,
+                "wait_p90_seconds": t.wait_p90_seconds,
+                # JSON has no Infinity: a zero weight while borrowing is written as null.
+                "weighted_share": (
+                    t.weighted_share
+                    if t.weighted_share is not None and math.isfinite(t.weighted_share)
+                    else None
+                ),
             }
             for t in table.teams
         ],

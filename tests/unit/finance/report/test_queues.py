@@ -53,8 +53,8 @@ def test_the_worked_example_in_print() -> None:
     assert training[-2:] == ["0.00", "0.00"]
     assert old[:2] == ["research", "old-cq"] and old[-2] == "1.40"  # quota gone, work shown
     _, r, t = team_queue_lines(table)
-    assert r == ["research", "0.00", "0", "260.40", "25.0"]
-    assert t == ["training", "14.00", "1", "", "75.0"]
+    assert r == ["research", "0.00", "0", "260.40", "25.0", "", ""]
+    assert t == ["training", "14.00", "1", "", "75.0", "", ""]
 
 
 def test_without_workloads_their_figures_are_blank_not_zero() -> None:
