@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from chargeback_demo.cluster import Cluster, Queue
+from chargeback_demo.fake_workloads import local_queues, workloads
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
 from exporter.clock import Clock
 
@@ -360,7 +361,7 @@ def make_handler(
         return _status(404, "NotFound", "the server could not find the requested resource")
 
     def _list(request: FakeRequest, version: str, plural: str) -> FakeResponse:
-        if plural not in ("clusterqueues", "cohorts", "resourceflavors"):
+        if plural not in ("clusterqueues", "cohorts", "resourceflavors", *_SCHEDULING):
             return _status(404, "NotFound", "the server could not find the requested resource")
         if forbidden:
             return _status(
@@ -373,6 +374,9 @@ def make_handler(
             )
         now = clock()
         rv = str(int(now.timestamp()))
+        if plural in _SCHEDULING:
+            items, kind = _SCHEDULING[plural](cluster, now, version)
+            return _page(request, kind, f"{GROUP}/{version}", items, page_size_cap, rv)
         if plural == "cohorts":
             cohorts = [_cohort(cluster, version)]
             return _page(request, "CohortList", f"{GROUP}/{version}", cohorts, page_size_cap, rv)
@@ -408,6 +412,12 @@ def make_handler(
         return _page(request, "EndpointSliceList", f"{DISCOVERY}/v1", items, page_size_cap, rv)
 
     return handle
+
+
+_SCHEDULING: dict[str, Callable[[Cluster, datetime, str], tuple[list[dict[str, Any]], str]]] = {
+    "workloads": lambda cluster, now, version: (workloads(cluster, now, version), "WorkloadList"),
+    "localqueues": lambda cluster, _, version: (local_queues(cluster, version), "LocalQueueList"),
+}
 
 
 def _service_selector(selector: str) -> str | None:

@@ -16,6 +16,7 @@ from chargeback_demo import (
     fake_anthropic_costs,
     fake_dcgm,
     fake_kube,
+    fake_kueue_metrics,
     fake_litellm,
     fake_openai_costs,
     fake_vllm,
@@ -150,6 +151,7 @@ def demo_config_dict(
             "token_file": f"{secrets}/kube-token",
             "interval": "15s",
             "page_size": 2,
+            "workloads": True,
         }
     if "litellm" in urls:
         config["sources"]["litellm"] = {
@@ -160,6 +162,8 @@ def demo_config_dict(
             "interval": "20s",
             "max_staleness": "2m",
         }
+    if "kueue_metrics" in urls:
+        config["sources"]["kueue_metrics"] = {"url": urls["kueue_metrics"], "interval": "15s"}
     if "vllm" in urls:
         # The Prometheus that scrapes search's vLLM: Llama's completion weight is measured
         # (50: 12.5 ms a completion token against 0.25 ms a prompt token) and applied.
@@ -234,6 +238,9 @@ class DemoStack:
         ).start()
         self.servers["anthropic_costs"] = FakeServer(
             fake_anthropic_costs.make_handler(self.clock, admin_key=ANTHROPIC_ADMIN_KEY)
+        ).start()
+        self.servers["kueue_metrics"] = FakeServer(
+            fake_kueue_metrics.make_handler(self.cluster, self.clock)
         ).start()
         # The key travels as a file, as it would in a cluster: never inline in the config.
         self.secrets = Path(tempfile.mkdtemp(prefix="chargeback-demo-"))

@@ -377,8 +377,12 @@ def _self_alerts(c: MixinConfig) -> list[Alert]:
 
 def alerts(c: MixinConfig) -> list[Alert]:
     """Every alert, in the order of docs/runbook.md."""
+    # Imported here: the queue alerts build on Alert, declared in this module.
+    from chargeback_mixin.queue_alerts import queue_alerts
+
     return (
         _cost_alerts(c)
+        + queue_alerts(c)
         + _gpu_budget_alerts(c)
         + _llm_budget_alerts(c)
         + _health_alerts(c)

@@ -66,6 +66,10 @@ class MixinConfig:
     # ChargebackBorrowingSustained: GPUs a team borrows from its cohort above which borrowing
     # counts. Raise it when small short-term borrowing is the cohort's intended use.
     borrowing_min_gpus: float = 0.0
+    # ChargebackTeamPreemptedWorkHigh: a team's preempted work (GPU-hours Kueue evicted,
+    # priced) over its GPU cost this month. Raise it for teams whose batch work is meant to be
+    # preemptible; lower it where every preemption is a surprise.
+    preempted_cost_share: float = 0.10
     # ChargebackSourceStale: seconds since a source's last good refresh. Keep it above the
     # slowest source's refresh interval (OpenCost on a large cluster can take minutes).
     source_stale_seconds: float = 1800.0
@@ -112,6 +116,8 @@ class MixinConfig:
     llm_budget_for: str = "5m"
     llm_budget_forecast_for: str = "30m"
     borrowing_for: str = "6h"
+    preempted_for: str = "1h"
+    waiting_for: str = "30m"
     unallocated_for: str = "1h"
     pricing_drift_for: str = "6h"
     gpu_price_difference_for: str = "6h"

@@ -9,7 +9,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards import dimensions, idle, llm, overview, quota, team
+from chargeback_mixin.dashboards import dimensions, idle, llm, overview, queues, quota, team
 
 __all__ = ["DASHBOARDS", "dashboard_json"]
 
@@ -19,6 +19,7 @@ DASHBOARDS: dict[str, Callable[[MixinConfig], Dashboard]] = {
     "chargeback-team": team.build,
     "chargeback-idle-waste": idle.build,
     "chargeback-quota-borrowing": quota.build,
+    "chargeback-queues-cost": queues.build,
     "chargeback-llm": llm.build,
     "chargeback-dimensions": dimensions.build,
 }

@@ -26,6 +26,7 @@ __all__ = [
     "DcgmDiscovery",
     "DcgmPrometheus",
     "KueueConfig",
+    "KueueMetricsConfig",
     "LiteLLMConfig",
     "OpenCostConfig",
     "SourceConfig",
@@ -175,6 +176,11 @@ class KueueConfig(SourceConfig):
     insecure_skip_tls_verify: bool = False
     api_version: Literal["auto", "v1beta2", "v1beta1"] = "auto"
     page_size: Annotated[int, Field(ge=1, le=5000)] = 500
+    # Workload objects for the queue figures (docs/queues.md): preempted work and waiting;
+    # off by default, as they need list on workloads and localqueues (deploy/ grants it).
+    workloads: bool = False
+    # The only per-workload series: the N costliest preempted workloads of the month.
+    top_preempted: Annotated[int, Field(ge=0, le=100)] = 10
 
     @model_validator(mode="after")
     def _one_way_in(self) -> KueueConfig:
@@ -182,6 +188,15 @@ class KueueConfig(SourceConfig):
         if sum(ways) != 1:
             raise ValueError("set exactly one of url, kubeconfig or in_cluster: true")
         return self
+
+
+class KueueMetricsConfig(SourceConfig):
+    """A Prometheus that scrapes Kueue: waiting, evictions and fair-sharing shares.
+
+    They give the queue figures' wait percentiles and weighted shares (docs/queues.md).
+    """
+
+    url: Url
 
 
 class LiteLLMConfig(SourceConfig):
@@ -258,3 +273,4 @@ class SourcesConfig(StrictModel):
     kueue: KueueConfig | None = None
     litellm: LiteLLMConfig | None = None
     vllm: VllmConfig | None = None
+    kueue_metrics: KueueMetricsConfig | None = None

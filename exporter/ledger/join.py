@@ -17,6 +17,7 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.backlog import Backlog, team_backlog
 from exporter.ledger.costs.budgets import config_budgets
 from exporter.ledger.costs.cluster import ClusterCosts, cluster_costs
+from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.consumption import Consumption, consumption
 from exporter.ledger.costs.gpus import idle_gpu_hours, team_gpus
 from exporter.ledger.costs.ledger import Ledger, cap_teams
@@ -58,6 +59,7 @@ from exporter.ledger.prices.joined import (
     prices_by_flavor,
 )
 from exporter.ledger.prices.reprice import reprice
+from exporter.ledger.queues.figures import QueueFigures, QueueInputs, queue_figures
 from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
 from exporter.ledger.units.economics import price_builds, unit_economics
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -137,6 +139,9 @@ def join(
         weights,
         own,
     )
+    gpu_hours = gpu_hours_by_team(costs.month.lines, costs.month.allocations) if costs else {}
+    priced = (quota, flavor_prices, prices)
+    queues = _queues(config, attributor, latest, priced, (costs, gpu_hours), reading)
     return Chargeback(
         reading=reading,
         budgets=_budgets(config, quota, flavor_prices, reading),
@@ -148,13 +153,47 @@ def join(
         cluster=costs.cluster if costs is not None else None,
         gpus=_gpus(config, attributor, latest, prices, builds),
         quota=queue_quotas(quota.kueue, attributor, quota.lent) if quota is not None else None,
+        queues=queues,
         llm=_llm(config, part, costs),
         backlog=costs.backlog if costs is not None else None,
-        gpu_hours=gpu_hours_by_team(costs.month.lines, costs.month.allocations) if costs else {},
+        gpu_hours=gpu_hours,
         dimensions=costs.splits if costs is not None else (),
         joint=costs.joint if costs is not None else JointSplit(),
         consumption=costs.consumption if costs is not None else Consumption(),
     )
+
+
+def _queues(
+    config: Config,
+    attributor: Attributor,
+    latest: Snapshots,
+    priced: tuple[JoinedQuota | None, Mapping[str, float], GpuPrices | None],
+    month: tuple[_Costs | None, Mapping[str, float]],
+    reading: Reading,
+) -> QueueFigures | None:
+    """The queue figures (docs/queues.md) of the month so far; None without Kueue."""
+    quota, flavor_prices, prices = priced
+    costs, gpu_hours = month
+    if quota is None or latest.kueue is None or config.sources.kueue is None:
+        return None
+    scheduling = latest.kueue.scheduling
+    gpu_cost: dict[str, float] = {}
+    if costs is not None:
+        for (team, component), amount in costs.month_ledger.costs.items():
+            if component == Component.GPU:
+                gpu_cost[team] = gpu_cost.get(team, 0.0) + amount
+    inputs = QueueInputs(
+        quota=queue_quotas(quota.kueue, attributor, quota.lent),
+        workloads=scheduling.workloads if scheduling and not scheduling.missing else None,
+        flavor_prices=flavor_prices,
+        blended=prices.blended if prices is not None else None,
+        gpu_cost=gpu_cost,
+        gpu_hours=gpu_hours,
+        missing=("workloads",) if scheduling is None or scheduling.missing else (),
+        metrics=latest.kueue_metrics,
+    )
+    top = config.sources.kueue.top_preempted
+    return queue_figures(inputs, attributor, reading.month, reading.until, top)
 
 
 def _governed(

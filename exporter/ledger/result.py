@@ -26,6 +26,7 @@ from exporter.ledger.dimensions.joint import JointSplit
 from exporter.ledger.forecast.figures import MonthForecast
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
+from exporter.ledger.queues.figures import QueueFigures
 from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 
@@ -70,6 +71,9 @@ class Chargeback:
     cluster: ClusterCosts | None = None  # OpenCost's own figures, before any policy
     gpus: GpuFigures | None = None  # None without DCGM
     quota: tuple[QueueQuota, ...] | None = None  # None without Kueue
+    # Preemption, waiting, ceilings, borrowing ahead, fair share (docs/queues.md); None
+    # without Kueue, parts missing when Workloads or Kueue's metrics were not read.
+    queues: QueueFigures | None = None
     llm: LlmFigures | None = None  # None without LiteLLM
     # The month's labelling backlog and GPU-hours per team (placed as the cost, before any fold).
     backlog: Backlog | None = None

@@ -14,6 +14,8 @@ from exporter.sources.dcgm.source import DcgmSnapshot
 from exporter.sources.kind import SourceKind
 from exporter.sources.kueue import source as kueue
 from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue_metrics import source as kueue_metrics
+from exporter.sources.kueue_metrics.metrics import KueueMetrics
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost
@@ -25,7 +27,15 @@ __all__ = ["SOURCES", "Snapshots", "configured_kinds"]
 
 # A sixth source adds its module's KIND here and a field of the same name to Snapshots.
 SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
-    kind.name: kind for kind in (opencost.KIND, dcgm.KIND, kueue.KIND, litellm.KIND, vllm.KIND)
+    kind.name: kind
+    for kind in (
+        opencost.KIND,
+        dcgm.KIND,
+        kueue.KIND,
+        litellm.KIND,
+        vllm.KIND,
+        kueue_metrics.KIND,
+    )
 }
 
 
@@ -44,6 +54,7 @@ class Snapshots:
     kueue: KueueSnapshot | None = None
     litellm: LiteLLMSnapshot | None = None
     vllm: VllmSnapshot | None = None
+    kueue_metrics: KueueMetrics | None = None
     # Each fresh bill by its configured name (the key under `bills.sources`); a bill that is
     # stale or failing is absent, as a source's None.
     bills: Mapping[str, BillSnapshot] = field(default_factory=dict)

@@ -83,7 +83,8 @@ def _kueue_needs() -> set[Permission]:
         page = {"metadata": {"continue": "t", "remainingItemCount": 1}, "items": [_queue("a")]}
         return httpx.Response(200, json=page)
 
-    config = Config.model_validate({"sources": {"kueue": {"url": "https://api.invalid:6443"}}})
+    kueue_cfg = {"url": "https://api.invalid:6443", "workloads": True}
+    config = Config.model_validate({"sources": {"kueue": kueue_cfg}})
     transport = httpx.MockTransport(answer)
     with httpx.Client(base_url="https://api.invalid:6443", transport=transport) as client:
         snapshot = kueue.KIND.fetch_from_config(
@@ -93,7 +94,8 @@ def _kueue_needs() -> set[Permission]:
     # was seen (the flavor list answers with queue objects, which parse as label-less flavors).
     assert {q.cluster_queue for q in snapshot.queues} == {"a", "b"}
     assert {f.name for f in snapshot.flavors} == {"a", "b"}
-    assert calls == 5
+    # Workloads and LocalQueues, two pages each (the queue objects parse as nothing useful).
+    assert calls == 9
     return needed
 
 
@@ -176,10 +178,12 @@ def _granted(kind: str) -> set[Permission]:
     }
 
 
-def test_the_kueue_source_only_lists_cluster_queues_and_flavors() -> None:
+def test_the_kueue_source_only_lists_queues_flavors_and_workloads() -> None:
     assert _kueue_needs() == {
         ("kueue.x-k8s.io", "clusterqueues", "list"),
         ("kueue.x-k8s.io", "resourceflavors", "list"),
+        ("kueue.x-k8s.io", "workloads", "list"),
+        ("kueue.x-k8s.io", "localqueues", "list"),
     }
 
 

@@ -142,6 +142,8 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackLlmBudgetExceeded",
         "ChargebackLlmBudgetForecastExceeded",
         "ChargebackBorrowingSustained",
+        "ChargebackTeamPreemptedWorkHigh",
+        "ChargebackTeamWaitingWhileQuotaIdle",
         "ChargebackUnallocatedShareHigh",
         "ChargebackSelfHostedPricingDrift",
         "ChargebackGpuPriceDiffers",

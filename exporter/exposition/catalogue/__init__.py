@@ -14,6 +14,7 @@ from exporter.exposition.catalogue import (
     gpus,
     health,
     llm,
+    queues,
     quota,
     unit_economics,
 )
@@ -30,6 +31,7 @@ AREAS: tuple[ModuleType, ...] = (
     forecast,
     gpus,
     quota,
+    queues,
     llm,
     unit_economics,
     advice,

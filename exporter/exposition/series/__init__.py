@@ -12,6 +12,7 @@ from exporter.exposition.series import (
     forecast,
     gpus,
     llm,
+    queues,
     quota,
     unit_economics,
 )
@@ -46,6 +47,7 @@ AREAS: tuple[Area, ...] = (
     ),
     Area("advice", advice.series, ("advice",)),
     Area("forecast", forecast.series, ("forecast",)),
+    Area("queues", queues.series, ("queues",)),
 )
 
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
 from exporter.finance.report.forecast_table import ForecastTable
+from exporter.finance.report.queues import QueueTable
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.advice import AdviceSet
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -55,6 +56,7 @@ TABLES = (
     *("llm_models", "llm_teams", "build_or_buy_teams", "build_or_buy_models"),
     "llm_completion_weights",
     *("advice", "advice_withheld"),
+    *("queues", "queue_teams"),
 )
 _CENT = Decimal("0.01")
 
@@ -119,6 +121,7 @@ class Report:
     gpu: GpuOperation | None = None  # idle GPU-hours, utilisation, energy, CO2e of the period
     advice: AdviceSet | None = None  # right-sizing advice over its window (finance.report.advice)
     forecast: ForecastTable | None = None  # the month's end, month to date only
+    queues: QueueTable | None = None  # Kueue's queues priced (finance.report.queues)
 
     @property
     def unallocated(self) -> Decimal:

@@ -24,6 +24,12 @@ from exporter.finance.report.figures import Report
 from exporter.finance.report.forecast import forecast_json, forecast_lines
 from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.queues import (
+    QueueTable,
+    queue_json,
+    queue_lines,
+    team_queue_lines,
+)
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
     MODEL_COLUMNS,
@@ -130,6 +136,8 @@ def _json(report: Report) -> str:
     forecast = forecast_json(report)
     if forecast is not None:
         payload["forecast"] = forecast
+    if report.queues is not None:
+        payload["queues"] = queue_json(report.queues)
     gpu = gpu_json(report.gpu)
     if gpu is not None:
         payload["gpu_operation"] = gpu
@@ -167,6 +175,11 @@ def _csv(report: Report, table: str) -> str:
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES
+    elif table in ("queues", "queue_teams"):
+        empty = QueueTable((), ())
+        lines_of = queue_lines if table == "queues" else team_queue_lines
+        head, *rows = lines_of(report.queues or empty)
+        names = frozenset({0, 1}) if table == "queues" else frozenset({0})
     else:
         head, *rows = team_lines(report)
         names = frozenset({0})  # the team (or dimension value); every other cell is a figure

@@ -10,6 +10,7 @@ from exporter.config.schema import Config
 from exporter.finance.report.advice import advice_of_team
 from exporter.finance.report.backlog import backlog_of_team, printed_backlog
 from exporter.finance.report.figures import Report, model_rows
+from exporter.finance.report.queues import queue_table, queues_of_team
 from exporter.finance.report.teams import team_usage
 from exporter.finance.report.units import for_team as units_for_team
 from exporter.ledger.costs.components import Component
@@ -28,7 +29,10 @@ def with_operations(report: Report, chargeback: Chargeback) -> Report:
     weights its serving cost was moved by."""
     backlog = printed_backlog(chargeback.backlog) if chargeback.backlog is not None else None
     usage = team_usage(chargeback)
-    return replace(report, usage=usage, backlog=backlog, weights=chargeback.weights)
+    queues = None
+    if chargeback.queues is not None:
+        queues = queue_table(chargeback.queues, chargeback.counted_as)
+    return replace(report, usage=usage, backlog=backlog, weights=chargeback.weights, queues=queues)
 
 
 def team_report(report: Report, chargeback: Chargeback, config: Config, team: str) -> Report:
@@ -53,6 +57,7 @@ def team_report(report: Report, chargeback: Chargeback, config: Config, team: st
         models=model_rows(usage, chargeback.llm_pricing, model_kinds(config)),
         usage={team: report.usage[team]} if team in report.usage else {},
         backlog=backlog_of_team(report.backlog, team) if report.backlog is not None else None,
+        queues=queues_of_team(report.queues, team) if report.queues is not None else None,
         team=team,
         units=None if report.units is None else units_for_team(report.units, team),
         advice=None if report.advice is None else advice_of_team(report.advice, team),

@@ -16,6 +16,7 @@ from exporter.finance.report.figures import QUOTA_BASIS, Report
 from exporter.finance.report.forecast import forecast_text
 from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.queues import QueueTable, queue_lines, team_queue_lines
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
 from exporter.finance.report.units import local_formats, text_lines, unit_tables
 from exporter.finance.report.weights import weight_text
@@ -29,6 +30,7 @@ __all__ = [
     "backlog_text",
     "headline",
     "model_lines",
+    "queue_text",
     "report_table",
     "table_lines",
     "team_lines",
@@ -146,6 +148,8 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
     lines += weight_text(report.weights, formats, numbers)
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span, cells)]
+    if report.queues is not None:
+        lines += ["", *queue_text(report.queues, span, cells)]
     lines += gpu_text(report.gpu, span, formats)
     if report.units is not None:
         serving = serving_of(report)
@@ -188,6 +192,17 @@ def backlog_text(backlog: BacklogTable, span: str, cells: Cells = CSV) -> list[s
     rows = backlog_lines(backlog, cells)
     totals = {i for i, row in enumerate(rows) if row[1] == cells.total}
     lines += _aligned(rows, {0} | {i - 1 for i in totals})
+    return lines
+
+
+def queue_text(table: QueueTable, span: str, cells: Cells = CSV) -> list[str]:
+    """The text table's queues: per ClusterQueue, then per team (beside the cost, not in it)."""
+    lines = [f"Kueue queues, {span}: ceilings and preempted work per ClusterQueue", ""]
+    lines += _aligned(queue_lines(table, cells), {0})
+    lines += ["", "Waiting, borrowing ahead and share of the GPU cost (%) per team", ""]
+    lines += _aligned(team_queue_lines(table, cells), {0})
+    if table.missing:
+        lines += ["", f"Not read: {', '.join(table.missing)} (docs/queues.md)"]
     return lines
 
 

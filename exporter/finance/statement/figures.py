@@ -19,6 +19,7 @@ from exporter.finance.report.dimensions import dimension_reports
 from exporter.finance.report.figures import Report, build_report, model_rows
 from exporter.finance.report.footing import cents, foot, round_cents
 from exporter.finance.report.operations import with_operations
+from exporter.finance.report.queues import queues_of_team
 from exporter.finance.report.what_if import WhatIfTable
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
@@ -135,8 +136,15 @@ def for_team(statement: Statement, team: str) -> Statement:
     (row,) = rows
     backlog = backlog_of_team(report.backlog, team) if report.backlog is not None else None
     advice = advice_of_team(report.advice, team) if report.advice is not None else None
+    queues = queues_of_team(report.queues, team) if report.queues is not None else None
     mine = replace(
-        report, rows=rows, columns=dict(row.costs), total=row.total, backlog=backlog, advice=advice
+        report,
+        rows=rows,
+        columns=dict(row.costs),
+        total=row.total,
+        backlog=backlog,
+        advice=advice,
+        queues=queues,
     )
     spend = {}
     if team in statement.llm_teams:

@@ -13,6 +13,7 @@ from exporter.finance.report import labels
 from exporter.finance.report.figures import Report
 from exporter.finance.report.forecast import forecast_lines
 from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.queues import queue_lines, team_queue_lines
 from exporter.finance.report.teams import OCCUPANCY
 from exporter.finance.report.what_if import WhatIfTable, what_if_headline, what_if_lines
 from exporter.finance.report.writing import people
@@ -35,8 +36,11 @@ WEIGHTED = (
 )
 
 
-def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> str:
-    """Header, rows and, last, the total row, as a table that scrolls on a narrow screen."""
+def _table(
+    lines: Sequence[Sequence[str]], numeric_from: int, caption: str, *, totalled: bool = True
+) -> str:
+    """Header, rows and, last, the total row (unless not `totalled`), as a table that scrolls
+    on a narrow screen."""
     head, *body = lines
     out = [
         f'<div class="table" role="region" tabindex="0" aria-label="{html.escape(caption)}">'
@@ -45,7 +49,7 @@ def _table(lines: Sequence[Sequence[str]], numeric_from: int, caption: str) -> s
     out += [f'<th scope="col">{html.escape(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for i, row in enumerate(body):
-        total = ' class="total"' if i == len(body) - 1 else ""
+        total = ' class="total"' if totalled and i == len(body) - 1 else ""
         cells = [f'<th scope="row">{html.escape(row[0])}</th>']
         for j, cell in enumerate(row[1:], start=1):
             css = ' class="num"' if j >= numeric_from else ""
@@ -142,6 +146,24 @@ def _backlog(statement: Statement, numbers: Numbers) -> list[str]:
     return out
 
 
+def _queues(statement: Statement, numbers: Numbers) -> list[str]:
+    """The queue tables (docs/queues.md): per ClusterQueue, then per team."""
+    queues, span = statement.report.queues, _span(statement)
+    if queues is None or not (queues.queues or queues.teams):
+        return []
+    cells = people(numbers)
+    caption = (
+        f"Kueue ClusterQueues: ceilings and preempted work ({statement.report.currency}), {span}"
+    )
+    # Figures beside the bill, not parts of it: no total row.
+    out = [_table(queue_lines(queues, cells), 2, caption, totalled=False)]
+    caption = f"Waiting, borrowing next month and share of the GPU cost (%) per team, {span}"
+    out.append(_table(team_queue_lines(queues, cells), 1, caption, totalled=False))
+    if queues.missing:
+        out.append(note(f"Not read: {', '.join(queues.missing)}; see docs/queues.md."))
+    return out
+
+
 def _span(statement: Statement) -> str:
     return "closed month" if statement.report.closed else "month to date"
 
@@ -175,6 +197,7 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     tables += weight_tables_html(statement, numbers)
     tables += _backlog(statement, numbers)
     tables += advice_html(statement, numbers)
+    tables += _queues(statement, numbers)
     tables += gpu_html(statement, numbers)
     tables += unit_tables_html(statement, numbers)
     # After the team and model tables: each dimension's month, to the same total.

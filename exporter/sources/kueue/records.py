@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.workloads import Scheduling
 
 __all__ = ["SOURCE", "KueueSnapshot", "QuotaRecord"]
 
@@ -35,6 +36,8 @@ class KueueSnapshot:
     queues: tuple[QuotaRecord, ...]
     dropped: Mapping[str, int] = field(default_factory=dict)
     flavors: tuple[FlavorRecord, ...] = ()  # ResourceFlavors, sorted by name
+    # Workloads for the queue figures; None when not asked for (`sources.kueue.workloads`).
+    scheduling: Scheduling | None = None
 
     def check_after(self, previous: object | None) -> None:
         """A completed list is the whole current state; a list empty after queues waits for a

@@ -9,9 +9,11 @@ version, for the node labels that map each flavor's quota to nodes and so to a G
 
 One ClusterQueue resource with a bad quantity (one ClusterQueue, if the object itself is
 broken) is dropped and counted, and fails the refresh: quota feeds the money teams borrow and
-lend. A list that does not add up (fewer items than `remainingItemCount` promised, more pages
-than it allows, one queue twice with different contents) fails it too, and so does a list that
-comes back empty after holding queues, until a later read says the same.
+lend. Workloads and LocalQueues (`workloads: true`, exporter.sources.kueue.scheduling) are
+read after, and a failure there leaves them missing, the quota read whole. A list that does
+not add up (fewer items than `remainingItemCount` promised, more pages than it allows, one
+queue twice with different contents) fails it too, and so does a list that comes back empty
+after holding queues, until a later read says the same.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from exporter.sources.kueue.clusterqueue import parse_cluster_queue
 from exporter.sources.kueue.flavors import parse_resource_flavors
 from exporter.sources.kueue.listing import list_objects, list_queues
 from exporter.sources.kueue.records import SOURCE, KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.scheduling import read_scheduling
 from exporter.sources.reading import Reading
 
 __all__ = [
@@ -60,7 +63,10 @@ def fetch(client: httpx.Client, cfg: KueueConfig, shared: None, reading: Reading
     refuse_dropped(SOURCE, tally, "ClusterQueue resources or ResourceFlavors")
     lists = {"the ClusterQueue list": bool(items), "the ResourceFlavor list": bool(flavors)}
     emptiness_of(client).check(SOURCE, lists)  # empty after data: wait
-    return KueueSnapshot(tuple(sorted(queues, key=_queue_key)), tally.frozen(), flavors)
+    # Workloads are read after quota, and their failure is theirs alone.
+    scheduling = read_scheduling(client, version, cfg.page_size) if cfg.workloads else None
+    ordered = tuple(sorted(queues, key=_queue_key))
+    return KueueSnapshot(ordered, tally.frozen(), flavors, scheduling)
 
 
 def _item_name(item: Any) -> object:

@@ -264,6 +264,7 @@ def test_a_broken_plugin_takes_only_kueue_down(
         "dcgm": 1.0,
         "litellm": 1.0,
         "vllm": 1.0,
+        "kueue_metrics": 1.0,  # Kueue's metrics come through Prometheus: no kubeconfig
         "kueue": 0.0,
     }
     assert served["chargeback_source_errors_total"][(("reason", "auth"), ("source", "kueue"))] == 1

@@ -133,4 +133,23 @@ def test_fake_serves_quantities_as_numbers_and_strings_and_discovery() -> None:
     assert any(isinstance(q, int) for q in quotas) and any(isinstance(q, str) for q in quotas)
     groups = json.loads(fake_get("/apis").body)["groups"]
     assert groups[0]["preferredVersion"]["version"] == "v1beta2"
-    assert fake_get(f"{BASE}/v1beta2/workloads").status == 404
+    assert fake_get(f"{BASE}/v1beta2/topologies").status == 404
+    listed = json.loads(fake_get(f"{BASE}/v1beta2/workloads", limit="2").body)
+    assert listed["kind"] == "WorkloadList"
+
+
+def test_the_fake_preempts_research_night_sweep_now_and_then() -> None:
+    from datetime import UTC, datetime
+
+    from chargeback_demo.fake_workloads import workloads
+    from exporter.sources.checks import Tally
+    from exporter.sources.kueue.workloads import parse_workloads
+
+    tally = Tally()
+    now = datetime(2026, 12, 10, 12, tzinfo=UTC)  # the night of the 9th was preempted at 08:00
+    found = parse_workloads(workloads(CLUSTER, now, "v1beta2"), tally)
+    assert not tally
+    preempted = [w for w in found if w.evictions]
+    assert {w.name for w in preempted} == {"sweep-1130", "sweep-1203", "sweep-1206", "sweep-1209"}
+    (waiting,) = [w for w in preempted if w.evicted_now]
+    assert (waiting.name, waiting.gpus, waiting.ran_seconds) == ("sweep-1209", 2, 14 * 3600)

@@ -592,3 +592,59 @@ def test_a_list_announcing_more_pages_than_a_refresh_reads_is_refused_at_once(
     ):
         fetch(client, cfg)
     assert len(asked) == 1 and caught.value.reason == "too_large"
+
+
+# --- Workloads beside quota -----------------------------------------------------------------
+
+WORKLOAD_FIXTURE = Path(__file__).parents[3] / "fixtures" / "kueue" / "workload_preempted.json"
+LOCAL_QUEUE = {
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
+    "kind": "LocalQueue",
+    "metadata": {"namespace": "team-a", "name": "team-a-queue"},
+    "spec": {"clusterQueue": "cq-a"},
+}
+
+
+class Forbidding(ApiServer):
+    """An API server whose RBAC grants the quota lists but not Workloads."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/workloads"):
+            self.seen.append(request)
+            return status(403, "Forbidden", 'workloads.kueue.x-k8s.io is forbidden: User "x"')
+        return super().__call__(request)
+
+
+def test_workloads_are_read_with_their_local_queues_cluster_queue(token_file: str) -> None:
+    server = ApiServer(("v1beta2",), scenario("v1beta2"))
+    server.lists["workloads"] = [json.loads(WORKLOAD_FIXTURE.read_text(encoding="utf-8"))]
+    server.lists["localqueues"] = [LOCAL_QUEUE]
+    cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, workloads=True)
+    with client_for(server, cfg) as client:
+        snapshot = fetch(client, cfg)
+    assert snapshot.queues == tuple(EXPECTED)
+    assert snapshot.scheduling is not None and snapshot.scheduling.missing == ()
+    (w,) = snapshot.scheduling.workloads
+    assert (w.key, w.cluster_queue, w.gpus, w.ran_seconds) == (
+        "team-a/sample-job",
+        "cq-a",
+        3,
+        10800,
+    )
+
+
+def test_workloads_refused_are_missing_and_the_quota_stays_whole(token_file: str) -> None:
+    server = Forbidding(("v1beta2",), scenario("v1beta2"))
+    cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file, workloads=True)
+    with client_for(server, cfg) as client:
+        snapshot = fetch(client, cfg)
+    assert snapshot.queues == tuple(EXPECTED)
+    assert snapshot.scheduling is not None and snapshot.scheduling.missing == ("workloads",)
+
+
+def test_workloads_are_not_listed_unless_asked_for(token_file: str) -> None:
+    server = ApiServer(("v1beta2",), scenario("v1beta2"))
+    cfg = KueueConfig(url="https://k8s.example:6443", token_file=token_file)
+    with client_for(server, cfg) as client:
+        assert fetch(client, cfg).scheduling is None
+    assert not any(r.url.path.endswith("/workloads") for r in server.seen)

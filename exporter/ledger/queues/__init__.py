@@ -1,0 +1,1 @@
+"""Queues priced: preempted work, waiting, ClusterQueue ceilings, borrowing ahead, fair share."""

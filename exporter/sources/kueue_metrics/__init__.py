@@ -1,0 +1,1 @@
+"""Kueue's own metrics, read from the Prometheus that scrapes Kueue."""
