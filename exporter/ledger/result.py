@@ -24,6 +24,7 @@ from exporter.ledger.dimensions.beyond_team import DimensionSplit
 from exporter.ledger.dimensions.joint import JointSplit
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
+from exporter.ledger.reconcile import Reconciliation, TrueUp
 from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 
@@ -77,6 +78,10 @@ class Chargeback:
     # both counted as the ledgers count (teams the cap folded under `__other__`).
     joint: JointSplit = field(default_factory=JointSplit)
     consumption: Consumption = field(default_factory=Consumption)
+    # The bills against the records; None without bills. A closed month's true-ups are in
+    # the month ledger already (component `true_up`), listed here by bill.
+    reconciliation: Reconciliation | None = None
+    true_ups: tuple[TrueUp, ...] = ()
 
     @property
     def at(self) -> datetime:

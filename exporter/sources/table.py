@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from exporter.sources.bills.lines import BillSnapshot
 from exporter.sources.dcgm import source as dcgm
 from exporter.sources.dcgm.source import DcgmSnapshot
 from exporter.sources.kind import SourceKind
@@ -35,6 +36,8 @@ class Snapshots:
     kueue: KueueSnapshot | None = None
     litellm: LiteLLMSnapshot | None = None
     vllm: VllmSnapshot | None = None
+    # Each bill source's latest read, by its configured name (exporter.sources.bills).
+    bills: Mapping[str, BillSnapshot] = field(default_factory=dict)
 
     @classmethod
     def of(cls, snapshots: Mapping[str, object]) -> Snapshots:
