@@ -9,7 +9,15 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards import dimensions, idle, llm, overview, quota, team
+from chargeback_mixin.dashboards import (
+    dimensions,
+    idle,
+    llm,
+    overview,
+    quota,
+    reconciliation,
+    team,
+)
 
 __all__ = ["DASHBOARDS", "dashboard_json"]
 
@@ -21,6 +29,7 @@ DASHBOARDS: dict[str, Callable[[MixinConfig], Dashboard]] = {
     "chargeback-quota-borrowing": quota.build,
     "chargeback-llm": llm.build,
     "chargeback-dimensions": dimensions.build,
+    "chargeback-reconciliation": reconciliation.build,
 }
 
 

@@ -142,6 +142,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackLlmBudgetExceeded",
         "ChargebackLlmBudgetForecastExceeded",
         "ChargebackBorrowingSustained",
+        "ChargebackBillDrift",
         "ChargebackUnallocatedShareHigh",
         "ChargebackSelfHostedPricingDrift",
         "ChargebackGpuPriceDiffers",

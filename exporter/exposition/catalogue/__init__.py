@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from exporter.exposition.catalogue import (
+    bills,
     calendar,
     cluster,
     costs,
@@ -29,6 +30,7 @@ AREAS: tuple[ModuleType, ...] = (
     quota,
     llm,
     unit_economics,
+    bills,
     health,
 )
 

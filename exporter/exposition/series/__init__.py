@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from exporter.exposition.samples import Sample
 from exporter.exposition.series import (
+    bills,
     calendar,
     cluster,
     costs,
@@ -29,4 +30,5 @@ def series(chargeback: Chargeback) -> list[Sample]:
         *quota.series(chargeback),
         *llm.series(chargeback),
         *unit_economics.series(chargeback),
+        *bills.series(chargeback),
     ]
