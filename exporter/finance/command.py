@@ -31,6 +31,7 @@ from exporter.finance.report.gpu_month import (
 )
 from exporter.finance.report.numbers import Numbers, statement_locale
 from exporter.finance.report.operations import model_kinds, team_report, with_operations
+from exporter.finance.report.reconciliation import reconciliation_table
 from exporter.finance.statement.figures import build_statement, for_team, only_dimension
 from exporter.finance.statement.html import statement_html
 from exporter.ledger.attribution import Attributor
@@ -174,6 +175,7 @@ def run_report(
         units=chargeback.units,
     )
     report = with_operations(report, chargeback)
+    report = replace(report, reconciliation=reconciliation_table(chargeback))
     report = with_gpu_month(report, *_gpu_month(config, chargeback, gpu_history))
     # With --by, the text formats and the unallocated gate are the dimension's.
     gated = _by(chargeback, report, request.by)

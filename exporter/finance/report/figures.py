@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
+from exporter.finance.report.reconciliation import ReconciliationTable
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
@@ -51,6 +52,7 @@ TABLES = (
     *("teams", "models", "backlog", "gpu_prices", "gpu_price_builds", "gpu_energy_now"),
     *("llm_models", "llm_teams", "build_or_buy_teams", "build_or_buy_models"),
     "llm_completion_weights",
+    "reconciliation",
 )
 _CENT = Decimal("0.01")
 
@@ -113,6 +115,8 @@ class Report:
     by: str = "team"  # what a row is: a team, or a value of the dimension of this name
     weights: tuple[CompletionWeight, ...] = ()  # per self-hosted model (finance.report.weights)
     gpu: GpuOperation | None = None  # idle GPU-hours, utilisation, energy, CO2e of the period
+    # The bills against the records (exporter.finance.report.reconciliation); None without.
+    reconciliation: ReconciliationTable | None = None
 
     @property
     def unallocated(self) -> Decimal:

@@ -17,6 +17,11 @@ from exporter.finance.report.cells import csv_text
 from exporter.finance.report.figures import Report
 from exporter.finance.report.gpu_month import gpu_json, serving_of
 from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.reconciliation import (
+    ReconciliationTable,
+    reconciliation_json,
+    reconciliation_lines,
+)
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
     MODEL_COLUMNS,
@@ -124,6 +129,8 @@ def _json(report: Report) -> str:
         payload["gpu_operation"] = gpu
     if report.units is not None:
         payload["unit_economics"] = unit_json(report.units, report.closed, serving_of(report))
+    if report.reconciliation is not None:
+        payload["reconciliation"] = reconciliation_json(report.reconciliation)
     if report.by != "team":
         # Rows are a dimension's values: named so, with no budgets (budgets are per team).
         payload["by"] = report.by
@@ -140,6 +147,10 @@ def _csv(report: Report, table: str) -> str:
     if table == "models":
         head, rows = [*MODEL_COLUMNS], model_lines(report)
         names = MODEL_NAMES
+    elif table == "reconciliation":
+        empty = ReconciliationTable((), (), (), Decimal(0), 0)
+        head, *rows = reconciliation_lines(report.reconciliation or empty)
+        names = frozenset(range(6)) | {13}  # names and words; the rest are figures
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES

@@ -14,6 +14,7 @@ from exporter.finance.report.backlog import BacklogTable, backlog_lines
 from exporter.finance.report.figures import QUOTA_BASIS, Report
 from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.reconciliation import reconciliation_text
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
 from exporter.finance.report.units import local_formats, text_lines, unit_tables
 from exporter.finance.report.weights import weight_text
@@ -142,6 +143,8 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
     if report.backlog is not None:
         lines += ["", *backlog_text(report.backlog, span, cells)]
     lines += gpu_text(report.gpu, span, formats)
+    if report.reconciliation is not None:
+        lines += ["", *reconciliation_text(report.reconciliation, cells)]
     if report.units is not None:
         serving = serving_of(report)
         tables = unit_tables(report.units, report.currency, report.closed, formats, serving)
