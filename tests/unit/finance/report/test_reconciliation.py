@@ -59,7 +59,7 @@ def _chargeback() -> Chargeback:
     )
 
 
-def _report() -> Report:
+def report_with_bills() -> Report:
     ledger = Ledger()
     ledger.add("vision", Component.LLM_EXTERNAL, 18.4)
     ledger.add("vision", Component.TRUE_UP, 10.0)
@@ -68,7 +68,7 @@ def _report() -> Report:
 
 
 def test_json_carries_the_bill_the_unmatched_lines_the_days_and_the_true_up() -> None:
-    payload = json.loads(format_report(_report(), "json"))
+    payload = json.loads(format_report(report_with_bills(), "json"))
     (bill,) = payload["reconciliation"]["bills"]
     assert (bill["billed"], bill["recorded"], bill["difference"], bill["true_up"]) == (
         28.4,
@@ -93,13 +93,13 @@ def test_json_carries_the_bill_the_unmatched_lines_the_days_and_the_true_up() ->
 
 
 def test_csv_is_one_row_per_bill_and_the_text_names_every_figure() -> None:
-    text = format_report(_report(), "csv", "reconciliation")
+    text = format_report(report_with_bills(), "csv", "reconciliation")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [(r["source"], r["billed"], r["difference"], r["true_up"]) for r in rows] == [
         ("anthropic", "28.40", "10.00", "10.00")
     ]
     assert (rows[0]["days_billed"], rows[0]["last_day_billed"]) == ("2", "2026-02-02")
-    table = format_report(_report(), "table")
+    table = format_report(report_with_bills(), "table")
     assert "Reconciliation with the bills" in table
     assert "claude-sonnet-4" in table and "INV-2026-02" in table
 
