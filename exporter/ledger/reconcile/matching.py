@@ -134,7 +134,7 @@ def _figures(
         days = _days(billed, ours, billed_days)
         month = (math.fsum(d.billed for d in days), math.fsum(d.recorded for d in days))
         unmatched = _unmatched(billed, ours)
-    elif whole and recorded.cluster_month is not None:
+    elif kind is BillKind.CLUSTER and whole and recorded.cluster_month is not None:
         month = (math.fsum(billed.values()), recorded.cluster_month)
         unmatched = _unmatched({(None, CLUSTER_LINE): month[0]}, {(None, CLUSTER_LINE): month[1]})
     else:  # nothing recorded to hold this bill against yet
@@ -174,11 +174,13 @@ def _days(
 def _recorded(
     recorded: Recorded, provider: str, kind: BillKind, days: frozenset[date]
 ) -> dict[tuple[date, str], float] | None:
-    """What was recorded on the billed days, by (day, line); None: not recorded by day."""
+    """What was recorded on the billed days, by (day, line); None: not known by day."""
     if kind is BillKind.CLUSTER:
         if recorded.cluster is None:
             return None
         return {(d, CLUSTER_LINE): v for d, v in recorded.cluster.items() if d in days}
+    if recorded.llm is None:
+        return None
     out: dict[tuple[date, str], float] = defaultdict(float)
     for (who, model, day), amount in recorded.llm.items():
         if who == provider and day in days:

@@ -17,9 +17,11 @@ __all__ = ["Recorded", "recorded_of"]
 @dataclass(frozen=True, kw_only=True)
 class Recorded:
     """The gateway's spend per (provider, model key, UTC day) and OpenCost's cluster cost per
-    day, in the exporter's currency; `cluster` is None when OpenCost was not read by day."""
+    day, in the exporter's currency; `llm` is None without the gateway's days (LiteLLM down,
+    or a proxy whose breakdowns give no spend by date), `cluster` when OpenCost was not read
+    by day: a bill is then not compared, rather than compared with nothing."""
 
-    llm: Mapping[tuple[str, str, date], float] = field(default_factory=dict)
+    llm: Mapping[tuple[str, str, date], float] | None = field(default_factory=dict)
     cluster: Mapping[date, float] | None = None
     cluster_month: float | None = None  # OpenCost's month as read, without it None
     unknown_provider: float = 0.0  # gateway spend no rule gave a provider
@@ -49,4 +51,12 @@ def recorded_of(
         for window in opencost.days:
             by_day[window.start.date()] += window.total()
         cluster = dict(by_day)
-    return Recorded(llm=dict(llm), cluster=cluster, cluster_month=month, unknown_provider=unknown)
+    known = litellm is not None and (
+        bool(litellm.daily_spend) or not any(u.spend for u in litellm.usage)
+    )
+    return Recorded(
+        llm=dict(llm) if known else None,
+        cluster=cluster,
+        cluster_month=month,
+        unknown_provider=unknown,
+    )

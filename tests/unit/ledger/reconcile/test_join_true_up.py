@@ -19,6 +19,7 @@ from exporter.ledger.costs.components import Component
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.sources.bills.lines import BillKind
+from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
@@ -54,7 +55,9 @@ def billed(draw: st.DrawFn, days: list[date]) -> Snapshots:
         "openai": snapshot("openai", BillKind.LLM, llm, days),
         "cur": snapshot("cur", BillKind.CLUSTER, nodes, days),
     }
-    return replace(bundle, bills=bills)
+    assert bundle.litellm is not None
+    spent = {(draw(chosen), "gpt-4o", "gpt-4o-2024-08-06"): draw(amounts) for _ in range(2)}
+    return replace(bundle, litellm=replace(bundle.litellm, daily_spend=spent), bills=bills)
 
 
 def _cents(value: float) -> int:
@@ -116,6 +119,7 @@ def test_the_month_to_date_never_trues_up() -> None:
     config = _config(IdlePolicy.SEPARATE, False)
     today = Reading.open(FIXED_NOW, config.zone)
     bundle = Snapshots(
+        litellm=LiteLLMSnapshot((), ()),
         bills={
             "openai": snapshot(
                 "openai",
@@ -123,7 +127,7 @@ def test_the_month_to_date_never_trues_up() -> None:
                 [llm_line("openai", FIXED_NOW.date().replace(day=1), "gpt-4o", 5.0)],
                 _days(today),
             )
-        }
+        },
     )
     result: Chargeback = join(config, Attributor(config), bundle, today)
     assert result.true_ups == ()

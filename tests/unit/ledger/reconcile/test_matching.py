@@ -152,3 +152,16 @@ def test_a_cluster_read_as_a_whole_month_is_compared_once_its_bill_holds_the_mon
     assert [(u.line, u.day, u.amount) for u in bill.unmatched] == [(CLUSTER_LINE, None, 10.0)]
     (open_month,) = reconcile(config, "EUR", bills, recorded, MONTH, closed=False).bills
     assert (open_month.billed, open_month.recorded, open_month.days_billed) == (0.0, 0.0, ())
+
+
+def test_without_the_gateways_days_an_llm_bill_is_not_compared_with_nothing() -> None:
+    found = reconcile(
+        bills_config({"openai": OPENAI}),
+        "EUR",
+        _openai_bill(),
+        Recorded(llm=None),
+        MONTH,
+        closed=False,
+    )
+    (bill,) = found.bills
+    assert (bill.billed, bill.recorded, bill.days, bill.unmatched) == (0.0, 0.0, (), ())

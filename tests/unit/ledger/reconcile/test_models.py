@@ -42,3 +42,13 @@ def test_the_provider_prefix_comes_first_then_the_publisher_then_the_family() ->
     assert gateway_provider("fast", "claude-3-5-haiku-20241022", {}) == "anthropic"
     assert gateway_provider("o3-mini", "o3-mini-2025-01-31", {}) == "openai"
     assert gateway_provider("llama", "llama-3-70b", {}) == ""
+
+
+def test_a_gateway_that_gave_no_spend_by_date_is_not_read_as_zero() -> None:
+    from exporter.ledger.reconcile import recorded_of
+    from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
+
+    spent = ModelUsage("t", None, "gpt-4o", 3.0, 1, 1, 1)
+    assert recorded_of(LiteLLMSnapshot((), (spent,)), None, {}).llm is None
+    assert recorded_of(LiteLLMSnapshot((), ()), None, {}).llm == {}
+    assert recorded_of(None, None, {}).llm is None
