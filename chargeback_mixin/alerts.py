@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from chargeback_mixin.config import MixinConfig
 from chargeback_mixin.rules import (
+    BILL_DRIFT,
     BUDGET_FORECAST_RATIO,
     BUDGET_USED_RATIO,
     COST_DEPARTURE,
@@ -208,6 +209,17 @@ def _llm_budget_alerts(c: MixinConfig) -> list[Alert]:
             "see chargeback_llm_recommended_cost_per_token for the prices to declare.",
         ),
         _gpu_price_alert(c),
+        Alert(
+            "ChargebackBillDrift",
+            f"abs({BILL_DRIFT}) > {c.bill_drift:g}",
+            c.bill_drift_for,
+            "warning",
+            "A provider's bill is far from what the ledger recorded.",
+            "The {{ $labels.source }} bill ({{ $labels.provider }}, {{ $labels.scope }})"
+            "<in-cluster> differs from what was recorded by {{ $value | humanizePercentage }} "
+            "of the billed amount this month; `report --format json` lists the largest "
+            "unmatched lines.",
+        ),
     ]
 
 

@@ -63,6 +63,9 @@ class MixinConfig:
     # configured or built GPU price governs. Raise it when the config prices GPUs on purpose
     # away from OpenCost's pricing and the difference is known.
     gpu_price_difference: float = 0.01
+    # ChargebackBillDrift: |billed - recorded| over billed for a bill's month so far. Raise
+    # it for a gateway that knowingly misses some spend (cache reads, batch discounts).
+    bill_drift: float = 0.05
     # ChargebackBorrowingSustained: GPUs a team borrows from its cohort above which borrowing
     # counts. Raise it when small short-term borrowing is the cohort's intended use.
     borrowing_min_gpus: float = 0.0
@@ -121,6 +124,8 @@ class MixinConfig:
     unallocated_for: str = "1h"
     pricing_drift_for: str = "6h"
     gpu_price_difference_for: str = "6h"
+    # Bills change by the hour and close a day at a time: a drift must last this long.
+    bill_drift_for: str = "6h"
     cost_anomaly_for: str = "1h"
     source_down_for: str = "15m"
     source_stale_for: str = "5m"

@@ -126,6 +126,11 @@ LLM_BUDGET_FORECAST_RATIO = (
 )
 # A self-hosted model's declared price per token over its measured one.
 LLM_PRICE_DRIFT = "model:chargeback_llm_cost_per_token:ratio"
+# A bill's month so far: (billed - recorded) over billed, per bill source, provider and scope.
+BILL_DRIFT = (
+    "source_provider_scope_kind:chargeback_bill_difference_per_chargeback_bill_billed:ratio"
+)
+BILL_LABELS = ("source", "provider", "scope", "kind")
 
 IDLE_TEAM = 'team="__idle__"'
 IDLE_SHARE = 'component="idle_share"'
@@ -372,6 +377,18 @@ def recording_rules(c: MixinConfig) -> list[Rule]:
         + _budget_rules(c)
         + _gpu_rules(c)
         + _llm_rules(c)
+        + [_bill_rule(c)]
+    )
+
+
+def _bill_rule(c: MixinConfig) -> Rule:
+    """How far each bill is from what was recorded over the month's billed days."""
+    month = 'period="month"'
+    by = c.by(*BILL_LABELS)
+    return _record(
+        BILL_DRIFT,
+        f"sum {by} ({c.dedup('chargeback_bill_difference', month)})"
+        f" / (sum {by} ({c.dedup('chargeback_bill_billed', month)}) > 0)",
     )
 
 

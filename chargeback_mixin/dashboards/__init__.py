@@ -9,7 +9,16 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards import dimensions, idle, llm, overview, queues, quota, team
+from chargeback_mixin.dashboards import (
+    dimensions,
+    idle,
+    llm,
+    overview,
+    queues,
+    quota,
+    reconciliation,
+    team,
+)
 
 __all__ = ["DASHBOARDS", "dashboard_json"]
 
@@ -22,6 +31,7 @@ DASHBOARDS: dict[str, Callable[[MixinConfig], Dashboard]] = {
     "chargeback-queues-cost": queues.build,
     "chargeback-llm": llm.build,
     "chargeback-dimensions": dimensions.build,
+    "chargeback-reconciliation": reconciliation.build,
 }
 
 

@@ -32,6 +32,7 @@ from exporter.finance.report.gpu_month import (
 )
 from exporter.finance.report.numbers import Numbers, statement_locale
 from exporter.finance.report.operations import model_kinds, team_report, with_operations
+from exporter.finance.report.reconciliation import reconciliation_table
 from exporter.finance.report.what_if import (
     WhatIfTable,
     what_if_csv,
@@ -236,6 +237,7 @@ def print_month(
             print(f"error: {exc}", file=sys.stderr)
             return 2
     report = with_operations(report, chargeback)
+    report = replace(report, reconciliation=reconciliation_table(chargeback))
     report = with_gpu_month(report, *_gpu_month(config, chargeback, gpu_history))
     report = replace(report, advice=chargeback.advice)
     # With --by, the text formats and the unallocated gate are the dimension's.

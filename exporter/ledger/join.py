@@ -60,6 +60,9 @@ from exporter.ledger.prices.joined import (
 )
 from exporter.ledger.prices.reprice import reprice
 from exporter.ledger.queues.figures import QueueFigures, QueueInputs, queue_figures
+from exporter.ledger.reconcile import Reconciliation, TrueUp
+from exporter.ledger.reconcile.apply import true_ups, with_true_ups
+from exporter.ledger.reconcile.joined import closes_month, publishers, reconciliation_of
 from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
 from exporter.ledger.units.economics import price_builds, unit_economics
 from exporter.sources.opencost.source import OpenCostSnapshot
@@ -85,6 +88,7 @@ class _Costs:
     consumption: Consumption
     pricing: tuple[ModelPricing, ...]
     unknown_models: tuple[str, ...] | None
+    true_ups: tuple[TrueUp, ...] = ()
 
 
 def join(
@@ -118,14 +122,23 @@ def join(
     llm_weights = completion_weights(config, latest.vllm)
     weights = applied_weights(llm_weights)
     routed = part.routed if part is not None else None
+    bills = reconciliation_of(config, latest, part.llm if part is not None else None, reading)
     costs = None
     if latest.opencost is not None:
         memo_windows = windows or WindowMemo()
         opencost = _governed(latest.opencost, governing, memo_windows)
         made = _windows(config, attributor, opencost, reading, memo_windows)
         parts = (part, quota, prices)
+        closing = bills if closes_month(reading) else None
         costs = _costs(
-            config, attributor, (opencost, latest.opencost), made, parts, weights, detail=detail
+            config,
+            attributor,
+            (opencost, latest.opencost),
+            made,
+            parts,
+            weights,
+            closing,
+            detail=detail,
         )
     units = unit_economics(
         config,
@@ -160,6 +173,8 @@ def join(
         dimensions=costs.splits if costs is not None else (),
         joint=costs.joint if costs is not None else JointSplit(),
         consumption=costs.consumption if costs is not None else Consumption(),
+        reconciliation=bills,
+        true_ups=costs.true_ups if costs is not None else (),
     )
 
 
@@ -272,12 +287,15 @@ def _costs(
     windows: tuple[Window, Window],
     parts: tuple[LlmPart | None, JoinedQuota | None, GpuPrices | None],
     weights: Mapping[str, float],
+    closing: Reconciliation | None,
     *,
     detail: bool,
 ) -> _Costs:
-    """OpenCost's windows through quota, LLM, shared costs and dimensions, then the team cap.
+    """OpenCost's windows through quota, LLM, true-up, shared costs and dimensions, then the
+    team cap.
 
-    `opencost` is the snapshot at the applied GPU prices, then as OpenCost charged it.
+    `opencost` is the snapshot at the applied GPU prices, then as OpenCost charged it;
+    `closing` the bills of a closed month's whole reading, which true up the month window.
     """
     hourly, month = windows
     part, quota, prices = parts
@@ -295,6 +313,11 @@ def _costs(
         month, report = apply_llm_to(month, part.routed, config, attributor, weights)
         hourly, _ = apply_llm_to(hourly, part.routed, config, attributor, weights)
         pricing, unknown = _pricing(config, part.routed, month, weights), report.unknown_models
+    ups: tuple[TrueUp, ...] = ()
+    if closing is not None:
+        usage = part.usage if part is not None else {}
+        ups = true_ups(closing, usage, month.ledger, publishers(config))
+        month = month.with_ledger(with_true_ups(month.ledger, ups))
     tags = llm_tags(part.llm if part is not None else None, attributor)
     hourly, month, splits = beyond_team(config, hourly, month, tags)
     declared = [t.name for t in config.teams]
@@ -327,6 +350,7 @@ def _costs(
         used,
         pricing,
         unknown,
+        ups,
     )
 
 

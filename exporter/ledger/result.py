@@ -27,6 +27,7 @@ from exporter.ledger.forecast.figures import MonthForecast
 from exporter.ledger.llm import ModelPricing, TeamLlmBudget, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.queues.figures import QueueFigures
+from exporter.ledger.reconcile import Reconciliation, TrueUp
 from exporter.ledger.units.economics import UnitEconomics
 from exporter.sources.reading import Reading
 
@@ -88,6 +89,10 @@ class Chargeback:
     # Where the month will end (exporter.ledger.forecast); None until asked for, or without
     # OpenCost.
     forecast: MonthForecast | None = None
+    # The bills against the records; None without bills. A closed month's true-ups are in
+    # the month ledger already (component `true_up`), listed here by bill.
+    reconciliation: Reconciliation | None = None
+    true_ups: tuple[TrueUp, ...] = ()
 
     @property
     def at(self) -> datetime:

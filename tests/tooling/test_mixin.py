@@ -144,6 +144,7 @@ def test_alerts_asked_for_are_all_there() -> None:
         "ChargebackBorrowingSustained",
         "ChargebackTeamPreemptedWorkHigh",
         "ChargebackTeamWaitingWhileQuotaIdle",
+        "ChargebackBillDrift",
         "ChargebackUnallocatedShareHigh",
         "ChargebackSelfHostedPricingDrift",
         "ChargebackGpuPriceDiffers",

@@ -6,6 +6,7 @@ from types import ModuleType
 
 from exporter.exposition.catalogue import (
     advice,
+    bills,
     calendar,
     cluster,
     costs,
@@ -35,6 +36,7 @@ AREAS: tuple[ModuleType, ...] = (
     llm,
     unit_economics,
     advice,
+    bills,
     health,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from exporter.exposition.samples import Sample
 from exporter.exposition.series import (
     advice,
+    bills,
     calendar,
     cluster,
     costs,
@@ -48,6 +49,7 @@ AREAS: tuple[Area, ...] = (
     Area("advice", advice.series, ("advice",)),
     Area("forecast", forecast.series, ("forecast",)),
     Area("queues", queues.series, ("queues",)),
+    Area("bills", bills.series, ("reconciliation",)),
 )
 
 

@@ -43,7 +43,15 @@ def focus_context(config: Config, report: Report, reading: Reading) -> FocusCont
         invoice_id=invoice_id(naming.cluster, report.month) if reading.closed else None,
         publishers={m.model: m.publisher for m in config.llm_models if m.publisher},
         quota_basis=report.quota_basis,
+        true_up_invoices=_true_up_invoices(report),
     )
+
+
+def _true_up_invoices(report: Report) -> tuple[str, ...]:
+    found = report.reconciliation
+    if found is None:
+        return ()
+    return tuple(sorted({i for up in found.true_ups for i in up.invoices}))
 
 
 def focus_export(

@@ -30,6 +30,7 @@ from exporter.finance.focus.tags import Share, Tagging, combination_cents
 from exporter.finance.report.figures import Report
 from exporter.finance.report.footing import largest_remainder
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
+from exporter.ledger.costs.components import Component
 
 __all__ = ["FocusContext", "apportion", "focus_rows", "utc_stamp"]
 
@@ -51,6 +52,9 @@ class FocusContext:
     invoice_id: str | None  # None in the month to date: nothing is invoiced yet
     publishers: Mapping[str, str] = field(default_factory=dict)  # LLM model -> its maker
     quota_basis: str | None = None  # what quota figures rest on (report.QUOTA_BASIS keys)
+    # The provider invoices a closed month's true-up rows close on (FOCUS has one InvoiceId
+    # a row, this export's; the rows' ChargeDescription names theirs).
+    true_up_invoices: tuple[str, ...] = ()
 
     @property
     def month_to_date(self) -> bool:
@@ -246,9 +250,15 @@ def _number(value: Decimal) -> str:
     return text if "." in text else f"{text}.0"
 
 
-def _description(service_: Service, team: str, res: Resource | None) -> str:
+def _description(service_: Service, team: str, res: Resource | None, of: str = "") -> str:
     on = f" on {res.name}" if res else ""
-    return f"{service_.description}{on} for team {team}"
+    return f"{service_.description}{of}{on} for team {team}"
+
+
+def _invoices(ctx: FocusContext, component: str) -> str:
+    if component != Component.TRUE_UP or not ctx.true_up_invoices:
+        return ""
+    return f" {', '.join(ctx.true_up_invoices)}"
 
 
 def _publisher(ctx: FocusContext, component: str, res: Resource | None) -> str:
@@ -282,7 +292,7 @@ def _row(
         BillingPeriodStart=utc_stamp(ctx.month_start),
         ChargeCategory="Usage" if shown is not None else "Adjustment",
         ChargeClass=None,
-        ChargeDescription=_description(named, team, res),
+        ChargeDescription=_description(named, team, res, _invoices(ctx, component)),
         ChargeFrequency="Usage-Based",
         ChargePeriodEnd=utc_stamp(day.end),
         ChargePeriodStart=utc_stamp(day.start),

@@ -81,6 +81,10 @@ SERVICES: Mapping[str, Service] = {
         "External model spend through the LiteLLM proxy",
         Meter("Tokens"),
     ),
+    # No quantity, so an Adjustment row: the invoice's difference to what was recorded.
+    Component.TRUE_UP: Service(
+        "Invoice True-up", "Other", "Other (Other)", "True-up to the provider's invoice"
+    ),
 }
 # A component added to the ledger before this table learns it: an Adjustment, said plainly.
 _UNKNOWN = Service("Cluster Services", "Compute", "Other (Compute)", "Other costs")

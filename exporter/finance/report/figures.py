@@ -11,6 +11,7 @@ from exporter.finance.report.backlog import BacklogTable
 from exporter.finance.report.footing import cents, foot, largest_remainder, round_cents
 from exporter.finance.report.forecast_table import ForecastTable
 from exporter.finance.report.queues import QueueTable
+from exporter.finance.report.reconciliation import ReconciliationTable
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.advice import AdviceSet
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
@@ -57,6 +58,7 @@ TABLES = (
     "llm_completion_weights",
     *("advice", "advice_withheld"),
     *("queues", "queue_teams"),
+    "reconciliation",
 )
 _CENT = Decimal("0.01")
 
@@ -122,6 +124,8 @@ class Report:
     advice: AdviceSet | None = None  # right-sizing advice over its window (finance.report.advice)
     forecast: ForecastTable | None = None  # the month's end, month to date only
     queues: QueueTable | None = None  # Kueue's queues priced (finance.report.queues)
+    # The bills against the records (exporter.finance.report.reconciliation); None without.
+    reconciliation: ReconciliationTable | None = None
 
     @property
     def unallocated(self) -> Decimal:

@@ -30,6 +30,11 @@ from exporter.finance.report.queues import (
     queue_lines,
     team_queue_lines,
 )
+from exporter.finance.report.reconciliation import (
+    ReconciliationTable,
+    reconciliation_json,
+    reconciliation_lines,
+)
 from exporter.finance.report.teams import usage_json
 from exporter.finance.report.text import (
     MODEL_COLUMNS,
@@ -145,6 +150,8 @@ def _json(report: Report) -> str:
         payload["advice"] = advice_json(report.advice)
     if report.units is not None:
         payload["unit_economics"] = unit_json(report.units, report.closed, serving_of(report))
+    if report.reconciliation is not None:
+        payload["reconciliation"] = reconciliation_json(report.reconciliation)
     if report.by != "team":
         # Rows are a dimension's values: named so, with no budgets (budgets are per team).
         payload["by"] = report.by
@@ -172,13 +179,17 @@ def _csv(report: Report, table: str) -> str:
             [report.by, "forecast_low", "forecast_mid", "forecast_high"]
         ]
         names = frozenset({0})
+    elif table == "reconciliation":
+        nothing = ReconciliationTable((), (), (), Decimal(0), 0)
+        head, *rows = reconciliation_lines(report.reconciliation or nothing)
+        names = frozenset(range(6)) | {13}  # names and words; the rest are figures
     elif table == "backlog":
         head, *rows = backlog_lines(report.backlog or BacklogTable(()))
         names = BACKLOG_NAMES
     elif table in ("queues", "queue_teams"):
-        empty = QueueTable((), ())
+        no_queues = QueueTable((), ())
         lines_of = queue_lines if table == "queues" else team_queue_lines
-        head, *rows = lines_of(report.queues or empty)
+        head, *rows = lines_of(report.queues or no_queues)
         names = frozenset({0, 1}) if table == "queues" else frozenset({0})
     else:
         head, *rows = team_lines(report)

@@ -31,6 +31,7 @@ COMPONENTS: Mapping[str, str] = {
     Component.SHARED: "Shared namespaces",
     Component.LLM_SERVING: "Self-hosted LLMs",
     Component.LLM_EXTERNAL: "External LLMs",
+    Component.TRUE_UP: "True-up to invoices",
 }
 KINDS: Mapping[str, str] = {
     "external": "External",

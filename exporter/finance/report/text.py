@@ -17,6 +17,7 @@ from exporter.finance.report.forecast import forecast_text
 from exporter.finance.report.gpu_month import gpu_text, serving_of
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.queues import QueueTable, queue_lines, team_queue_lines
+from exporter.finance.report.reconciliation import reconciliation_text
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
 from exporter.finance.report.units import local_formats, text_lines, unit_tables
 from exporter.finance.report.weights import weight_text
@@ -151,6 +152,8 @@ def report_table(report: Report, numbers: Numbers | None = None) -> str:
     if report.queues is not None:
         lines += ["", *queue_text(report.queues, span, cells)]
     lines += gpu_text(report.gpu, span, formats)
+    if report.reconciliation is not None:
+        lines += ["", *reconciliation_text(report.reconciliation, cells)]
     if report.units is not None:
         serving = serving_of(report)
         tables = unit_tables(report.units, report.currency, report.closed, formats, serving)

@@ -20,6 +20,7 @@ from exporter.finance.report.figures import Report, build_report, model_rows
 from exporter.finance.report.footing import cents, foot, round_cents
 from exporter.finance.report.operations import with_operations
 from exporter.finance.report.queues import queues_of_team
+from exporter.finance.report.reconciliation import reconciliation_table
 from exporter.finance.report.what_if import WhatIfTable
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED
 from exporter.ledger.costs.components import Component
@@ -96,7 +97,8 @@ def statement_report(chargeback: Chargeback, config: Config) -> Report | None:
         idle=chargeback.month_idle,
         units=chargeback.units,
     )
-    return with_operations(report, chargeback)
+    report = with_operations(report, chargeback)
+    return replace(report, reconciliation=reconciliation_table(chargeback))
 
 
 def build_statement(report: Report, chargeback: Chargeback, config: Config) -> Statement:

@@ -21,6 +21,7 @@ from exporter.finance.statement.advice import advice_html
 from exporter.finance.statement.figures import Statement
 from exporter.finance.statement.operations import USAGE_HEAD, backlog_lines, printed_usage
 from exporter.finance.statement.page import note
+from exporter.finance.statement.reconciliation import reconciliation_html
 from exporter.finance.statement.units import gpu_html, unit_tables_html
 from exporter.finance.statement.weights import weight_tables_html
 from exporter.ledger.attribution import OTHER
@@ -200,6 +201,7 @@ def tables_html(statement: Statement, numbers: Numbers) -> list[str]:
     tables += _queues(statement, numbers)
     tables += gpu_html(statement, numbers)
     tables += unit_tables_html(statement, numbers)
+    tables += reconciliation_html(statement, numbers)
     # After the team and model tables: each dimension's month, to the same total.
     for dimension in statement.dimensions:
         caption = f"Cost per {dimension.by} and component ({report.currency})"

@@ -22,6 +22,8 @@ class Component(StrEnum):
     SHARED = "shared"
     LLM_SERVING = "llm_serving"
     LLM_EXTERNAL = "llm_external"
+    # A closed month's difference to the invoices it is trued up to (exporter.ledger.reconcile).
+    TRUE_UP = "true_up"
 
 
 # The components LiteLLM's spend and the serving cost moved by tokens make; the rest is hardware.

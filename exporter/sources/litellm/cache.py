@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
+from exporter.sources.litellm.day_spend import DaySpend, DaySpendMemo
 from exporter.sources.litellm.key_breakdown import DayUsage
 from exporter.sources.litellm.packed import PackedDates, PackedDay, Uses
 
@@ -83,6 +84,7 @@ class DailyCache:
     repairs: int = 0
     # The month's uses, and the closed dates' totals: summed again only when they change.
     _uses: Uses = field(default_factory=Uses)
+    _spend: DaySpendMemo = field(default_factory=DaySpendMemo)
 
     def read_from(self, dates: MonthDates, now: datetime, every: timedelta) -> date:
         """The first date this refresh must read: the month's start when a full read is due."""
@@ -133,6 +135,10 @@ class DailyCache:
             if d not in closed:
                 _add_day(totals, read[d])
         return totals
+
+    def day_spend(self, read: Mapping[str, DayUsage]) -> DaySpend:
+        """The month's spend per date and model: the kept dates' and those just read."""
+        return self._spend.month(self.closed, self._uses.uses, read)
 
     def uses_for(self, dates: MonthDates) -> Uses:
         """The table a read of `dates`' month packs into: this cache's, or a new month's."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 
 from exporter.sources.litellm.by_day import Dated, summed_to
 from exporter.sources.litellm.cache import month_dates
 from exporter.sources.litellm.daily import UNASSIGNED
+from exporter.sources.litellm.day_spend import dated_spend
 from exporter.sources.litellm.per_model import Usage
 from exporter.sources.litellm.wire import SOURCE
 from exporter.sources.reading import Reading
@@ -64,6 +65,8 @@ class LiteLLMSnapshot:
     tags: Mapping[str, float] = field(default_factory=dict)
     # The same per (team id, tag), from the tags' API-key breakdowns ("": a key with no team).
     team_tags: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # Spend per (UTC date, public name, provider model) over every team, for the bills.
+    daily_spend: Mapping[tuple[date, str, str], float] = field(default_factory=dict)
 
     def as_of(self, reading: Reading) -> LiteLLMSnapshot:
         """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
@@ -71,7 +74,8 @@ class LiteLLMSnapshot:
             raise ValueError(f"{SOURCE}: the month was not read day by day")
         last = month_dates(reading.at, reading.month.zone).end
         aliases = {t.team_id: t.alias for t in self.teams}
-        return replace(self, usage=tuple(usage_records(summed_to(self.dated, last), aliases)))
+        usage = tuple(usage_records(summed_to(self.dated, last), aliases))
+        return replace(self, usage=usage, daily_spend=dated_spend(self.dated, last))
 
     def check_after(self, previous: object | None) -> None:
         """The team list is checked against its own `total`, and emptiness after data by the
@@ -95,6 +99,7 @@ class LiteLLMSnapshot:
         usage = tuple(replace(u, spend=_times(u.spend, r)) for u in self.usage)
         tags = {tag: spend * r for tag, spend in self.tags.items()}
         team_tags = {key: spend * r for key, spend in self.team_tags.items()}
+        daily = {key: spend * r for key, spend in self.daily_spend.items()}
         # The dates stay in LiteLLM's currency: a converted snapshot is not summed again.
         return replace(
             self,
@@ -104,6 +109,7 @@ class LiteLLMSnapshot:
             dated=None,
             tags=tags,
             team_tags=team_tags,
+            daily_spend=daily,
         )
 
 

@@ -59,6 +59,7 @@ from exporter.sources.litellm.daily import (
     merge_daily_pages,
 )
 from exporter.sources.litellm.dates import DatesRead, read_date
+from exporter.sources.litellm.day_spend import DaySpend
 from exporter.sources.litellm.packed import PackedDates
 from exporter.sources.litellm.per_model import Usage, per_model_usage
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, usage_records
@@ -144,7 +145,7 @@ def fetch(
                 teams, (), tally.frozen(), to_ours, dated=dated, tags=tags, team_tags=team_tags
             )
             return whole.as_of(reading)
-        usage = _month_usage(client, cfg, dates, now, cache, tally, (seen, parts))
+        usage, spent = _month_usage(client, cfg, dates, now, cache, tally, (seen, parts))
         refuse_dropped(SOURCE, tally, "daily rows")
     except UpstreamStatusError as exc:
         raise _explained(exc, client) from None
@@ -152,7 +153,14 @@ def fetch(
     # The refresher adds each refresh's repairs up, as it does drops.
     repairs = cache.repairs - repaired_before
     return LiteLLMSnapshot(
-        teams, records, tally.frozen(), to_ours, repairs, tags=tags, team_tags=team_tags
+        teams,
+        records,
+        tally.frozen(),
+        to_ours,
+        repairs,
+        tags=tags,
+        team_tags=team_tags,
+        daily_spend=spent,
     )
 
 
@@ -222,8 +230,9 @@ def _month_usage(
     cache: DailyCache,
     tally: Tally,
     seen: tuple[Emptiness, Mapping[str, bool]],
-) -> Iterable[Usage]:
-    """The month's use, from the dates that can still change, read one by one, plus the kept.
+) -> tuple[Iterable[Usage], DaySpend]:
+    """The month's use, from the dates that can still change, read one by one, plus the kept;
+    and its spend per date and model (none from a proxy whose breakdowns name no keys).
 
     A date read again that had use and now has none, or the team list or tag activity
     (`seen[1]`, what they held), waits for a second read before anything keeps it: all are
@@ -254,13 +263,14 @@ def _month_usage(
             )
         )
         emptiness.check(SOURCE, {**parts, "the month's daily activity": bool(usage)})
-        return usage
+        return usage, {}
     read_days = (start + DAY * n for n in range((dates.end - start).days + 1))
     days = {f"the daily activity of {d}": bool(read.usage.get(d.isoformat())) for d in read_days}
     emptiness.check(SOURCE, {**parts, **days})
 
     totals = cache.update(dates, start, read.usage, read.aliases, now)
-    return [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
+    usage = [(e, cache.aliases.get(e), g, m, totals[(e, g, m)]) for e, g, m in sorted(totals)]
+    return usage, cache.day_spend(read.usage)
 
 
 def _explained(exc: UpstreamStatusError, client: httpx.Client) -> UpstreamStatusError:

@@ -181,10 +181,16 @@ def test_a_bad_bill_is_down_with_its_reason_and_nothing_else_changes(
     assert health[which].dropped == case.dropped
     assert health[other].up
     assert case.said in _logged(broken, which)
-    # What the exporter serves beside the bills' health is the same as with both bills good.
+    # What the exporter serves beside the bills is the same as with both bills good.
     assert _served(broken) == _served(healthy)
     assert any('team="research"' in line for line in _served(healthy))
-    assert broken_joiner.last == healthy_joiner.last
+    # The ledger is unchanged; only the reconciliation lacks the bill that is down.
+    broken_last, healthy_last = broken_joiner.last, healthy_joiner.last
+    assert broken_last is not None and healthy_last is not None
+    assert replace(broken_last, reconciliation=None) == replace(healthy_last, reconciliation=None)
+    assert broken_last.reconciliation is not None and healthy_last.reconciliation is not None
+    kept = {(b.source, b.kind) for b in broken_last.reconciliation.bills}
+    assert which.removeprefix("bills.") not in {source for source, _ in kept}
 
 
 def _logged(refresher: Refresher, name: str) -> str:
@@ -192,5 +198,8 @@ def _logged(refresher: Refresher, name: str) -> str:
 
 
 def _served(refresher: Refresher) -> list[str]:
+    # Beside the bills' health and the reconciliation's own bill series (which a down bill
+    # rightly leaves out), everything served must be the same.
     text = refresher.exposition.text.decode()
-    return [line for line in text.splitlines() if "bills." not in line and "duration" not in line]
+    own = ("bills.", "duration", "chargeback_bill_")
+    return [line for line in text.splitlines() if not any(word in line for word in own)]
