@@ -140,7 +140,7 @@ def test_a_closed_month_prints_its_idle_gpu_hours_energy_and_co2e(
     (even,) = data["unit_economics"]["build_or_buy"]["models"]
     assert even["utilisation"] == pytest.approx(0.40)
     text = _report(stack, tmp_path, prom, "table", capsys)
-    line = next(ln for ln in text.splitlines() if ln.startswith("research") and "2.086" in ln)
+    line = next(ln for ln in text.splitlines() if ln.startswith("research") and "521,50" in ln)
     # (0.2 x 360 + 0.6 x 385) / 745 = 40.7 % utilisation; the demo prints in es-ES.
     assert line.split()[-5:] == ["1.105,00", "40,7", "%", "2.086,00", "521,50"]
     html = _report(stack, tmp_path, prom, "html", capsys)
