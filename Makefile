@@ -142,12 +142,12 @@ unit: $(STAMP)
 
 # Every kind of test but the unit tests spends most of its time waiting (on processes, sockets,
 # Prometheus, promtool, the FOCUS validator), so pytest-xdist runs them on more workers than the
-# machine has cores. `--dist loadgroup` hands out tests one by one, but tests/conftest.py keeps
-# the tests of a module that share a module-scoped fixture (a Prometheus, a demo export) on one
-# worker, so that fixture starts once. A new test file needs nothing for either.
+# machine has cores. `--dist loadfile` hands out whole test files, so a module-scoped fixture
+# (a Prometheus, a demo export) still starts once; a new test file needs nothing. (Not
+# loadgroup: pytest-xdist 3.8 marks a group in a test id pytest 9 no longer reads.)
 # PYTEST_WORKERS=0 runs in one process (pytest's own output, `pdb` works).
 PYTEST_WORKERS ?= 4
-PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 # Selects every test outside tests/unit and, of tests/unit, the property tests.
 NOT_UNIT_OR_PROPERTY := -m 'not unit or property'
 

@@ -96,30 +96,15 @@ def certs(tmp_path: Path, ca: trustme.CA) -> Path:
 
 
 UNIT_TESTS = Path(__file__).resolve().parent / "unit"
-# Fixtures of these scopes are set up once for the tests of a module that share them.
-SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
+# First: the -m selection reads the marks set here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every hypothesis test `property`, so `make integration` can run them all in full;
-    every test of tests/unit `unit`, so the CI's slow run can take only their property tests;
-    and keep together, on one pytest-xdist worker, the tests of a module that share a fixture
-    started once for the module (`--dist loadgroup`), so it is started once, not per worker."""
+    """Mark every hypothesis test `property`, so `make integration` can run them all in full, and
+    every test of tests/unit `unit`, so a run of every folder can keep only their property tests."""
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
         if item.path.resolve().is_relative_to(UNIT_TESTS):
             item.add_marker(pytest.mark.unit)
-        if _shares_a_started_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
-
-
-def _shares_a_started_fixture(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture of module (or wider, short of the session) scope.
-
-    A session fixture is set up once per worker whatever the grouping, so it does not count;
-    an item pytest built without fixture information (none here) is grouped to be safe."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return True
-    return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())

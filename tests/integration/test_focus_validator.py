@@ -45,9 +45,7 @@ from tests.tooling.test_readme_example import KEY_ENV, _config, _section
 UTC_ZONE = ZoneInfo("UTC")  # the example's config: timezone UTC
 
 
-# Per test, not per module: finding the folder costs nothing, and a module fixture would keep
-# the four validator runs (each tens of CPU-seconds) on one pytest-xdist worker.
-@pytest.fixture
+@pytest.fixture(scope="module")
 def home() -> Path:
     found = validator_home()
     if found is None:
