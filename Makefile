@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit integration e2e tooling promtool focus-validator axe helm generate bench soak clean image
+.PHONY: demo test lint typecheck unit integration e2e tooling slow promtool focus-validator axe helm generate bench soak clean image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -140,20 +140,35 @@ unit: $(STAMP)
 	@TIMEFORMAT='make unit: %U s user + %S s system CPU, %R s elapsed'; \
 	time HYPOTHESIS_PROFILE=unit $(BIN)/pytest tests/unit
 
+# Every kind of test but the unit tests spends most of its time waiting (on processes, sockets,
+# Prometheus, promtool, the FOCUS validator), so pytest-xdist runs them on more workers than the
+# machine has cores. `--dist loadfile` hands out whole test files, so a module-scoped fixture
+# (a Prometheus, a demo export) still starts once; a new test file needs nothing. (Not
+# loadgroup: pytest-xdist 3.8 marks a group in a test id pytest 9 no longer reads.)
+# PYTEST_WORKERS=0 runs in one process (pytest's own output, `pdb` works).
+PYTEST_WORKERS ?= 4
+PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+# Selects every test outside tests/unit and, of tests/unit, the property tests.
+NOT_UNIT_OR_PROPERTY := -m 'not unit or property'
+
 # The real exporter against the demo's fakes on loopback, worker processes, Prometheus, promtool;
-# then every property test of tests/unit at its full count of examples.
+# and every property test of tests/unit at its full count of examples, in the same run.
 integration: $(STAMP) promtool focus-validator
-	HYPOTHESIS_PROFILE=full $(BIN)/pytest tests/integration
-	HYPOTHESIS_PROFILE=full $(BIN)/pytest -m property tests/unit
+	HYPOTHESIS_PROFILE=full $(BIN)/pytest $(PARALLEL) $(NOT_UNIT_OR_PROPERTY) tests/integration tests/unit
 
 # The demo scraped by Prometheus, alerts through Alertmanager, the statement in Chromium.
 e2e: $(STAMP) promtool axe
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest $(PARALLEL) tests/e2e
 
 # The committed artefacts: mixin output, deploy manifests and chart (kubectl, helm, promtool),
 # README, image, bench.
 tooling: $(STAMP) promtool $(CHECKOV) $(HELM)
-	$(BIN)/pytest tests/tooling
+	$(BIN)/pytest $(PARALLEL) tests/tooling
+
+# `make integration e2e tooling` as one run, which `make test` uses: one pool of workers for
+# every folder (and any new one), so no folder waits for the slowest test of the one before.
+slow: $(STAMP) promtool focus-validator axe $(CHECKOV) $(HELM)
+	HYPOTHESIS_PROFILE=full $(BIN)/pytest $(PARALLEL) $(NOT_UNIT_OR_PROPERTY) tests
 
 # The side environments (the FOCUS validator's, checkov's, axe-core, helm and kubectl) mostly wait on downloads
 # and disks, lint, types and the unit tests on the CPU: they are built meanwhile, and every one is
@@ -167,7 +182,7 @@ test: $(STAMP)
 	wait $$side; built=$$?; cat "$$log"; rm -f "$$log"; \
 	if ((checks)); then exit $$checks; fi; \
 	if ((built)); then echo "building the side environments failed"; exit $$built; fi
-	$(MAKE) --no-print-directory integration e2e tooling
+	$(MAKE) --no-print-directory slow
 
 demo: $(STAMP)
 	$(BIN)/python -m chargeback_demo.run

@@ -95,8 +95,16 @@ def certs(tmp_path: Path, ca: trustme.CA) -> Path:
     return tmp_path
 
 
+UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+
+
+# First: the -m selection reads the marks set here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every hypothesis test `property`, so `make integration` can run them all in full."""
+    """Mark every hypothesis test `property`, so `make integration` can run them all in full, and
+    every test of tests/unit `unit`, so a run of every folder can keep only their property tests."""
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+        if item.path.resolve().is_relative_to(UNIT_TESTS):
+            item.add_marker(pytest.mark.unit)

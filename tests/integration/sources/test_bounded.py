@@ -13,6 +13,7 @@ import pytest
 
 from exporter.sources.bounded import call_ends
 from exporter.sources.clients import make_client
+from tests.support.waiting import until
 
 
 class _Silent:
@@ -66,6 +67,8 @@ def test_a_client_sends_through_bounded_sockets(
         monkeypatch.delenv(name.lower(), raising=False)
     with make_client(silent.url, timedelta(seconds=30)) as client:
         _ends_by_the_call(client, "/metrics")
+    # The listener's thread may read the request after the client has given up on it.
+    until("the request at the listener", lambda: bool(silent.received))
     assert silent.received[0].startswith(b"GET /metrics HTTP/1.1")
 
 
@@ -76,6 +79,7 @@ def test_a_proxy_the_environment_names_is_bounded_too(
     monkeypatch.setenv("NO_PROXY", "direct.invalid")
     with make_client("http://upstream.invalid", timedelta(seconds=30)) as client:
         _ends_by_the_call(client, "/metrics")
+        until("the request at the proxy", lambda: bool(silent.received))
         assert silent.received[0].startswith(b"GET http://upstream.invalid/metrics HTTP/1.1")
         # A host NO_PROXY names is reached directly: the name does not resolve.
         with pytest.raises(httpx.ConnectError):

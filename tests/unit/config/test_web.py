@@ -16,8 +16,9 @@ from exporter.config.web import ClientAuthType, WebConfig, WebServing, load_web_
 from exporter.errors import ConfigError
 
 PASSWORD = "correct horse battery staple"
-# Cost 4 is bcrypt's minimum: the tests check behaviour, not hashing strength.
-HASH = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
+# Cost 4 is bcrypt's minimum: the tests check behaviour, not hashing strength. A fixed salt, so
+# the parameters (and test ids) that quote the hash are the same in every pytest-xdist worker.
+HASH = bcrypt.hashpw(PASSWORD.encode(), b"$2b$04$chargebackwebtestsalt.").decode()
 # htpasswd writes $2y$; the same hash under that prefix must work too.
 HASH_2Y = "$2y$" + HASH.removeprefix("$2b$")
 
