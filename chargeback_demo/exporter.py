@@ -54,7 +54,11 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     history = os.environ.get("DEMO_HISTORY_PROMETHEUS") or None
     wanted = os.environ.get(HISTORY_SWITCH, "on") != "off"
     stack = DemoStack(
-        clock=clock, dcgm_port=port, dcgm_prometheus=through, history_prometheus=history
+        clock=clock,
+        dcgm_port=port,
+        dcgm_prometheus=through,
+        history_prometheus=history,
+        true_up=True,
     ).start()
     try:
         with ExitStack() as scope:

@@ -44,6 +44,7 @@ def demo_config_dict(
     dcgm_prometheus: str | None = None,
     history: str | None = None,
     bills: bool = False,
+    true_up: bool = False,
 ) -> dict[str, Any]:
     """The demo's config: three teams, one of them mapped by namespace only.
 
@@ -171,14 +172,17 @@ def demo_config_dict(
         hosted = config["llm_models"][0]["self_hosted"]
         hosted.update({"weight": "measured", "served_model": fake_vllm.SERVED_MODEL})
     if bills:
-        config["bills"] = _bills(urls, secrets)
+        config["bills"] = _bills(urls, secrets, true_up)
     return config
 
 
-def _bills(urls: dict[str, str], secrets: str) -> dict[str, Any]:
+def _bills(urls: dict[str, str], secrets: str, true_up: bool) -> dict[str, Any]:
     """The demo's bills: both LLM providers' cost APIs in USD, and the cloud's FOCUS export of
-    the node in EUR, each read every 30 s so the demo shows them within a minute."""
+    the node in EUR, each read every 30 s so the demo shows them within a minute. With
+    `true_up`, a closed month's report foots to OpenAI's and the cloud's invoices (the gateway
+    records no Anthropic model, so Anthropic's bill has no team to true up onto)."""
     every = {"interval": "30s", "max_staleness": "5m"}
+    trued = {"true_up": true_up}
     return {
         "currency_rates": {"USD": USD_TO_EUR},
         "sources": {
@@ -187,6 +191,7 @@ def _bills(urls: dict[str, str], secrets: str) -> dict[str, Any]:
                 "url": urls["openai_costs"],
                 "admin_key_file": f"{secrets}/openai-admin-key",
                 **every,
+                **trued,
             },
             "anthropic": {
                 "type": "anthropic",
@@ -199,6 +204,7 @@ def _bills(urls: dict[str, str], secrets: str) -> dict[str, Any]:
                 "path": f"{secrets}/{FOCUS_FOLDER}",
                 "cluster_tag": "=".join(CLUSTER_TAG),
                 **every,
+                **trued,
             },
         },
     }
@@ -219,6 +225,9 @@ class DemoStack:
     dcgm_prometheus: str | None = None
     # A Prometheus holding the exporter's own series of past months (report.prometheus).
     history_prometheus: str | None = None
+    # The demo's own entry point trues a closed month up to its invoices; the tests' closed
+    # months stay the ledger's, so their figures are the hand-worked ones.
+    true_up: bool = False
 
     def start(self) -> DemoStack:
         """Start every fake on a free loopback port."""
@@ -284,6 +293,7 @@ class DemoStack:
             self.dcgm_prometheus,
             self.history_prometheus,
             bills=True,
+            true_up=self.true_up,
         )
 
     def stop(self) -> None:
