@@ -55,7 +55,7 @@ def _month(c: MixinConfig, u: Units) -> Section:
                 "Days billed",
                 "Days of the month each bill holds whole; later days are not compared yet.",
                 u.count,
-                [query(by("chargeback_bill_days_billed"), LEGEND, instant=True)],
+                [query(by("chargeback_bill_billed_dates"), LEGEND, instant=True)],
                 width=12,
             ),
         ],

@@ -8,12 +8,9 @@ from chargeback_demo.stack import DemoStack, demo_config_dict
 from exporter.config.schema import Config
 from exporter.exposition.catalogue.llm import LLM_SPEND_MONTH_TO_DATE
 from exporter.exposition.samples import Sample
-from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
-from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.serve.wiring import Joiner
-from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES, Snapshots
 from tests.conftest import FIXED_NOW, read_all
 
@@ -27,9 +24,8 @@ def _snapshots(records: Snapshots) -> dict[str, object]:
 
 
 def _cold(config: Config, records: Snapshots) -> tuple[Sample, ...]:
-    return tuple(
-        series(join(config, Attributor(config), records, Reading.open(FIXED_NOW, config.zone)))
-    )
+    # A fresh joiner: no memo of an earlier join (its forecast too starts from this join).
+    return tuple(Joiner(config)(_snapshots(records), FIXED_NOW))
 
 
 def test_joins_that_reuse_the_litellm_part_equal_cold_joins(stack: DemoStack) -> None:

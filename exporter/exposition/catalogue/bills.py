@@ -46,10 +46,10 @@ BILL_RATIO = family(
     "bills",
 )
 
-BILL_DAYS_BILLED = family(
-    "bill_days_billed",
+BILL_BILLED_DATES = family(
+    "bill_billed_dates",
     G,
-    "Days of the calendar month the bill holds whole and that have ended.",
+    "UTC dates of the calendar month the bill holds whole and that have ended (a count).",
     _BILL,
     "days",
     "bills",

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time
 from exporter.exposition.catalogue.bills import (
     BILL_BILLED,
     BILL_CURRENCY_RATE,
-    BILL_DAYS_BILLED,
+    BILL_BILLED_DATES,
     BILL_DIFFERENCE,
     BILL_LAST_DAY_TIMESTAMP_SECONDS,
     BILL_RATIO,
@@ -39,7 +39,7 @@ def bill_samples(reconciliation: Reconciliation) -> Iterable[Sample]:
 def _bill(bill: BillFigures) -> Iterable[Sample]:
     who = {"source": bill.source, "provider": bill.provider, "scope": bill.scope}
     labels = {**who, "kind": bill.kind.value}
-    yield Sample.of(BILL_DAYS_BILLED, float(len(bill.days_billed)), **labels)
+    yield Sample.of(BILL_BILLED_DATES, float(len(bill.days_billed)), **labels)
     yield Sample.of(BILL_CURRENCY_RATE, bill.rate, **labels, currency=bill.currency)
     periods = [("month", bill.billed, bill.recorded)]
     last = bill.last_day

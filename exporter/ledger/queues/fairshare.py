@@ -45,7 +45,15 @@ def fair_shares(
             team,
             shares.get(team),
             gpu_cost.get(team, 0.0),
-            gpu_cost.get(team, 0.0) / total if total > 0 else None,
+            _share(gpu_cost.get(team, 0.0), total),
         )
         for team in teams
     )
+
+
+def _share(cost: float, total: float) -> float | None:
+    # A total of a few subnormal cents overflows the quotient: no share is better than inf.
+    if not total > 0:
+        return None
+    share = cost / total
+    return share if math.isfinite(share) else None

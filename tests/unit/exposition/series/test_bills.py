@@ -42,7 +42,7 @@ def test_a_bill_shows_its_month_and_its_last_closed_day() -> None:
     assert values[("chargeback_bill_ratio", month)] == 13.0 / 8.0
     assert values[("chargeback_bill_difference", day)] == 3.0
     assert ("chargeback_bill_ratio", day) not in values  # nothing recorded: no ratio
-    assert values[("chargeback_bill_days_billed", who)] == 2.0
+    assert values[("chargeback_bill_billed_dates", who)] == 2.0
     assert values[("chargeback_bill_last_day_timestamp_seconds", who)] == 1772409600.0
     assert values[("chargeback_bill_currency_rate", (*who, ("currency", "USD")))] == 0.9
     assert values[("chargeback_llm_spend_without_provider_month_to_date", ())] == 2.5
@@ -51,7 +51,7 @@ def test_a_bill_shows_its_month_and_its_last_closed_day() -> None:
 def test_a_bill_with_no_day_billed_yet_shows_no_figures() -> None:
     values = _values(Reconciliation(currency="EUR", bills=(_bill(()),)))
     assert {name for name, _ in values} == {
-        "chargeback_bill_days_billed",
+        "chargeback_bill_billed_dates",
         "chargeback_bill_currency_rate",
         "chargeback_llm_spend_without_provider_month_to_date",
     }
