@@ -7,8 +7,8 @@ from datetime import UTC, datetime, time
 
 from exporter.exposition.catalogue.bills import (
     BILL_BILLED,
-    BILL_CURRENCY_RATE,
     BILL_BILLED_DATES,
+    BILL_CURRENCY_RATE,
     BILL_DIFFERENCE,
     BILL_LAST_DAY_TIMESTAMP_SECONDS,
     BILL_RATIO,
