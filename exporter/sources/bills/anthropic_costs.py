@@ -18,11 +18,11 @@ from typing import Any
 import httpx
 
 from exporter.config.bills import AnthropicCostsConfig
-from exporter.errors import UpstreamStatusError
-from exporter.sources.bills.admin import admin_client, amount, bucket_day, explained, pages
+from exporter.sources.bills.admin import admin_client, amount
+from exporter.sources.bills.daily import DailyApi, read_daily
 from exporter.sources.bills.lines import BilledLine, BillKind, BillSnapshot
-from exporter.sources.bills.settings import BillShared, BillWindow, confirm_held, window_of
-from exporter.sources.checks import MISSING_FIELD, BadRecord, Tally, label, refuse_dropped
+from exporter.sources.bills.settings import BillShared, BillWindow, window_of
+from exporter.sources.checks import MISSING_FIELD, BadRecord, label
 from exporter.sources.reading import Reading
 
 __all__ = ["API_VERSION", "DEFAULT_WORKSPACE", "PATH", "build_client", "fetch"]
@@ -47,29 +47,9 @@ def fetch(
     client: httpx.Client, cfg: AnthropicCostsConfig, shared: BillShared, reading: Reading
 ) -> BillSnapshot:
     """The month's bill to date, one line per day, workspace and cost item."""
-    window, tally = window_of(reading), Tally()
-    lines: list[BilledLine] = []
-    days: set[date] = set()
-    try:
-        for page in pages(client, shared.source, PATH, _query(window)):
-            for bucket in page["data"]:
-                found = _bucket(bucket, cfg, shared, window, tally)
-                if found is not None:
-                    day, billed = found
-                    lines.extend(billed)
-                    if window.closed(day):
-                        days.add(day)
-    except UpstreamStatusError as exc:
-        raise explained(exc, shared.source) from None
-    refuse_dropped(shared.source, tally, "cost results")
-    confirm_held(client, shared, window, bool(lines))
-    return BillSnapshot(
-        source=shared.name,
-        kind=BillKind.LLM,
-        lines=tuple(lines),
-        days_billed=frozenset(days),
-        dropped=sum(tally.values()),
-    )
+    window = window_of(reading)
+    api = DailyApi(PATH, _query(window), ("starting_at", "ending_at"), _line)
+    return read_daily(client, api, shared, window, cfg.scopes)
 
 
 def _query(window: BillWindow) -> list[tuple[str, str]]:
@@ -81,32 +61,6 @@ def _query(window: BillWindow) -> list[tuple[str, str]]:
         ("group_by[]", "description"),
         ("limit", "31"),
     ]
-
-
-def _bucket(
-    bucket: Any, cfg: AnthropicCostsConfig, shared: BillShared, window: BillWindow, tally: Tally
-) -> tuple[date, list[BilledLine]] | None:
-    """A bucket's day and lines; None (counted) when the bucket is not a day of the month."""
-    try:
-        if not isinstance(bucket, dict):
-            raise BadRecord(MISSING_FIELD, "a bucket is not an object")
-        day = bucket_day(bucket.get("starting_at"), bucket.get("ending_at"), window, "bucket")
-        results = bucket.get("results")
-        if not isinstance(results, list):
-            raise BadRecord(MISSING_FIELD, f"bucket {day}: results is not a list")
-    except BadRecord as exc:
-        tally.drop(exc)
-        return None
-    lines = []
-    for result in results:
-        try:
-            line = _line(result, day, shared)
-        except BadRecord as exc:
-            tally.drop(exc)
-            continue
-        if line.amount and (not cfg.scopes or line.scope in cfg.scopes):
-            lines.append(line)
-    return day, lines
 
 
 def _line(result: Any, day: date, shared: BillShared) -> BilledLine:

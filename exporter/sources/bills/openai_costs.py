@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 
 from exporter.config.bills import OpenAICostsConfig
-from exporter.errors import UpstreamStatusError
-from exporter.sources.bills.admin import admin_client, amount, bucket_day, explained, pages
+from exporter.sources.bills.admin import admin_client, amount
+from exporter.sources.bills.daily import DailyApi, read_daily
 from exporter.sources.bills.lines import BilledLine, BillKind, BillSnapshot
-from exporter.sources.bills.settings import BillShared, BillWindow, confirm_held, window_of
-from exporter.sources.checks import MISSING_FIELD, BadRecord, Tally, label, refuse_dropped
+from exporter.sources.bills.settings import BillShared, BillWindow, window_of
+from exporter.sources.checks import MISSING_FIELD, BadRecord, label
 from exporter.sources.reading import Reading
 
 __all__ = ["PATH", "build_client", "fetch", "model_of"]
@@ -41,29 +41,9 @@ def fetch(
     client: httpx.Client, cfg: OpenAICostsConfig, shared: BillShared, reading: Reading
 ) -> BillSnapshot:
     """The month's bill to date, one line per day, line item and project."""
-    window, tally = window_of(reading), Tally()
-    lines: list[BilledLine] = []
-    days: set[date] = set()
-    try:
-        for page in pages(client, shared.source, PATH, _query(cfg, window)):
-            for bucket in page["data"]:
-                found = _bucket(bucket, cfg, shared, window, tally)
-                if found is not None:
-                    day, billed = found
-                    lines.extend(billed)
-                    if window.closed(day):
-                        days.add(day)
-    except UpstreamStatusError as exc:
-        raise explained(exc, shared.source) from None
-    refuse_dropped(shared.source, tally, "cost results")
-    confirm_held(client, shared, window, bool(lines))
-    return BillSnapshot(
-        source=shared.name,
-        kind=BillKind.LLM,
-        lines=tuple(lines),
-        days_billed=frozenset(days),
-        dropped=sum(tally.values()),
-    )
+    window = window_of(reading)
+    api = DailyApi(PATH, _query(cfg, window), ("start_time", "end_time"), _line)
+    return read_daily(client, api, shared, window, cfg.scopes)
 
 
 def _query(cfg: OpenAICostsConfig, window: BillWindow) -> list[tuple[str, str]]:
@@ -76,32 +56,6 @@ def _query(cfg: OpenAICostsConfig, window: BillWindow) -> list[tuple[str, str]]:
         ("limit", "31"),
     ]
     return query + [("project_ids[]", scope) for scope in cfg.scopes]
-
-
-def _bucket(
-    bucket: Any, cfg: OpenAICostsConfig, shared: BillShared, window: BillWindow, tally: Tally
-) -> tuple[date, list[BilledLine]] | None:
-    """A bucket's day and lines; None (counted) when the bucket is not a day of the month."""
-    try:
-        if not isinstance(bucket, dict):
-            raise BadRecord(MISSING_FIELD, "a bucket is not an object")
-        day = bucket_day(bucket.get("start_time"), bucket.get("end_time"), window, "bucket")
-        results = bucket.get("results")
-        if not isinstance(results, list):
-            raise BadRecord(MISSING_FIELD, f"bucket {day}: results is not a list")
-    except BadRecord as exc:
-        tally.drop(exc)
-        return None
-    lines = []
-    for result in results:
-        try:
-            line = _line(result, day, shared)
-        except BadRecord as exc:
-            tally.drop(exc)
-            continue
-        if line.amount and (not cfg.scopes or line.scope in cfg.scopes):
-            lines.append(line)
-    return day, lines
 
 
 def _line(result: Any, day: date, shared: BillShared) -> BilledLine:
