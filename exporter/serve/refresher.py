@@ -123,9 +123,10 @@ class Refresher:
         self._frozen: frozenset[str] = frozenset()
         self._rendered = RenderCache()  # families that did not change keep their lines
         self._swap = threading.Lock()  # a rendering and its hand-over never cross
+        # The first rendering has no source's health yet: it is never handed over, so the
+        # parent serves every source down (or its last figures) until a build has health.
         self._handed = True  # `exposition` was handed over already (hand_over)
         self.exposition: Exposition = render(self._static)
-        self._handed = False
 
     @property
     def build_failures(self) -> int:

@@ -84,6 +84,8 @@ SUBCATEGORIES = {
     "Generative AI": "AI and Machine Learning",
     "Machine Learning": "AI and Machine Learning",
     "Other (AI and Machine Learning)": "AI and Machine Learning",
+    # The invoice true-up (an Adjustment): neither the cluster's compute nor an AI service.
+    "Other (Other)": "Other",
 }
 # columns/servicecategory.md "Allowed values".
 SERVICE_CATEGORIES = {

@@ -8,6 +8,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from exporter.finance.report import labels
 from exporter.finance.report.writing import CSV, Cells
 from exporter.ledger.reconcile import BillFigures, Reconciliation, TrueUp
 from exporter.ledger.result import Chargeback
@@ -134,7 +135,9 @@ def reconciliation_text(table: ReconciliationTable, cells: Cells = CSV) -> list[
             money = (cells.money(v) for v in (u.billed, u.recorded, u.amount))
             lines.append("  ".join((u.source, u.line, u.day, *money)))
     for up in table.true_ups:
-        parts = ", ".join(f"{t} {cells.money(_money(v))}" for t, v in sorted(up.teams.items()))
+        parts = ", ".join(
+            f"{labels.team(t)} {cells.money(_money(v))}" for t, v in sorted(up.teams.items())
+        )
         invoices = f" (invoice {' '.join(up.invoices)})" if up.invoices else ""
         lines.append(f"True-up {up.source}{invoices}: {parts}")
     if table.unknown_provider:

@@ -29,6 +29,8 @@ def axis_ticks(low: float, high: float, count: int = 6) -> list[float]:
     step = next(s * magnitude for s in _STEPS if s * magnitude >= raw)
     bottom = 0 if low >= 0 else math.ceil(low / step) - 1
     top = math.floor(high / step) + 1
+    while round(top * step, 10) <= high:  # 1.2 / 0.2 is 5.999...: one step short of above
+        top += 1
     return [round(i * step, 10) for i in range(bottom, top + 1)]
 
 

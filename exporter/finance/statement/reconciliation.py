@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+from exporter.finance.report import labels
 from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.reconciliation import reconciliation_lines
 from exporter.finance.report.writing import people
@@ -34,7 +35,7 @@ def reconciliation_html(statement: Statement, numbers: Numbers) -> list[str]:
         out.append(table_html(_UNMATCHED_HEAD, lines, 3, "Largest unmatched lines"))
     for up in table.true_ups:
         parts = ", ".join(
-            f"{team} {cells.money(_cents(v))}" for team, v in sorted(up.teams.items())
+            f"{labels.team(team)} {cells.money(_cents(v))}" for team, v in sorted(up.teams.items())
         )
         invoices = f" (invoice {', '.join(up.invoices)})" if up.invoices else ""
         out.append(note(f"Trued up to the {up.source} bill{invoices}: {parts}."))
