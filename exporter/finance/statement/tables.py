@@ -158,7 +158,10 @@ def _queues(statement: Statement, numbers: Numbers) -> list[str]:
     )
     # Figures beside the bill, not parts of it: no total row.
     out = [_table(queue_lines(queues, cells), 2, caption, totalled=False)]
-    caption = f"Waiting, borrowing next month and share of the GPU cost (%) per team, {span}"
+    caption = (
+        f"Waiting, borrowing next month, share of the GPU cost (%) and Kueue's weighted "
+        f"share per team, {span}"
+    )
     out.append(_table(team_queue_lines(queues, cells), 1, caption, totalled=False))
     if queues.missing:
         out.append(note(f"Not read: {', '.join(queues.missing)}; see docs/queues.md."))
