@@ -202,7 +202,8 @@ def queue_text(table: QueueTable, span: str, cells: Cells = CSV) -> list[str]:
     """The text table's queues: per ClusterQueue, then per team (beside the cost, not in it)."""
     lines = [f"Kueue queues, {span}: ceilings and preempted work per ClusterQueue", ""]
     lines += _aligned(queue_lines(table, cells), {0})
-    lines += ["", "Waiting, borrowing ahead, share of the GPU cost (%) and Kueue's weighted share per team", ""]
+    title = "Waiting, borrowing ahead, share of the GPU cost (%) and Kueue's weighted share"
+    lines += ["", f"{title} per team", ""]
     lines += _aligned(team_queue_lines(table, cells), {0})
     if table.missing:
         lines += ["", f"Not read: {', '.join(table.missing)} (docs/queues.md)"]
