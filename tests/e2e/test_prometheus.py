@@ -67,6 +67,7 @@ IDLE_ALERTS = {"ChargebackIdleGpuCostHigh", "ChargebackTeamGpusIdle"}
 # history): the demo reads DCGM through the test's Prometheus, as `make demo` does.
 # More than a scrape's worth apart: the demo runs under faketime and Prometheus does not.
 CLOCK_SKEW = 600.0
+DAY = 86_400.0
 NEEDS_DCGM_HISTORY = (
     "chargeback_team_gpu_idle_seconds_month_to_date",
     "chargeback_team_gpu_waste_cost_month_to_date",
@@ -136,8 +137,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         )
         procs.append(am)
         rule_files = write_rule_files(work / "rules", E2E_CONFIG)
-        week = dcgm_openmetrics(CLUSTER, datetime.now(UTC) - STEP, f"127.0.0.1:{dcgm_port}")
-        backfill(work, week, work / "prometheus" / "data")
+        if "FAKETIME" not in os.environ:
+            # A week written at a faked "now" would sit in Prometheus's future (it keeps real
+            # time) and make it refuse every sample it scrapes ("out of bounds"). Under
+            # libfaketime the advice goes without history, as the DCGM figures do
+            # (_clocks_disagree).
+            week = dcgm_openmetrics(CLUSTER, datetime.now(UTC) - STEP, f"127.0.0.1:{dcgm_port}")
+            backfill(work, week, work / "prometheus" / "data")
         prom, prom_url = start_prometheus(
             work / "prometheus",
             targets=[f"127.0.0.1:{port}"],
@@ -321,6 +327,12 @@ def test_every_dashboard_query_returns_data(stack: Stack) -> None:
         # UTC the month's first hours have no LLM usage yet. Everything else must still show.
         assert "chargeback_llm_spend_month_to_date" not in served
         pending = {w: e for w, e in pending.items() if "llm" not in e}
+    # Figures a young month has not made yet: a bill counts only whole UTC days that ended, and
+    # the demo's Kueue first preempts research's sweep at 08:00 on the 3rd (fake_workloads).
+    age = time.time() - _exposition(stack)["chargeback_month_start_timestamp_seconds"][0][1]
+    for young, words in ((2 * DAY, ("chargeback_bill_",)), (4 * DAY, ("preempted",))):
+        if age < young:
+            pending = {w: e for w, e in pending.items() if not any(x in e for x in words)}
 
     def substitutions(expr: str) -> list[str]:
         expr = expr.replace("$__rate_interval", "1m").replace("$cohort", ".*")
