@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import zoneinfo
 from collections import Counter
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-import babel
 from pydantic import (
-    AfterValidator,
     BaseModel,
     Field,
     ValidationError,
@@ -34,6 +30,7 @@ from exporter.config.loader import (
     load_yaml_with_lines,
     read_config_text,
 )
+from exporter.config.report import FocusName, ReportConfig, ReportPrometheus, shortened
 from exporter.config.sources import (
     DcgmConfig,
     DcgmDiscovery,
@@ -51,8 +48,6 @@ from exporter.config.types import (
     IdlePolicy,
     Price,
     StrictModel,
-    Timeout,
-    Url,
     format_duration,
     parse_duration,
 )
@@ -72,6 +67,7 @@ __all__ = [
     "LiteLLMConfig",
     "ModelDecl",
     "OpenCostConfig",
+    "ReportPrometheus",
     "SourceConfig",
     "SourcesConfig",
     "TeamConfig",
@@ -116,17 +112,6 @@ class SelfHosted(StrictModel):
     served_model: Annotated[str, Field(min_length=1)] | None = None
 
 
-def _focus_name(value: str) -> str:
-    # FOCUS StringHandling, as the FinOps Foundation's validator checks it: ASCII only.
-    if not value.strip() or len(value) > 100 or not all(" " <= c <= "~" for c in value):
-        raise ValueError("expected 1 to 100 printable ASCII characters (a FOCUS name)")
-    return value
-
-
-# FOCUS names: provider, publisher, invoice issuer.
-FocusName = Annotated[str, AfterValidator(_focus_name)]
-
-
 class ModelDecl(StrictModel):
     """An LLM model as LiteLLM names it: external (a provider bills it) or self-hosted.
 
@@ -147,62 +132,6 @@ class ModelDecl(StrictModel):
         if self.alternative is not None and self.self_hosted is None:
             raise ValueError("an alternative compares a self-hosted model: set self_hosted")
         return self
-
-
-class ReportPrometheus(StrictModel):
-    """The Prometheus that stores the exporter's own series, for a closed month's quota.
-
-    `cluster` selects one cluster's series when a central Prometheus holds several (the
-    `cluster` label); the bearer token is read from `bearer_token_file` or `bearer_token_env`.
-    """
-
-    url: Url
-    cluster: Annotated[str, Field(min_length=1)] | None = None
-    timeout: Timeout = timedelta(seconds=30)
-    ca_file: str | None = None
-    bearer_token_file: str | None = None
-    bearer_token_env: str | None = None
-
-    @model_validator(mode="after")
-    def _one_token(self) -> ReportPrometheus:
-        if self.bearer_token_file is not None and self.bearer_token_env is not None:
-            raise ValueError("set at most one of bearer_token_file or bearer_token_env")
-        return self
-
-
-def _cluster_name(value: str) -> str:
-    # It goes into ids (InvoiceId, ResourceId): no space, no separator of ours, ASCII.
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", value):
-        raise ValueError(
-            "expected 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    return value
-
-
-class ReportConfig(StrictModel):
-    """What `report` reads beyond the sources (a closed month's quota history), and how its
-    statements name things: the cluster, who provides and invoices, the numbers' locale."""
-
-    prometheus: ReportPrometheus | None = None
-    # Names the cluster in every FOCUS row and id and on the statement; OpenCost's default id.
-    cluster: Annotated[str, AfterValidator(_cluster_name)] = "default-cluster"
-    # An internal platform is provider, publisher and invoice issuer of what it runs (FOCUS
-    # 1.2 appendix "Origination of cost data", scenario 5.1).
-    provider: FocusName = "Internal GPU platform"
-    invoice_issuer: FocusName | None = None  # default: the provider
-    locale: str | None = None  # a BCP 47 tag like es-ES; default from timezone and currency
-
-    @field_validator("locale")
-    @classmethod
-    def _known_locale(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                babel.Locale.parse(value, sep="-")
-            except (ValueError, TypeError, babel.UnknownLocaleError) as exc:
-                raise ValueError(
-                    f"unknown locale {_short(value)}: give a tag like es-ES or en-US"
-                ) from exc
-        return value
 
 
 class Config(StrictModel):
@@ -241,7 +170,7 @@ class Config(StrictModel):
         try:
             zoneinfo.ZoneInfo(value)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
-            raise ValueError(f"unknown time zone {_short(value)}") from exc
+            raise ValueError(f"unknown time zone {shortened(value)}") from exc
         return value
 
     @field_validator("teams")
@@ -268,7 +197,7 @@ class Config(StrictModel):
         for index, decl in enumerate(self.llm_models):
             seen = first.setdefault(decl.model, index)
             if seen != index:
-                message = f"model {_short(decl.model)} is already declared at llm_models[{seen}]"
+                message = f"model {shortened(decl.model)} is already declared at llm_models[{seen}]"
                 entries.append((("llm_models", index, "model"), message, ("llm_models", seen)))
         if entries:
             raise KeyedErrors(entries)
@@ -348,11 +277,6 @@ class Config(StrictModel):
         return zoneinfo.ZoneInfo(self.timezone)
 
 
-def _short(value: str, limit: int = 60) -> str:
-    """A value from the file, quoted and cut short enough for one error line."""
-    return repr(value if len(value) <= limit else value[:limit] + "...")
-
-
 def _claimed_twice(
     teams: tuple[TeamConfig, ...], field: str, what: str
 ) -> list[tuple[tuple[str | int, ...], str, tuple[str | int, ...] | None]]:
@@ -364,8 +288,8 @@ def _claimed_twice(
             if owner[0] != t:
                 other = ("teams", owner[0], field, owner[1])
                 message = (
-                    f"{what} {_short(value)} is already claimed by team {teams[owner[0]].name!r} "
-                    f"at teams[{owner[0]}].{field}[{owner[1]}]"
+                    f"{what} {shortened(value)} is already claimed by team "
+                    f"{teams[owner[0]].name!r} at teams[{owner[0]}].{field}[{owner[1]}]"
                 )
                 entries.append((("teams", t, field, v), message, other))
     return entries
