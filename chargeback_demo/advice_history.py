@@ -11,13 +11,12 @@ chargeback_demo.history does for the exporter's own series of the last closed mo
 from __future__ import annotations
 
 import subprocess
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from chargeback_demo import fake_dcgm
 from chargeback_demo.cluster import Cluster
-from chargeback_demo.history import STEP, backfill
+from chargeback_demo.history import STEP, backfill_beside
 
 __all__ = ["DCGM_JOB", "WINDOW", "backfill_week", "dcgm_openmetrics"]
 
@@ -52,15 +51,12 @@ def dcgm_openmetrics(cluster: Cluster, end: datetime, instance: str) -> str:
 
 
 def backfill_week(work: Path, data: Path, cluster: Cluster, end: datetime, instance: str) -> str:
-    """Backfill the week before `end` beside a running Prometheus (its blocks moved into
-    `data`, loaded on its next block reload); a line saying how it went."""
-    began = time.monotonic()
+    """Backfill the week before `end` beside a running Prometheus (history.backfill_beside); a
+    line saying how it went."""
     try:
-        scratch = work / "advice-blocks"
-        backfill(work, dcgm_openmetrics(cluster, end, instance), scratch)
-        for block in scratch.iterdir():
-            block.rename(data / block.name)
+        seconds = backfill_beside(
+            work, lambda: dcgm_openmetrics(cluster, end, instance), data, "advice-blocks"
+        )
     except (OSError, subprocess.CalledProcessError) as exc:
         return f"demo: the week of DCGM history for advice could not be backfilled ({exc})"
-    seconds = time.monotonic() - began
     return f"demo: a week of DCGM history for advice backfilled in {seconds:.0f} s"

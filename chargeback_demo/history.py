@@ -19,7 +19,7 @@ import math
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -49,6 +49,7 @@ __all__ = [
     "RETENTION",
     "STEP",
     "backfill",
+    "backfill_beside",
     "backfill_running",
     "can_backfill",
     "history_openmetrics",
@@ -201,16 +202,25 @@ def history_prometheus(work: Path, cluster: Cluster, config: Config, month: Mont
         stop(proc)
 
 
-def backfill_running(work: Path, data: Path, cluster: Cluster, config: Config, month: Month) -> str:
-    """Backfill `month` beside a running Prometheus and move its blocks into `data`, which
-    Prometheus loads on its next block reload (a minute); a line saying how it went."""
+def backfill_beside(work: Path, openmetrics: Callable[[], str], data: Path, scratch: str) -> float:
+    """Backfill the series `openmetrics` writes into blocks under `work/scratch` and move them
+    into a running Prometheus's `data`, which it loads on its next block reload; the seconds
+    it took (OSError or CalledProcessError when it could not)."""
     began = time.monotonic()
+    blocks = work / scratch
+    backfill(work, openmetrics(), blocks)
+    for block in blocks.iterdir():
+        block.rename(data / block.name)
+    return time.monotonic() - began
+
+
+def backfill_running(work: Path, data: Path, cluster: Cluster, config: Config, month: Month) -> str:
+    """Backfill `month` beside a running Prometheus (backfill_beside); a line saying how it
+    went (Prometheus loads it within a minute)."""
     try:
-        scratch = work / "history-blocks"
-        backfill(work, history_openmetrics(cluster, config, month), scratch)
-        for block in scratch.iterdir():
-            block.rename(data / block.name)
+        seconds = backfill_beside(
+            work, lambda: history_openmetrics(cluster, config, month), data, "history-blocks"
+        )
     except (OSError, subprocess.CalledProcessError) as exc:
         return f"demo: {month.label} could not be backfilled ({exc})"
-    seconds = time.monotonic() - began
     return f"demo: {month.label} backfilled in {seconds:.0f} s; Prometheus loads it within a minute"
