@@ -45,9 +45,9 @@ def test_billion_laughs_is_refused_through_the_command_line(
     path = write_config(BILLION_LAUGHS)
     assert main(["--config.file", path, "--check-config"], CLOCK) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    # Refused at the first alias that crosses the budget: *d on line 5, as item 5 of `e`.
+    # Refused at the first alias that crosses the budget: *e on line 6, as item 2 of `f`.
     assert err == [
-        f"error: {path}:5: e[5]: more than {MAX_NODES} values once aliases are expanded via *d"
+        f"error: {path}:6: f[2]: more than {MAX_NODES} values once aliases are expanded via *e"
     ]
 
 
