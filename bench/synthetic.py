@@ -226,12 +226,15 @@ def config_dict(size: Size, urls: dict[str, str], secrets: str) -> dict[str, Any
         for k in range(size.teams)
     ]
     timing = {"interval": "5s", "timeout": "60s", "max_staleness": "1h"}
+    # At XL, OpenCost's /allocation (about 350 MB) and LiteLLM's busiest day (about 180 MB) are
+    # over the 128 MiB default: an operator of a cluster that size raises the limit the same way.
+    big = {"max_response_size": "1GiB"} if size.gpus > SIZES["L"].gpus else {}
     return {
         "currency": "USD",
         "teams": teams,
         "attribution": {"team_label_keys": ["team"], "max_teams": max(size.teams, 100)},
         "sources": {
-            "opencost": {"url": urls["opencost"], **timing},
+            "opencost": {"url": urls["opencost"], **timing, **big},
             "dcgm": {"urls": [f"{urls['dcgm']}/{n}/metrics" for n in _node_names(size)], **timing},
             "kueue": {
                 "url": urls["kueue"],
@@ -243,6 +246,7 @@ def config_dict(size: Size, urls: dict[str, str], secrets: str) -> dict[str, Any
                 "url": urls["litellm"],
                 "api_key_file": f"{secrets}/litellm-key",
                 **timing,
+                **big,
             },
         },
     }
