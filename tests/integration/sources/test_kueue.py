@@ -15,7 +15,7 @@ from chargeback_demo.fake_kube import make_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.config.schema import KueueConfig
 from exporter.errors import UpstreamStatusError
-from exporter.ledger.costs.quota import lend
+from exporter.ledger.costs.lending import lend
 from exporter.sources.kueue.source import QuotaRecord, build_client
 from tests.unit.sources.kueue.test_source import BASE, GPU, GiB, fetch
 

@@ -21,7 +21,7 @@ from exporter.errors import (
     UpstreamStatusError,
     UpstreamTooLarge,
 )
-from exporter.ledger.costs.quota import lend
+from exporter.ledger.costs.lending import lend
 from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.kueue.source import KIND as KUEUE_KIND
 from exporter.sources.kueue.source import (
