@@ -24,6 +24,7 @@ __all__ = [
     "Units",
     "assemble",
     "cluster_var",
+    "columns_table",
     "datasource_var",
     "label_var",
     "month_so_far",
@@ -328,3 +329,22 @@ def table_panel(
     for t in targets:
         panel = panel.with_target(t)
     return panel
+
+
+def columns_table(
+    title: str,
+    description: str,
+    unit: str,
+    columns: Sequence[tuple[str, str]],
+    **options: int,
+) -> table.Panel:
+    """A `table_panel` with one named column per (name, instant query), in the order given."""
+    refs = [chr(ord("A") + n) for n in range(len(columns))]
+    return table_panel(
+        title,
+        description,
+        unit,
+        [query(expr, instant=True, ref=ref) for (_, expr), ref in zip(columns, refs, strict=True)],
+        rename={f"Value #{ref}": name for (name, _), ref in zip(columns, refs, strict=True)},
+        **options,
+    )

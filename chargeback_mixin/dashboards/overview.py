@@ -10,6 +10,7 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     query,
     stat_panel,
     table_panel,
@@ -112,21 +113,16 @@ def _report(u: Units) -> Section:
         (f"team_kind:chargeback_team_budget:sum{llm}", "LLM budget"),
         (f"{MONTH_FORECAST}{llm}", "LLM forecast"),
     ]
-    refs = "ABCDEFG"
     return (
         "Chargeback this month",
         [
-            table_panel(
+            columns_table(
                 "Month-to-date chargeback",
                 "Per team: cost this month; GPU (hardware components) and LLM (llm_external) "
                 "month to date, monthly budget and end-of-month forecast (month to date + "
                 "current rate x hours left in the month, UTC).",
                 u.money,
-                [
-                    query(f"sum by (team) ({expr})", instant=True, ref=ref)
-                    for (expr, _), ref in zip(cols, refs, strict=True)
-                ],
-                rename={f"Value #{ref}": name for (_, name), ref in zip(cols, refs, strict=True)},
+                [(name, f"sum by (team) ({expr})") for expr, name in cols],
                 height=10,
             ),
         ],

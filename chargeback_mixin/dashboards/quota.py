@@ -9,10 +9,10 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     label_var,
     query,
     stat_panel,
-    table_panel,
     timeseries_panel,
 )
 from chargeback_mixin.rules import QUOTA_BORROWED, QUOTA_LENT, borrowed_cost
@@ -25,7 +25,6 @@ FIELDS = ("nominal", "usage", "borrowed", "lent", "borrowing_limit", "lending_li
 
 def _queues(c: MixinConfig, u: Units) -> Section:
     gpu = f'resource="{c.gpu_resource}"'
-    refs = "ABCDEF"
 
     def per_queue(field: str) -> str:
         return (
@@ -35,17 +34,13 @@ def _queues(c: MixinConfig, u: Units) -> Section:
     return (
         "ClusterQueues",
         [
-            table_panel(
+            columns_table(
                 "GPU quota by ClusterQueue",
                 "Kueue GPU quota per cohort and ClusterQueue: nominal, in use, borrowed from "
                 "the cohort, lent to it (as the exporter apportions it), and the limits "
                 "(+Inf when unset).",
                 u.gpus,
-                [
-                    query(per_queue(f), instant=True, ref=r)
-                    for f, r in zip(FIELDS, refs, strict=True)
-                ],
-                rename={f"Value #{r}": f for f, r in zip(FIELDS, refs, strict=True)},
+                [(f, per_queue(f)) for f in FIELDS],
             ),
             timeseries_panel(
                 "GPU usage against nominal quota",
