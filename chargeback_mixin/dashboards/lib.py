@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
@@ -233,6 +234,32 @@ def _lay_out(built: dm.Dashboard) -> None:
             x, y = 0, bottom
 
 
+_Panel = TypeVar("_Panel", timeseries.Panel, stat.Panel, table.Panel)
+
+
+def _panel(
+    panel: _Panel,
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Query],
+    width: int,
+    height: int,
+) -> _Panel:
+    """What every panel has: title, description, unit, the datasource, size and queries."""
+    panel = (
+        panel.title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DS)
+        .span(width)
+        .height(height)
+    )
+    for target in targets:
+        panel = panel.with_target(target)
+    return panel
+
+
 def timeseries_panel(
     title: str,
     description: str,
@@ -244,20 +271,10 @@ def timeseries_panel(
     stacked: bool = False,
 ) -> timeseries.Panel:
     """A time series panel with a unit, a description and a table legend."""
-    panel = (
-        timeseries.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
-        .fill_opacity(20 if stacked else 5)
-    )
+    panel = _panel(timeseries.Panel(), title, description, unit, targets, width, height)
+    panel = panel.fill_opacity(20 if stacked else 5)
     if stacked:
         panel = panel.stacking(StackingConfig().mode(StackingMode.NORMAL))
-    for t in targets:
-        panel = panel.with_target(t)
     return panel
 
 
@@ -281,18 +298,7 @@ def stat_panel(
     height: int = 4,
 ) -> stat.Panel:
     """A single-value panel with a unit and a description."""
-    panel = (
-        stat.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
-    )
-    for t in targets:
-        panel = panel.with_target(t)
-    return panel
+    return _panel(stat.Panel(), title, description, unit, targets, width, height)
 
 
 def table_panel(
@@ -307,13 +313,7 @@ def table_panel(
 ) -> table.Panel:
     """A table that merges instant queries on their labels, one column per query."""
     panel = (
-        table.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
+        _panel(table.Panel(), title, description, unit, targets, width, height)
         # Set explicitly: the SDK's model fills these defaults in when it reads a table back.
         .align(FieldTextAlignment.AUTO)
         .inspect(False)
@@ -326,8 +326,6 @@ def table_panel(
                 options={"excludeByName": {"Time": True}, "renameByName": dict(rename)},
             )
         )
-    for t in targets:
-        panel = panel.with_target(t)
     return panel
 
 
