@@ -32,6 +32,7 @@ __all__ = [
     "on_cluster",
     "one_replica",
     "query",
+    "series",
     "stat_panel",
     "table_panel",
     "timeseries_panel",
@@ -158,6 +159,11 @@ def query(expr: str, legend: str = "", *, instant: bool = False, ref: str = "A")
         q = q.legend_format(legend)
     q = q.instant().format(PromQueryFormat.TABLE) if instant else q.range()
     return q
+
+
+def series(*lines: tuple[str, str]) -> list[Query]:
+    """Range queries, one a (expression, legend), lettered A, B, C... in the order given."""
+    return [query(expr, legend, ref=chr(ord("A") + n)) for n, (expr, legend) in enumerate(lines)]
 
 
 def assemble(

@@ -12,6 +12,7 @@ from chargeback_mixin.dashboards.lib import (
     assemble,
     columns_table,
     query,
+    series,
     stat_panel,
     table_panel,
     timeseries_panel,
@@ -83,20 +84,20 @@ def _by_team(c: MixinConfig, u: Units) -> Section:
                 "Share of the GPU cost rate that sits idle, and share of the whole cost rate no "
                 "team owns.",
                 u.ratio,
-                [
-                    query(IDLE_GPU_RATIO, "idle GPUs"),
-                    query(UNALLOCATED_COST_RATIO, "unallocated", ref="B"),
-                ],
+                series(
+                    (IDLE_GPU_RATIO, "idle GPUs"),
+                    (UNALLOCATED_COST_RATIO, "unallocated"),
+                ),
             ),
             timeseries_panel(
                 "Cost per hour: chargeback against OpenCost",
                 "The exporter's hardware cost rate over all teams beside OpenCost's cluster "
                 "cost; the lines overlap when no cost is lost or counted twice.",
                 u.money_per_hour,
-                [
-                    query(HARDWARE_COST, "chargeback"),
-                    query(f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost", ref="B"),
-                ],
+                series(
+                    (HARDWARE_COST, "chargeback"),
+                    (f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost"),
+                ),
             ),
         ],
     )
@@ -198,10 +199,10 @@ def _health(c: MixinConfig, u: Units) -> Section:
                 "figures went stale: see ChargebackWorkerDown), and how often it was restarted "
                 "since the exporter started.",
                 u.count,
-                [
-                    query(f"min (chargeback_worker_up{c.sel()})", "worker up"),
-                    query(f"max (chargeback_worker_restarts_total{c.sel()})", "restarts", ref="B"),
-                ],
+                series(
+                    (f"min (chargeback_worker_up{c.sel()})", "worker up"),
+                    (f"max (chargeback_worker_restarts_total{c.sel()})", "restarts"),
+                ),
             ),
         ],
     )

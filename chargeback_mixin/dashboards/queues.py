@@ -12,6 +12,7 @@ from chargeback_mixin.dashboards.lib import (
     columns_table,
     label_var,
     query,
+    series,
     stat_panel,
     table_panel,
     timeseries_panel,
@@ -48,18 +49,17 @@ def _preempted(c: MixinConfig, u: Units) -> Section:
                 "Preempted GPU-hours and workloads",
                 "GPU-hours thrown away this month, and how many workloads lost them.",
                 u.gpu_hours,
-                [
-                    query(
+                series(
+                    (
                         f"{by_reason('chargeback_queue_preempted_gpu_seconds_month_to_date')}"
                         " / 3600",
                         "{{team}} {{reason}} GPU-h",
                     ),
-                    query(
+                    (
                         by_reason("chargeback_queue_preempted_workloads_month_to_date"),
                         "{{team}} {{reason}} workloads",
-                        ref="B",
                     ),
-                ],
+                ),
                 width=12,
             ),
             table_panel(

@@ -12,6 +12,7 @@ from chargeback_mixin.dashboards.lib import (
     columns_table,
     label_var,
     query,
+    series,
     stat_panel,
     timeseries_panel,
 )
@@ -47,27 +48,26 @@ def _queues(c: MixinConfig, u: Units) -> Section:
                 "GPUs in use per ClusterQueue beside its nominal quota; usage above nominal is "
                 "borrowed.",
                 u.gpus,
-                [
-                    query(per_queue("usage"), "{{cluster_queue}} ({{team}}) usage"),
-                    query(per_queue("nominal"), "{{cluster_queue}} ({{team}}) nominal", ref="B"),
-                ],
+                series(
+                    (per_queue("usage"), "{{cluster_queue}} ({{team}}) usage"),
+                    (per_queue("nominal"), "{{cluster_queue}} ({{team}}) nominal"),
+                ),
             ),
             timeseries_panel(
                 "Borrowed and lent GPUs by cohort",
                 "GPUs borrowed and lent within each cohort; the two match when the exporter "
                 "can find a lender for every borrowed GPU.",
                 u.gpus,
-                [
-                    query(
+                series(
+                    (
                         f"sum by (cohort) (chargeback_quota_borrowed{c.sel(COHORT, gpu)})",
                         "{{cohort}} borrowed",
                     ),
-                    query(
+                    (
                         f"sum by (cohort) (chargeback_quota_lent{c.sel(COHORT, gpu)})",
                         "{{cohort}} lent",
-                        ref="B",
                     ),
-                ],
+                ),
             ),
         ],
     )

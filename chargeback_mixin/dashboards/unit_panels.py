@@ -8,6 +8,7 @@ from chargeback_mixin.dashboards.lib import (
     Units,
     columns_table,
     query,
+    series,
     table_panel,
     timeseries_panel,
 )
@@ -163,18 +164,16 @@ def token_costs_section(c: MixinConfig, u: Units) -> Section:
                 "self-hosting breaks even; below 100% it is already cheaper), and the GPU "
                 "utilisation of the serving namespace at which it would.",
                 u.ratio,
-                [
-                    query(
+                series(
+                    (
                         f"max by (model) (chargeback_llm_break_even_ratio{c.sel()})",
                         "{{model}} volume",
-                        ref="A",
                     ),
-                    query(
+                    (
                         f"max by (model) (chargeback_llm_break_even_utilization_ratio{c.sel()})",
                         "{{model}} utilisation",
-                        ref="B",
                     ),
-                ],
+                ),
                 width=8,
             ),
         ],
