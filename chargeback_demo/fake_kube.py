@@ -26,13 +26,7 @@ from chargeback_demo.endpoint_slices import (
 )
 from chargeback_demo.fake_workloads import local_queues, workloads
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
-from chargeback_demo.kueue_objects import (
-    CPU_FLAVOR,
-    GROUP,
-    cluster_queue,
-    cohort,
-    resource_flavor,
-)
+from chargeback_demo.kueue_objects import CPU_FLAVOR, GROUP, cluster_queue, cohort, resource_flavor
 from exporter.clock import Clock
 
 __all__ = ["make_handler"]

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards.lib import (
-    Section,
-    Units,
-    columns_table,
-    query,
-    stat_panel,
-)
+from chargeback_mixin.dashboards.lib import Section, Units, columns_table, query, stat_panel
 
 __all__ = ["advice_section"]
 

@@ -10,11 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from exporter.errors import (
-    UpstreamPayloadError,
-    UpstreamStatusError,
-    UpstreamUnavailable,
-)
+from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
 from exporter.exposition.catalogue.costs import TEAM_BUDGET, TEAM_COST_MONTH_TO_DATE
 from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND, LLM_COST_PER_TOKEN
 from exporter.exposition.render import render

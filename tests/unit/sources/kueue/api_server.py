@@ -11,11 +11,7 @@ import httpx
 from exporter.config.schema import Config, KueueConfig, SourcesConfig
 from exporter.sources.kueue.flavors import FlavorRecord
 from exporter.sources.kueue.source import KIND as KUEUE_KIND
-from exporter.sources.kueue.source import (
-    KueueSnapshot,
-    QuotaRecord,
-    build_client,
-)
+from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord, build_client
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 

@@ -12,16 +12,9 @@ import httpx
 import pytest
 
 from exporter.config.schema import KueueConfig
-from exporter.errors import (
-    UpstreamPayloadError,
-    UpstreamStatusError,
-)
+from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.ledger.costs.lending import lend
-from exporter.sources.kueue.source import (
-    KueueSnapshot,
-    build_client,
-    parse_cluster_queue,
-)
+from exporter.sources.kueue.source import KueueSnapshot, build_client, parse_cluster_queue
 from tests.unit.sources.kueue.api_server import (
     BASE,
     EXPECTED,

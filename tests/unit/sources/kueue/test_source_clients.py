@@ -11,15 +11,9 @@ import httpx
 import pytest
 
 from exporter.config.schema import KueueConfig
-from exporter.errors import (
-    ConfigError,
-)
-from exporter.sources.kueue.source import (
-    build_client,
-)
-from tests.unit.sources.kueue.api_server import (
-    fetch,
-)
+from exporter.errors import ConfigError
+from exporter.sources.kueue.source import build_client
+from tests.unit.sources.kueue.api_server import fetch
 
 
 def capture(seen: list[httpx.Request]) -> httpx.MockTransport:

@@ -9,17 +9,8 @@ import httpx
 import pytest
 
 from exporter.config.schema import KueueConfig
-from exporter.errors import (
-    RecordsDropped,
-    UpstreamIncomplete,
-    UpstreamTooLarge,
-)
-from tests.unit.sources.kueue.api_server import (
-    GPU,
-    client_for,
-    cq,
-    fetch,
-)
+from exporter.errors import RecordsDropped, UpstreamIncomplete, UpstreamTooLarge
+from tests.unit.sources.kueue.api_server import GPU, client_for, cq, fetch
 
 
 def _gpu_cq(name: str, nominal: Any, cpu: Any = "8") -> dict[str, Any]:
