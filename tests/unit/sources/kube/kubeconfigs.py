@@ -96,6 +96,7 @@ users:
 
 
 def write(tmp_path: Path, text: str) -> str:
+    """The kubeconfig `text` written into `tmp_path`; its path."""
     path = tmp_path / "kubeconfig"
     path.write_text(text, encoding="utf-8")
     return str(path)
