@@ -45,4 +45,5 @@ def _in_cluster(c: MixinConfig) -> str:
 
 
 def pct(ratio: float) -> str:
+    """A ratio as a percentage for a text: 0.8 -> 80%."""
     return f"{ratio * 100:g}%"

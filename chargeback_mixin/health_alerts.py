@@ -11,6 +11,7 @@ FAILED = 'state="failed"'
 
 
 def health_alerts(c: MixinConfig) -> list[Alert]:
+    """Sources down or stale, and the exporter gone from Prometheus."""
     return [
         Alert(
             "ChargebackSourceDown",

@@ -98,6 +98,7 @@ def join_settings(full_count: int) -> settings:
 
 @st.composite
 def allocation_sets(draw: st.DrawFn, hours: float) -> AllocationSet:
+    """An OpenCost window of `hours` ending at FIXED_NOW, its costs at the bounds."""
     start = FIXED_NOW - timedelta(hours=hours)
     allocations = []
     for i in range(draw(st.integers(0, 5))):

@@ -12,6 +12,7 @@ GPU = "nvidia.com/gpu"
 
 
 def attributor() -> Attributor:
+    """Teams a, b and c, each with its own ClusterQueue cq-a, cq-b, cq-c."""
     teams = [
         {"name": "a", "cluster_queues": ["cq-a"]},
         {"name": "b", "cluster_queues": ["cq-b"]},
@@ -23,4 +24,5 @@ def attributor() -> Attributor:
 def gpu_q(
     name: str, nominal: float, usage: float, borrowed: float = 0.0, **kw: float
 ) -> QuotaRecord:
+    """One ClusterQueue's h100 GPU quota in cohort `pool`."""
     return QuotaRecord(name, "pool", "h100", GPU, nominal, usage=usage, borrowed=borrowed, **kw)

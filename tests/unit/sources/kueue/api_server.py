@@ -46,6 +46,7 @@ def fetch(client: httpx.Client, cfg: KueueConfig) -> KueueSnapshot:
 
 
 def status(code: int, reason: str, message: str) -> httpx.Response:
+    """A Kubernetes Status error body, as the API server answers."""
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
     return httpx.Response(code, json={**body, "message": message, "reason": reason, "code": code})
 
@@ -57,6 +58,7 @@ def cq(
     groups: list[dict[str, Any]],
     usage: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """A ClusterQueue object in `version` (the cohort's key differs between versions)."""
     spec: dict[str, Any] = {"resourceGroups": groups}
     if cohort:
         spec["cohortName" if version == "v1beta2" else "cohort"] = cohort
@@ -72,10 +74,12 @@ def cq(
 
 
 def flavor(name: str, *resources: dict[str, Any]) -> dict[str, Any]:
+    """A flavor entry of a resource group or of the usage status."""
     return {"name": name, "resources": list(resources)}
 
 
 def group(covered: list[str], *flavors: dict[str, Any]) -> dict[str, Any]:
+    """A resource group covering `covered` with its flavors."""
     return {"coveredResources": covered, "flavors": list(flavors)}
 
 
@@ -185,4 +189,5 @@ class ApiServer:
 
 
 def client_for(server: Callable[[httpx.Request], httpx.Response], cfg: KueueConfig) -> httpx.Client:
+    """The source's own client, its transport answered by `server`."""
     return build_client(cfg, transport=httpx.MockTransport(server))
