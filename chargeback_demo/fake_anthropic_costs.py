@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chargeback_demo.fake_bills import ANTHROPIC_DAILY_CENTS, ANTHROPIC_WORKSPACE
-from chargeback_demo.fake_litellm import history_start
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
+from chargeback_demo.litellm_rows import history_start
 from exporter.clock import Clock
 
 __all__ = ["MODEL", "PATH", "make_handler"]

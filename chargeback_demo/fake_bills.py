@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from chargeback_demo.cluster import Cluster
-from chargeback_demo.fake_litellm import rows_between
+from chargeback_demo.litellm_rows import rows_between
 
 __all__ = [
     "ANTHROPIC_DAILY_CENTS",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from chargeback_demo.cluster import Cluster
 from chargeback_demo.fake_bills import NODE_MARKUP
-from chargeback_demo.fake_litellm import history_start
+from chargeback_demo.litellm_rows import history_start
 
 __all__ = ["CLUSTER_TAG", "COLUMNS", "write_export"]
 

@@ -6,122 +6,27 @@ under each tag its traffic carries), each with its API-key breakdown naming the 
 The aggregated endpoint takes `timezone` (UTC minus local, in minutes) with
 `include_current_utc_day`, as the proxy's `_adjust_dates_for_timezone` does (live_end).
 
-Usage comes from the cluster model: one DB-like row per team x UTC date x API key x model, with
-the day's tokens rounded to whole tokens (LiteLLM stores bigints) and spend priced at the
-traffic's declared per-token prices. History starts on the 1st of the previous month.
-
-As in a real proxy, a row's `model` is the provider model of the deployment that served it and
-its `model_group` the public name teams call (the cluster's model names): the `model` filter and
-the `models` breakdown use the first, the `model_groups` breakdown the second.
+The rows are the cluster's (litellm_rows); the `model` filter and the `models` breakdown use a
+row's provider model, the `model_groups` breakdown its public name (litellm_activity).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import uuid
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from chargeback_demo.cluster import Cluster, LlmTraffic
+from chargeback_demo.cluster import Cluster
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, json_response
+from chargeback_demo.litellm_activity import activity, tag_activity
+from chargeback_demo.litellm_rows import FakeRow, history_start, live_end, rows_between
 from exporter.clock import Clock
 
-__all__ = [
-    "FakeRow",
-    "deployment",
-    "history_start",
-    "live_end",
-    "make_handler",
-    "rows_between",
-]
+__all__ = ["make_handler"]
 
 Handler = Callable[[FakeRequest], FakeResponse]
-DAY = timedelta(days=1)
 _MAX_TEAM_PAGE = 100
-_NS = uuid.UUID("6f1d7c3e-2b8a-4c55-9d0e-1a2b3c4d5e6f")
-# The deployments behind the cluster's public model names, as a proxy's model_list maps them.
-_DEPLOYMENTS = {
-    "gpt-4o": ("openai", "gpt-4o-2024-08-06"),
-    "llama-3-70b": ("hosted_vllm", "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"),
-}
-
-
-def deployment(model_group: str) -> tuple[str, str]:
-    """The provider and provider model serving a public model name."""
-    return _DEPLOYMENTS.get(model_group, ("hosted_vllm", f"hosted_vllm/{model_group}"))
-
-
-@dataclass(frozen=True)
-class FakeRow:
-    """One row of LiteLLM_DailyTeamSpend."""
-
-    id: str
-    team_id: str | None
-    date: str
-    api_key: str
-    model: str  # the provider model, e.g. "hosted_vllm/meta-llama/Meta-Llama-3-70B-Instruct"
-    model_group: str  # the public name, e.g. "llama-3-70b"
-    provider: str
-    prompt_tokens: int
-    completion_tokens: int
-    spend: float
-    api_requests: int
-
-
-def history_start(now: datetime) -> datetime:
-    """When the fake proxy's spend history begins: the 1st of the month before `now` (UTC)."""
-    first = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    return (first - DAY).replace(day=1)
-
-
-def rows_between(cluster: Cluster, first: date, last: date, now: datetime) -> list[FakeRow]:
-    """Non-empty daily rows dated in [first, last] up to `now`, ordered date desc, id asc."""
-    rows: list[FakeRow] = []
-    day = max(first, history_start(now).date())
-    while day <= min(last, now.astimezone(UTC).date()):
-        start = datetime.combine(day, time(), UTC)
-        rows.extend(_day_rows(cluster, day, start, min(start + DAY, now)))
-        day += DAY
-    rows.sort(key=lambda r: r.id)
-    rows.sort(key=lambda r: r.date, reverse=True)
-    return rows
-
-
-def _day_rows(cluster: Cluster, day: date, start: datetime, end: datetime) -> Iterable[FakeRow]:
-    sums: dict[LlmTraffic, list[float]] = {}
-    for traffic, _, hours in cluster.llm_usage(start, end):
-        acc = sums.setdefault(traffic, [0.0, 0.0, 0.0])
-        acc[0] += traffic.prompt_per_hour * hours
-        acc[1] += traffic.completion_per_hour * hours
-        acc[2] += traffic.requests_per_hour * hours
-    for traffic, (prompt_f, completion_f, requests_f) in sums.items():
-        prompt, completion = round(prompt_f), round(completion_f)
-        if prompt == 0 and completion == 0:
-            continue
-        spend = prompt * traffic.input_cost_per_token + completion * traffic.output_cost_per_token
-        name = f"{day.isoformat()}/{traffic.team_id}/{traffic.model}"
-        provider, model = deployment(traffic.model)
-        yield FakeRow(
-            id=str(uuid.uuid5(_NS, name)),
-            team_id=traffic.team_id,
-            date=day.isoformat(),
-            api_key=_key_hash(traffic.team_id),
-            model=model,
-            model_group=traffic.model,
-            provider=provider,
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            spend=spend,
-            api_requests=round(requests_f),
-        )
-
-
-def _key_hash(team_id: str | None) -> str:
-    # LiteLLM stores keys as the sha256 hex of the raw key; one app key per team here.
-    return hashlib.sha256(f"sk-app-{team_id or 'no-team'}".encode()).hexdigest()
 
 
 def make_handler(
@@ -280,67 +185,27 @@ class _Proxy:
     # --- /team/daily/activity ------------------------------------------------------------------
 
     def daily(self, request: FakeRequest) -> FakeResponse:
-        rows_or_error = self.filtered_rows(request)
-        if isinstance(rows_or_error, FakeResponse):
-            return rows_or_error
-        rows = rows_or_error
-        page, problem = _int_query(request, "page", 1)
-        size, problem2 = _int_query(request, "page_size", 10)
-        if problem or problem2:
-            return json_response(422, {"detail": [p for p in (problem, problem2) if p]})
-        if page < 1 or size < 1:
-            return json_response(400, {"detail": {"error": "page and page_size must be >= 1"}})
-        chunk = rows[(page - 1) * size : page * size]
-        paging = {
-            "page": page,
-            "total_pages": -(-len(rows) // size),
-            "has_more": page * size < len(rows),
-        }
-        return json_response(200, self.activity(chunk, paging))
+        rows = self.filtered_rows(request)
+        if isinstance(rows, FakeResponse):
+            return rows
+        paged = _rows_page(request, len(rows))
+        if isinstance(paged, FakeResponse):
+            return paged
+        chunk, paging = paged
+        return json_response(200, activity(rows[chunk], paging, self.aliases()))
 
     def tag_daily(self, request: FakeRequest) -> FakeResponse:
         """`/tag/daily/activity`: the same row paging, a row once per request tag it carries."""
-        rows_or_error = self.filtered_rows(request)
-        if isinstance(rows_or_error, FakeResponse):
-            return rows_or_error
+        rows = self.filtered_rows(request)
+        if isinstance(rows, FakeResponse):
+            return rows
         tags = {(t.team_id, t.model): t.tags for t in self.cluster.llm_traffic}
-        tagged = [
-            (tag, r) for r in rows_or_error for tag in tags.get((r.team_id, r.model_group), ())
-        ]
-        page, problem = _int_query(request, "page", 1)
-        size, problem2 = _int_query(request, "page_size", 10)
-        if problem or problem2:
-            return json_response(422, {"detail": [p for p in (problem, problem2) if p]})
-        if page < 1 or size < 1:
-            return json_response(400, {"detail": {"error": "page and page_size must be >= 1"}})
-        chunk = tagged[(page - 1) * size : page * size]
-        by_date: dict[str, dict[str, list[FakeRow]]] = {}
-        for tag, row in chunk:
-            by_date.setdefault(row.date, {}).setdefault(tag, []).append(row)
-        results = [
-            {
-                "date": d,
-                "metrics": _metrics(r for rs in by_tag.values() for r in rs),
-                "breakdown": {
-                    "entities": {
-                        tag: {
-                            "metrics": _metrics(rs),
-                            "metadata": {},
-                            "api_key_breakdown": _key_breakdown(rs),
-                        }
-                        for tag, rs in sorted(by_tag.items())
-                    }
-                },
-            }
-            for d, by_tag in sorted(by_date.items(), reverse=True)
-        ]
-        metadata = {
-            "total_spend": sum(r.spend for _, r in chunk),
-            "page": page,
-            "total_pages": -(-len(tagged) // size),
-            "has_more": page * size < len(tagged),
-        }
-        return json_response(200, {"results": results, "metadata": metadata})
+        tagged = [(tag, r) for r in rows for tag in tags.get((r.team_id, r.model_group), ())]
+        paged = _rows_page(request, len(tagged))
+        if isinstance(paged, FakeResponse):
+            return paged
+        chunk, paging = paged
+        return json_response(200, tag_activity(tagged[chunk], paging))
 
     def daily_aggregated(self, request: FakeRequest) -> FakeResponse:
         offset, problem = _int_query(request, "timezone", 0)
@@ -352,7 +217,7 @@ class _Proxy:
         if isinstance(rows_or_error, FakeResponse):
             return rows_or_error
         paging = {"page": 1, "total_pages": 1, "has_more": False}
-        return json_response(200, self.activity(rows_or_error, paging))
+        return json_response(200, activity(rows_or_error, paging, self.aliases()))
 
     def filtered_rows(
         self, request: FakeRequest, offset_minutes: int | None = None
@@ -382,95 +247,8 @@ class _Proxy:
             and (not key or r.api_key == key)
         ]
 
-    def activity(self, rows: list[FakeRow], paging: Mapping[str, Any]) -> dict[str, Any]:
-        aliases = {t[0]: t[1] for t in self.cluster.llm_teams}
-        by_date: dict[str, list[FakeRow]] = {}
-        for row in rows:
-            by_date.setdefault(row.date, []).append(row)
-        results = [
-            {"date": d, "metrics": _metrics(rs), "breakdown": _breakdown(rs, aliases)}
-            for d, rs in sorted(by_date.items(), reverse=True)
-        ]
-        total = _metrics(rows)
-        metadata = {f"total_{k}": v for k, v in total.items() if k != "total_tokens"}
-        metadata["total_tokens"] = total["total_tokens"]
-        metadata.update(paging)
-        metadata.update({"api_key_limit": None, "total_api_keys": None})
-        return {"results": results, "metadata": metadata}
-
-
-def live_end(end: date, offset_minutes: int, now: datetime) -> date:
-    """The last UTC date a range ending on `end` (a date of the caller's zone) reads.
-
-    LiteLLM's dates are UTC dates and `timezone` moves no row: interior dates pass through. It
-    only extends a range that reaches the caller's today to today's UTC date, which west of UTC
-    already holds part of the caller's today (the rest of that date is the empty future).
-    `offset_minutes` is UTC minus local, JavaScript's getTimezoneOffset sign.
-    """
-    utc = now.astimezone(UTC)
-    caller_today = (utc - timedelta(minutes=offset_minutes)).date()
-    return end if end < caller_today else max(end, utc.date())
-
-
-def _key_breakdown(rows: list[FakeRow]) -> dict[str, Any]:
-    """Per API key (in the order keys first appear), its rows' metrics and its team."""
-    by_key: dict[str, list[FakeRow]] = {}
-    for row in rows:
-        by_key.setdefault(row.api_key, []).append(row)
-    return {
-        key: {
-            "metrics": _metrics(rs),
-            # The last row's team, as the per-row comprehension this replaces kept.
-            "metadata": {"key_alias": None, "team_id": rs[-1].team_id},
-        }
-        for key, rs in by_key.items()
-    }
-
-
-def _breakdown(rows: list[FakeRow], aliases: Mapping[str, str | None]) -> dict[str, Any]:
-    def group(key: Callable[[FakeRow], str], meta: Callable[[str], dict[str, Any]]) -> Any:
-        groups: dict[str, list[FakeRow]] = {}
-        for row in rows:
-            groups.setdefault(key(row), []).append(row)
-        return {
-            name: {
-                "metrics": _metrics(rs),
-                "metadata": meta(name),
-                "api_key_breakdown": _key_breakdown(rs),
-            }
-            for name, rs in groups.items()
-        }
-
-    def entity_meta(name: str) -> dict[str, Any]:
-        return {} if name == "Unassigned" else {"team_alias": aliases.get(name)}
-
-    return {
-        "entities": group(lambda r: r.team_id or "Unassigned", entity_meta),
-        "models": group(lambda r: r.model, lambda _: {}),
-        "model_groups": group(lambda r: r.model_group, lambda _: {}),
-        "providers": group(lambda r: r.provider, lambda _: {}),
-        "api_keys": {r.api_key: {"metrics": _metrics([r]), "metadata": {}} for r in rows},
-        "endpoints": {},
-        "mcp_servers": {},
-    }
-
-
-def _metrics(rows: Iterable[FakeRow]) -> dict[str, Any]:
-    rows = list(rows)
-    prompt = sum(r.prompt_tokens for r in rows)
-    completion = sum(r.completion_tokens for r in rows)
-    requests = sum(r.api_requests for r in rows)
-    return {
-        "spend": sum(r.spend for r in rows),
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "cache_read_input_tokens": 0,
-        "cache_creation_input_tokens": 0,
-        "api_requests": requests,
-        "successful_requests": requests,
-        "failed_requests": 0,
-    }
+    def aliases(self) -> dict[str, str | None]:
+        return {t[0]: t[1] for t in self.cluster.llm_teams}
 
 
 def _proxy_error(status: int, message: str) -> FakeResponse:
@@ -514,3 +292,15 @@ def _csv(value: str | None) -> set[str] | None:
 def _stamp(t: datetime) -> str:
     # The DB keeps naive UTC timestamps; the API prints them with an explicit offset.
     return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _rows_page(request: FakeRequest, count: int) -> tuple[slice, dict[str, Any]] | FakeResponse:
+    """Which of `count` rows the requested page holds, and its paging metadata."""
+    page, problem = _int_query(request, "page", 1)
+    size, problem2 = _int_query(request, "page_size", 10)
+    if problem or problem2:
+        return json_response(422, {"detail": [p for p in (problem, problem2) if p]})
+    if page < 1 or size < 1:
+        return json_response(400, {"detail": {"error": "page and page_size must be >= 1"}})
+    paging = {"page": page, "total_pages": -(-count // size), "has_more": page * size < count}
+    return slice((page - 1) * size, page * size), paging

@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from chargeback_demo.cluster import Cluster
-from chargeback_demo.fake_litellm import deployment, history_start
 from chargeback_demo.httpfake import FakeRequest, FakeResponse
+from chargeback_demo.litellm_rows import deployment, history_start
 from exporter.clock import Clock
 
 __all__ = [

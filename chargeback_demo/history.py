@@ -5,7 +5,7 @@ series (exporter.sources.gpu_history, exporter.sources.kueue.history), and the d
 knows every hour of every month. So the demo writes the series its exporter would have
 served over the last closed month, as OpenMetrics, and `promtool tsdb create-blocks-from
 openmetrics` turns them into a block. Each instant is the fakes' own answer (fake_dcgm,
-fake_kube) read through the exporter's own parsers, ledger and exposition, so the figures
+kueue_objects) read through the exporter's own parsers, ledger and exposition, so the figures
 are those the exporter computes, under the catalogue's names and labels.
 
 The step is 5 minutes: the readers evaluate every minute with Prometheus's 5-minute lookback,
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from chargeback_demo import fake_dcgm, fake_kube
+from chargeback_demo import fake_dcgm, kueue_objects
 from chargeback_demo.cluster import Cluster
 from chargeback_demo.prometheus import DEFAULT_JOB, start_prometheus, stop, wait_ready
 from exporter.calendar import Month
@@ -110,7 +110,7 @@ def quota_samples(cluster: Cluster, config: Config, t: datetime) -> list[Sample]
     owner = {q: team.name for team in config.teams for q in team.cluster_queues}
     out: list[Sample] = []
     for queue in cluster.queues:
-        item = fake_kube.cluster_queue(cluster, queue, t, _KUEUE_VERSION)
+        item = kueue_objects.cluster_queue(cluster, queue, t, _KUEUE_VERSION)
         for r in parse_cluster_queue(item, _KUEUE_VERSION):
             labels = {
                 "team": owner.get(r.cluster_queue, ""),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chargeback_mixin.alerts import Alert
+from chargeback_mixin.alert import Alert
 from chargeback_mixin.config import MixinConfig
 
 __all__ = ["queue_alerts"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards.lib import Section, Units, query, stat_panel, table_panel
+from chargeback_mixin.dashboards.lib import Section, Units, columns_table, query, stat_panel
 
 __all__ = ["advice_section"]
 
@@ -17,11 +17,10 @@ def advice_section(c: MixinConfig, u: Units, *matchers: str) -> Section:
     """A table of the advice (largest saving first) and the count withheld for thin history."""
     labels = ", ".join((c.cluster_label, "team", "kind", "workload", "action"))
     cols = [(SAVING, "Saves a month"), (GPUS, "GPUs freed"), (COVERAGE, "Window covered")]
-    refs = "ABC"
     return (
         "Right-sizing advice",
         [
-            table_panel(
+            columns_table(
                 "What could be saved",
                 "Advice from the last advice.window of DCGM and quota history, priced at the "
                 "applied GPU-hour price: mig (fits a smaller MIG profile), idle (held below the "
@@ -30,14 +29,9 @@ def advice_section(c: MixinConfig, u: Units, *matchers: str) -> Section:
                 "Window covered says how sure: the share of the window the evidence spans.",
                 u.money,
                 [
-                    query(
-                        f"sort_desc(sum by ({labels}) ({metric}{c.sel(*matchers)}))",
-                        instant=True,
-                        ref=ref,
-                    )
-                    for (metric, _), ref in zip(cols, refs, strict=True)
+                    (name, f"sort_desc(sum by ({labels}) ({metric}{c.sel(*matchers)}))")
+                    for metric, name in cols
                 ],
-                rename={f"Value #{ref}": name for (_, name), ref in zip(cols, refs, strict=True)},
                 width=18,
                 height=10,
             ),

@@ -12,6 +12,7 @@ from chargeback_mixin.dashboards.lib import (
     assemble,
     month_so_far,
     query,
+    series,
     stat_panel,
     timeseries_panel,
 )
@@ -85,10 +86,10 @@ def _idle(c: MixinConfig, u: Units) -> Section:
                 "Each resource's idle cost over its cost rate, and all idle capacity (the "
                 "__idle__ team plus every idle_share) over the hardware cost rate.",
                 u.ratio,
-                [
-                    query(IDLE_RATIO_BY_RESOURCE, "{{resource}}"),
-                    query(IDLE_COST_RATIO, "all hardware", ref="B"),
-                ],
+                series(
+                    (IDLE_RATIO_BY_RESOURCE, "{{resource}}"),
+                    (IDLE_COST_RATIO, "all hardware"),
+                ),
             ),
             timeseries_panel(
                 "Idle cost this month by resource",

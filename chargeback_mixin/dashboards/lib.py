@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
@@ -24,12 +25,14 @@ __all__ = [
     "Units",
     "assemble",
     "cluster_var",
+    "columns_table",
     "datasource_var",
     "label_var",
     "month_so_far",
     "on_cluster",
     "one_replica",
     "query",
+    "series",
     "stat_panel",
     "table_panel",
     "timeseries_panel",
@@ -158,6 +161,11 @@ def query(expr: str, legend: str = "", *, instant: bool = False, ref: str = "A")
     return q
 
 
+def series(*lines: tuple[str, str]) -> list[Query]:
+    """Range queries, one a (expression, legend), lettered A, B, C... in the order given."""
+    return [query(expr, legend, ref=chr(ord("A") + n)) for n, (expr, legend) in enumerate(lines)]
+
+
 def assemble(
     c: MixinConfig,
     slug: str,
@@ -232,6 +240,32 @@ def _lay_out(built: dm.Dashboard) -> None:
             x, y = 0, bottom
 
 
+_Panel = TypeVar("_Panel", timeseries.Panel, stat.Panel, table.Panel)
+
+
+def _panel(
+    panel: _Panel,
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Query],
+    width: int,
+    height: int,
+) -> _Panel:
+    """What every panel has: title, description, unit, the datasource, size and queries."""
+    panel = (
+        panel.title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DS)
+        .span(width)
+        .height(height)
+    )
+    for target in targets:
+        panel = panel.with_target(target)
+    return panel
+
+
 def timeseries_panel(
     title: str,
     description: str,
@@ -243,20 +277,10 @@ def timeseries_panel(
     stacked: bool = False,
 ) -> timeseries.Panel:
     """A time series panel with a unit, a description and a table legend."""
-    panel = (
-        timeseries.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
-        .fill_opacity(20 if stacked else 5)
-    )
+    panel = _panel(timeseries.Panel(), title, description, unit, targets, width, height)
+    panel = panel.fill_opacity(20 if stacked else 5)
     if stacked:
         panel = panel.stacking(StackingConfig().mode(StackingMode.NORMAL))
-    for t in targets:
-        panel = panel.with_target(t)
     return panel
 
 
@@ -280,18 +304,7 @@ def stat_panel(
     height: int = 4,
 ) -> stat.Panel:
     """A single-value panel with a unit and a description."""
-    panel = (
-        stat.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
-    )
-    for t in targets:
-        panel = panel.with_target(t)
-    return panel
+    return _panel(stat.Panel(), title, description, unit, targets, width, height)
 
 
 def table_panel(
@@ -306,13 +319,7 @@ def table_panel(
 ) -> table.Panel:
     """A table that merges instant queries on their labels, one column per query."""
     panel = (
-        table.Panel()
-        .title(title)
-        .description(description)
-        .unit(unit)
-        .datasource(DS)
-        .span(width)
-        .height(height)
+        _panel(table.Panel(), title, description, unit, targets, width, height)
         # Set explicitly: the SDK's model fills these defaults in when it reads a table back.
         .align(FieldTextAlignment.AUTO)
         .inspect(False)
@@ -325,6 +332,23 @@ def table_panel(
                 options={"excludeByName": {"Time": True}, "renameByName": dict(rename)},
             )
         )
-    for t in targets:
-        panel = panel.with_target(t)
     return panel
+
+
+def columns_table(
+    title: str,
+    description: str,
+    unit: str,
+    columns: Sequence[tuple[str, str]],
+    **options: int,
+) -> table.Panel:
+    """A `table_panel` with one named column per (name, instant query), in the order given."""
+    refs = [chr(ord("A") + n) for n in range(len(columns))]
+    return table_panel(
+        title,
+        description,
+        unit,
+        [query(expr, instant=True, ref=ref) for (_, expr), ref in zip(columns, refs, strict=True)],
+        rename={f"Value #{ref}": name for (name, _), ref in zip(columns, refs, strict=True)},
+        **options,
+    )

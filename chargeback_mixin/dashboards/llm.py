@@ -10,8 +10,8 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     query,
-    table_panel,
     timeseries_panel,
 )
 from chargeback_mixin.dashboards.unit_panels import token_costs_section
@@ -94,7 +94,6 @@ def _budgets(c: MixinConfig, u: Units) -> Section:
         ("chargeback_llm_budget_soft", "Soft budget"),
         ("chargeback_llm_budget_max", "Max budget"),
     ]
-    refs = "ABC"
     return (
         "LiteLLM budgets",
         [
@@ -111,15 +110,11 @@ def _budgets(c: MixinConfig, u: Units) -> Section:
                 u.ratio,
                 [query(LLM_BUDGET_FORECAST_RATIO, "{{team}}")],
             ),
-            table_panel(
+            columns_table(
                 "LiteLLM team budgets",
                 "Spend in the current LiteLLM budget window, soft and max budgets per team.",
                 u.money,
-                [
-                    query(f"sum by (team) ({m}{c.sel()})", instant=True, ref=r)
-                    for (m, _), r in zip(cols, refs, strict=True)
-                ],
-                rename={f"Value #{r}": name for (_, name), r in zip(cols, refs, strict=True)},
+                [(name, f"sum by (team) ({m}{c.sel()})") for m, name in cols],
                 width=12,
             ),
             timeseries_panel(

@@ -10,7 +10,9 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     query,
+    series,
     stat_panel,
     table_panel,
     timeseries_panel,
@@ -82,20 +84,20 @@ def _by_team(c: MixinConfig, u: Units) -> Section:
                 "Share of the GPU cost rate that sits idle, and share of the whole cost rate no "
                 "team owns.",
                 u.ratio,
-                [
-                    query(IDLE_GPU_RATIO, "idle GPUs"),
-                    query(UNALLOCATED_COST_RATIO, "unallocated", ref="B"),
-                ],
+                series(
+                    (IDLE_GPU_RATIO, "idle GPUs"),
+                    (UNALLOCATED_COST_RATIO, "unallocated"),
+                ),
             ),
             timeseries_panel(
                 "Cost per hour: chargeback against OpenCost",
                 "The exporter's hardware cost rate over all teams beside OpenCost's cluster "
                 "cost; the lines overlap when no cost is lost or counted twice.",
                 u.money_per_hour,
-                [
-                    query(HARDWARE_COST, "chargeback"),
-                    query(f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost", ref="B"),
-                ],
+                series(
+                    (HARDWARE_COST, "chargeback"),
+                    (f"sum(chargeback_cluster_cost_per_hour{c.sel()})", "opencost"),
+                ),
             ),
         ],
     )
@@ -112,21 +114,16 @@ def _report(u: Units) -> Section:
         (f"team_kind:chargeback_team_budget:sum{llm}", "LLM budget"),
         (f"{MONTH_FORECAST}{llm}", "LLM forecast"),
     ]
-    refs = "ABCDEFG"
     return (
         "Chargeback this month",
         [
-            table_panel(
+            columns_table(
                 "Month-to-date chargeback",
                 "Per team: cost this month; GPU (hardware components) and LLM (llm_external) "
                 "month to date, monthly budget and end-of-month forecast (month to date + "
                 "current rate x hours left in the month, UTC).",
                 u.money,
-                [
-                    query(f"sum by (team) ({expr})", instant=True, ref=ref)
-                    for (expr, _), ref in zip(cols, refs, strict=True)
-                ],
-                rename={f"Value #{ref}": name for (_, name), ref in zip(cols, refs, strict=True)},
+                [(name, f"sum by (team) ({expr})") for expr, name in cols],
                 height=10,
             ),
         ],
@@ -202,10 +199,10 @@ def _health(c: MixinConfig, u: Units) -> Section:
                 "figures went stale: see ChargebackWorkerDown), and how often it was restarted "
                 "since the exporter started.",
                 u.count,
-                [
-                    query(f"min (chargeback_worker_up{c.sel()})", "worker up"),
-                    query(f"max (chargeback_worker_restarts_total{c.sel()})", "restarts", ref="B"),
-                ],
+                series(
+                    (f"min (chargeback_worker_up{c.sel()})", "worker up"),
+                    (f"max (chargeback_worker_restarts_total{c.sel()})", "restarts"),
+                ),
             ),
         ],
     )

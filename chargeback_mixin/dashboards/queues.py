@@ -9,8 +9,10 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     label_var,
     query,
+    series,
     stat_panel,
     table_panel,
     timeseries_panel,
@@ -47,18 +49,17 @@ def _preempted(c: MixinConfig, u: Units) -> Section:
                 "Preempted GPU-hours and workloads",
                 "GPU-hours thrown away this month, and how many workloads lost them.",
                 u.gpu_hours,
-                [
-                    query(
+                series(
+                    (
                         f"{by_reason('chargeback_queue_preempted_gpu_seconds_month_to_date')}"
                         " / 3600",
                         "{{team}} {{reason}} GPU-h",
                     ),
-                    query(
+                    (
                         by_reason("chargeback_queue_preempted_workloads_month_to_date"),
                         "{{team}} {{reason}} workloads",
-                        ref="B",
                     ),
-                ],
+                ),
                 width=12,
             ),
             table_panel(
@@ -126,26 +127,20 @@ def _waiting(c: MixinConfig, u: Units) -> Section:
 
 
 def _ceilings(c: MixinConfig, u: Units) -> Section:
-    refs = "ABC"
     fields = ("ceiling_gpus", "nominal_cost", "ceiling_cost")
     return (
         "Ceilings, borrowing ahead and fair share",
         [
-            table_panel(
+            columns_table(
                 "ClusterQueue ceilings",
                 "Each ClusterQueue's most GPUs (nominal plus what it may borrow in its cohort), "
                 "what its nominal quota costs for the month, and its ceiling: the most the team "
                 "can be charged for it under the reservation policy.",
                 u.money,
                 [
-                    query(
-                        f"sum by (team, cluster_queue, cohort) (chargeback_queue_{f}{c.sel(TEAM)})",
-                        instant=True,
-                        ref=r,
-                    )
-                    for f, r in zip(fields, refs, strict=True)
+                    (f, f"sum by (team, cluster_queue, cohort) (chargeback_queue_{f}{c.sel(TEAM)})")
+                    for f in fields
                 ],
-                rename={f"Value #{r}": f for f, r in zip(fields, refs, strict=True)},
             ),
             stat_panel(
                 "Borrowing next month, at this month's pace",

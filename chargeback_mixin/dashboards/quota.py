@@ -9,10 +9,11 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     label_var,
     query,
+    series,
     stat_panel,
-    table_panel,
     timeseries_panel,
 )
 from chargeback_mixin.rules import QUOTA_BORROWED, QUOTA_LENT, borrowed_cost
@@ -25,7 +26,6 @@ FIELDS = ("nominal", "usage", "borrowed", "lent", "borrowing_limit", "lending_li
 
 def _queues(c: MixinConfig, u: Units) -> Section:
     gpu = f'resource="{c.gpu_resource}"'
-    refs = "ABCDEF"
 
     def per_queue(field: str) -> str:
         return (
@@ -35,44 +35,39 @@ def _queues(c: MixinConfig, u: Units) -> Section:
     return (
         "ClusterQueues",
         [
-            table_panel(
+            columns_table(
                 "GPU quota by ClusterQueue",
                 "Kueue GPU quota per cohort and ClusterQueue: nominal, in use, borrowed from "
                 "the cohort, lent to it (as the exporter apportions it), and the limits "
                 "(+Inf when unset).",
                 u.gpus,
-                [
-                    query(per_queue(f), instant=True, ref=r)
-                    for f, r in zip(FIELDS, refs, strict=True)
-                ],
-                rename={f"Value #{r}": f for f, r in zip(FIELDS, refs, strict=True)},
+                [(f, per_queue(f)) for f in FIELDS],
             ),
             timeseries_panel(
                 "GPU usage against nominal quota",
                 "GPUs in use per ClusterQueue beside its nominal quota; usage above nominal is "
                 "borrowed.",
                 u.gpus,
-                [
-                    query(per_queue("usage"), "{{cluster_queue}} ({{team}}) usage"),
-                    query(per_queue("nominal"), "{{cluster_queue}} ({{team}}) nominal", ref="B"),
-                ],
+                series(
+                    (per_queue("usage"), "{{cluster_queue}} ({{team}}) usage"),
+                    (per_queue("nominal"), "{{cluster_queue}} ({{team}}) nominal"),
+                ),
             ),
             timeseries_panel(
                 "Borrowed and lent GPUs by cohort",
                 "GPUs borrowed and lent within each cohort; the two match when the exporter "
                 "can find a lender for every borrowed GPU.",
                 u.gpus,
-                [
-                    query(
+                series(
+                    (
                         f"sum by (cohort) (chargeback_quota_borrowed{c.sel(COHORT, gpu)})",
                         "{{cohort}} borrowed",
                     ),
-                    query(
+                    (
                         f"sum by (cohort) (chargeback_quota_lent{c.sel(COHORT, gpu)})",
                         "{{cohort}} lent",
-                        ref="B",
                     ),
-                ],
+                ),
             ),
         ],
     )

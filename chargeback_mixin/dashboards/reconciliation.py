@@ -9,9 +9,9 @@ from chargeback_mixin.dashboards.lib import (
     Section,
     Units,
     assemble,
+    columns_table,
     query,
     stat_panel,
-    table_panel,
     timeseries_panel,
 )
 from chargeback_mixin.rules import BILL_DRIFT, BILL_LABELS
@@ -30,19 +30,18 @@ def _month(c: MixinConfig, u: Units) -> Section:
     return (
         "The month's billed days",
         [
-            table_panel(
+            columns_table(
                 "Billed and recorded this month",
                 "Per bill source, provider and scope, over the closed days the bill holds "
                 "whole: what it billed (converted at the stated rate) and what the gateway "
                 "(llm) or OpenCost (cluster) recorded for the same days.",
                 u.money,
                 [
-                    query(by("chargeback_bill_billed", MONTH), instant=True, ref="A"),
-                    query(by("chargeback_bill_recorded", MONTH), instant=True, ref="B"),
-                    query(by("chargeback_bill_difference", MONTH), instant=True, ref="C"),
+                    ("Billed", by("chargeback_bill_billed", MONTH)),
+                    ("Recorded", by("chargeback_bill_recorded", MONTH)),
+                    ("Difference", by("chargeback_bill_difference", MONTH)),
                 ],
                 height=8,
-                rename={"Value #A": "Billed", "Value #B": "Recorded", "Value #C": "Difference"},
             ),
             stat_panel(
                 "Drift this month",
@@ -81,24 +80,18 @@ def _days(c: MixinConfig, u: Units) -> Section:
                 u.money,
                 [query(by("chargeback_bill_difference", DAY), LEGEND)],
             ),
-            table_panel(
+            columns_table(
                 "Last closed day billed and currency rates",
                 "The start (UTC) of the last day each bill holds, and the rate its currency "
                 "converts at, in units of the exporter's currency.",
                 u.count,
                 [
-                    query(
+                    (
+                        "Last day billed",
                         by("chargeback_bill_last_day_timestamp_seconds") + " * 1000",
-                        instant=True,
-                        ref="A",
                     ),
-                    query(
-                        by("chargeback_bill_currency_rate", extra=("currency",)),
-                        instant=True,
-                        ref="B",
-                    ),
+                    ("Rate", by("chargeback_bill_currency_rate", extra=("currency",))),
                 ],
-                rename={"Value #A": "Last day billed", "Value #B": "Rate"},
             ),
             stat_panel(
                 "Gateway spend without a provider",

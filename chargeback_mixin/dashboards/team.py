@@ -13,6 +13,7 @@ from chargeback_mixin.dashboards.lib import (
     assemble,
     label_var,
     query,
+    series,
     stat_panel,
     timeseries_panel,
 )
@@ -52,14 +53,10 @@ def _money(u: Units) -> Section:
                 "llm = llm_external; beside it, how much of the month (exporter's time zone) "
                 "has gone.",
                 u.ratio,
-                [
-                    query(f"{BUDGET_USED_RATIO}{{{TEAM}}}", "{{kind}}"),
-                    query(
-                        f"{MONTH_HOURS_ELAPSED} / {MONTH_HOURS_LENGTH}",
-                        "month elapsed",
-                        ref="B",
-                    ),
-                ],
+                series(
+                    (f"{BUDGET_USED_RATIO}{{{TEAM}}}", "{{kind}}"),
+                    (f"{MONTH_HOURS_ELAPSED} / {MONTH_HOURS_LENGTH}", "month elapsed"),
+                ),
             ),
             stat_panel(
                 "Budget at month end (forecast)",
@@ -97,22 +94,14 @@ def _money(u: Units) -> Section:
                 "Month to date, budget and forecast",
                 "Month to date, monthly budget and end-of-month forecast per budget kind.",
                 u.money,
-                [
-                    query(
+                series(
+                    (
                         f"team_kind:chargeback_team_cost_month_to_date:sum{{{TEAM}}}",
                         "{{kind}} month to date",
                     ),
-                    query(
-                        f"team_kind:chargeback_team_budget:sum{{{TEAM}}}",
-                        "{{kind}} budget",
-                        ref="B",
-                    ),
-                    query(
-                        f"{MONTH_FORECAST}{{{TEAM}}}",
-                        "{{kind}} forecast",
-                        ref="C",
-                    ),
-                ],
+                    (f"team_kind:chargeback_team_budget:sum{{{TEAM}}}", "{{kind}} budget"),
+                    (f"{MONTH_FORECAST}{{{TEAM}}}", "{{kind}} forecast"),
+                ),
             ),
         ],
     )
@@ -120,12 +109,6 @@ def _money(u: Units) -> Section:
 
 def _gpus(c: MixinConfig, u: Units) -> Section:
     gpu = f'resource="{c.gpu_resource}"'
-    quota = [
-        ("nominal", "A"),
-        ("usage", "B"),
-        ("borrowed", "C"),
-        ("lent", "D"),
-    ]
     return (
         "GPUs and quota",
         [
@@ -157,14 +140,15 @@ def _gpus(c: MixinConfig, u: Units) -> Section:
                 "Kueue GPU quota of the team's ClusterQueues: nominal, in use, borrowed from "
                 "the cohort and lent to it.",
                 u.gpus,
-                [
-                    query(
-                        f"sum by (cluster_queue) (chargeback_quota_{name}{c.sel(TEAM, gpu)})",
-                        "{{cluster_queue}} " + name,
-                        ref=ref,
+                series(
+                    *(
+                        (
+                            f"sum by (cluster_queue) (chargeback_quota_{name}{c.sel(TEAM, gpu)})",
+                            "{{cluster_queue}} " + name,
+                        )
+                        for name in ("nominal", "usage", "borrowed", "lent")
                     )
-                    for name, ref in quota
-                ],
+                ),
             ),
             timeseries_panel(
                 "Borrowing cost per hour",

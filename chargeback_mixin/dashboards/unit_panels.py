@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from chargeback_mixin.config import MixinConfig
-from chargeback_mixin.dashboards.lib import Section, Units, query, table_panel, timeseries_panel
+from chargeback_mixin.dashboards.lib import (
+    Section,
+    Units,
+    columns_table,
+    query,
+    series,
+    table_panel,
+    timeseries_panel,
+)
 
 __all__ = ["gpu_prices_section", "token_costs_section"]
 
@@ -27,24 +35,21 @@ def gpu_prices_section(c: MixinConfig, u: Units) -> Section:
                 ],
                 width=12,
             ),
-            table_panel(
+            columns_table(
                 "Price build per node",
                 "A built price's parts per node and hour (capex over the available hours, "
                 "energy, operations), and the watts per GPU it used (nameplate or measured).",
                 u.money_per_hour,
                 [
-                    query(
+                    (
+                        "Per node and hour",
                         f"max by (kind, name, part) (chargeback_gpu_price_build_per_hour{c.sel()})",
-                        instant=True,
-                        ref="A",
                     ),
-                    query(
+                    (
+                        "Watts per GPU",
                         f"max by (kind, name, power) (chargeback_gpu_price_build_watts{c.sel()})",
-                        instant=True,
-                        ref="B",
                     ),
                 ],
-                rename={"Value #A": "Per node and hour", "Value #B": "Watts per GPU"},
                 width=12,
             ),
             timeseries_panel(
@@ -159,18 +164,16 @@ def token_costs_section(c: MixinConfig, u: Units) -> Section:
                 "self-hosting breaks even; below 100% it is already cheaper), and the GPU "
                 "utilisation of the serving namespace at which it would.",
                 u.ratio,
-                [
-                    query(
+                series(
+                    (
                         f"max by (model) (chargeback_llm_break_even_ratio{c.sel()})",
                         "{{model}} volume",
-                        ref="A",
                     ),
-                    query(
+                    (
                         f"max by (model) (chargeback_llm_break_even_utilization_ratio{c.sel()})",
                         "{{model}} utilisation",
-                        ref="B",
                     ),
-                ],
+                ),
                 width=8,
             ),
         ],

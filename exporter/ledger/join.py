@@ -22,7 +22,8 @@ from exporter.ledger.costs.consumption import Consumption, consumption
 from exporter.ledger.costs.gpus import idle_gpu_hours, team_gpus
 from exporter.ledger.costs.ledger import Ledger, cap_teams
 from exporter.ledger.costs.policies import idle_rule
-from exporter.ledger.costs.quota import apply_quota, queue_quotas, quota_budgets
+from exporter.ledger.costs.quota import queue_quotas, quota_budgets
+from exporter.ledger.costs.quota_charges import apply_quota
 from exporter.ledger.costs.window import (
     Window,
     WindowMemo,

@@ -1,4 +1,5 @@
-"""Per-source refresh schedule, last good records, health, and the cached exposition."""
+"""Refreshes each source on its schedule, keeps its last good records and health, and renders
+the cached exposition from them."""
 
 from __future__ import annotations
 
@@ -7,81 +8,25 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
 
 from exporter.clock import Clock, system_clock
 from exporter.errors import UpstreamError
 from exporter.exposition.render import Exposition, RenderCache, render
 from exporter.exposition.samples import Sample, sources_of
 from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
+from exporter.serve.schedule import MAX_RETRY_AFTER, Source, SourceState
+from exporter.serve.snapshot import Audited, Reconciled
 from exporter.sources.checks import DROP_REASONS
 
-__all__ = ["MAX_RETRY_AFTER", "Audited", "Builder", "Reconciled", "Refresher", "Source"]
+__all__ = ["Builder", "Refresher"]
 
 log = logging.getLogger(__name__)
 _TICK = 0.05  # seconds: how soon a sleeping loop notices stop()
-# The longest Retry-After honoured: an upstream asking for a day would silence its source
-# past every max_staleness; ten minutes is polite and still heals within the hour.
-MAX_RETRY_AFTER = 600.0
 
 Builder = Callable[[Mapping[str, object], datetime], Iterable[Sample]]
 # What `exposition` is once its rendering was handed over (Refresher.hand_over).
 _HANDED = Exposition(b"", b"", b"", b"")
-
-
-@runtime_checkable
-class Audited(Protocol):
-    """A snapshot that reports the records it dropped and can refuse to follow the last one.
-
-    Fetches are stateless, so a reply that contradicts the previous good read (an empty
-    month-to-date where the same month had data) can only be caught here, where that read is.
-    """
-
-    @property
-    def dropped(self) -> Mapping[str, int]:
-        """Snapshots dropped by validation in this refresh, by reason."""
-        ...
-
-    def check_after(self, previous: object | None) -> None:
-        """Raise an UpstreamError when this snapshot cannot follow `previous`."""
-        ...
-
-
-@runtime_checkable
-class Reconciled(Protocol):
-    """A snapshot from a source that keeps closed days and now and then re-reads them."""
-
-    @property
-    def repairs(self) -> int:
-        """Kept records this refresh's re-read found changed and corrected."""
-        ...
-
-
-@dataclass(frozen=True)
-class Source:
-    """A configured source: how to fetch it and on what schedule."""
-
-    name: str
-    interval: float  # seconds between refreshes
-    max_staleness: float  # seconds after which its last good records are dropped
-    fetch: Callable[[datetime], object]
-    close: Callable[[], None] = lambda: None
-
-
-@dataclass
-class _State:
-    records: object | None = None
-    fetched_at: float | None = None
-    up: bool = False
-    duration: float = 0.0
-    errors: Counter[str] = field(default_factory=Counter)
-    dropped: Counter[str] = field(default_factory=Counter)
-    repairs: int | None = None
-    last_error: str = ""  # the message last logged, so a repeated failure is logged once
-    backoff: float = 0.0  # seconds the upstream last asked to wait (Retry-After), capped
-    not_before: float = 0.0  # time.monotonic() before which the schedule asks nothing
 
 
 class Refresher:
@@ -102,7 +47,7 @@ class Refresher:
     ) -> None:
         """`backoff`: seconds each source must still wait, as a previous worker was asked."""
         self._sources = {s.name: s for s in sources}
-        self._states = {name: _State() for name in self._sources}
+        self._states = {name: SourceState() for name in self._sources}
         for name, seconds in (backoff or {}).items():
             if name in self._states and seconds > 0:
                 state = self._states[name]

@@ -24,7 +24,8 @@ from exporter.ledger.join import join
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.result import Chargeback
-from exporter.serve.refresher import Refresher, Source
+from exporter.serve.refresher import Refresher
+from exporter.serve.schedule import Source
 from exporter.sources.dcgm_history import source as history
 from exporter.sources.dcgm_history.records import History
 from exporter.sources.deadline import RetryPolicy

@@ -11,7 +11,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from chargeback_demo.stack import DemoStack
 from exporter.exposition.render import Exposition, render
 from exporter.exposition.series.health import SourceHealth, build_error_samples, health_samples
-from exporter.serve.refresher import Reconciled
+from exporter.serve.snapshot import Reconciled
 from exporter.serve.wiring import Joiner, static_samples
 from exporter.sources.checks import DROP_REASONS
 from exporter.sources.table import SOURCES

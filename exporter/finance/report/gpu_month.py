@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from exporter.finance.report.figure_formats import TEXT, Format, Formats
 from exporter.finance.report.figures import GpuOperation, Report
 from exporter.finance.report.teams import TeamUsage
-from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
+from exporter.finance.report.text_tables import UnitTable, text_lines
 from exporter.sources.gpu_history import GpuMonth
 
 __all__ = [

@@ -12,6 +12,7 @@ from babel import Locale
 
 from exporter.finance.report.advice import advice_text
 from exporter.finance.report.backlog import BacklogTable, backlog_lines
+from exporter.finance.report.figure_formats import local_formats
 from exporter.finance.report.figures import QUOTA_BASIS, Report
 from exporter.finance.report.forecast import forecast_text
 from exporter.finance.report.gpu_month import gpu_text, serving_of
@@ -19,7 +20,8 @@ from exporter.finance.report.numbers import Numbers
 from exporter.finance.report.queues import QueueTable, queue_lines, team_queue_lines
 from exporter.finance.report.reconciliation import reconciliation_text
 from exporter.finance.report.teams import OCCUPANCY, USAGE_COLUMNS, printed_usage
-from exporter.finance.report.units import local_formats, text_lines, unit_tables
+from exporter.finance.report.text_tables import text_lines
+from exporter.finance.report.units import unit_tables
 from exporter.finance.report.weights import weight_text
 from exporter.finance.report.writing import CSV, Cells, people
 

@@ -10,31 +10,17 @@ a closed month leaves it out, and the serving GPUs' utilisation (build or buy) w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from babel.numbers import format_decimal
-
-from exporter.finance.report import labels
-from exporter.finance.report.numbers import Numbers
+from exporter.finance.report.figure_formats import TEXT, Formats
+from exporter.finance.report.text_tables import UnitTable
 from exporter.ledger.prices.applied import AppliedPrice
 from exporter.ledger.units.economics import UnitEconomics
 
-__all__ = [
-    "TEXT",
-    "Format",
-    "Formats",
-    "UnitTable",
-    "as_of_report",
-    "capitalised",
-    "for_team",
-    "local_formats",
-    "text_lines",
-    "unit_json",
-    "unit_tables",
-]
+__all__ = ["as_of_report", "for_team", "unit_json", "unit_tables"]
 
 _BUILD_HEAD = (
     *("kind", "name", "GPUs", "watts/GPU", "power"),
@@ -44,17 +30,6 @@ _EVEN_HEAD = (
     *("model", "alternative", "self-hosted", "bought"),
     *("ratio", "utilisation", "break-even utilisation"),
 )
-
-
-@dataclass(frozen=True)
-class UnitTable:
-    """One printed table: its title, header and rows of cells (text, not yet aligned)."""
-
-    key: str
-    title: str
-    head: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    numeric_from: int  # cells from this column on are figures (right-aligned)
 
 
 def _rounded(digits: int) -> Callable[[float | None], float | None]:
@@ -184,69 +159,12 @@ def unit_json(
     }
 
 
-Format = Callable[[float | None], str]
-
-
 def _charged(units: UnitEconomics, applied: AppliedPrice) -> float | None:
     """OpenCost's own charge beside a price that governs in its place, else None."""
     for p in units.opencost_prices:
         if (p.kind, p.name) == (applied.kind, applied.name):
             return p.price
     return None
-
-
-@dataclass(frozen=True)
-class Formats:
-    """How each kind of figure prints: money, a small price, a count, a ratio, a plain figure."""
-
-    money: Format
-    fine: Format  # a request's cost: four decimals
-    count: Callable[[int], str]
-    ratio: Format  # a percentage
-    plain: Format  # watts, kWh, grams: two decimals
-    team: Callable[[str], str] = str  # a team's name (the statement names reserved rows)
-    word: Callable[[str], str] = str  # an identifier: a kind, a source, a power basis
-
-
-def _text(pattern: str) -> Format:
-    return lambda v: "" if v is None else format(v, pattern)
-
-
-TEXT = Formats(
-    money=_text(",.2f"),
-    fine=_text(",.4f"),
-    count=lambda n: f"{n:,}",
-    ratio=lambda v: "" if v is None else f"{100 * v:,.1f} %",
-    plain=_text(",.2f"),
-)
-
-
-def local_formats(numbers: Numbers) -> Formats:
-    """The figures in the configured locale, identifiers in people's words (the text table and
-    the statement print them so)."""
-
-    def pattern(text: str) -> Format:
-        def formatted(value: float | None) -> str:
-            if value is None:
-                return ""
-            return str(format_decimal(Decimal(repr(value)), text, locale=numbers.locale))
-
-        return formatted
-
-    return Formats(
-        money=lambda v: "" if v is None else numbers.amount(round(Decimal(repr(v)), 2)),
-        fine=pattern("#,##0.0000"),
-        count=numbers.count,
-        ratio=lambda v: "" if v is None else numbers.percent(100 * v),
-        plain=pattern("#,##0.00"),
-        team=labels.team,
-        word=labels.word,
-    )
-
-
-def capitalised(header: str) -> str:
-    """A column head as a heading: "kind" -> "Kind"; "kWh", "g CO2e" stay as they are."""
-    return header[:1].upper() + header[1:] if header[1:2].islower() else header
 
 
 def unit_tables(
@@ -391,21 +309,3 @@ def for_team(units: UnitEconomics, team: str) -> UnitEconomics:
         alternatives=tuple(a for a in units.alternatives if a.team == team),
         break_even=(),
     )
-
-
-def text_lines(tables: Sequence[UnitTable]) -> list[str]:
-    """The tables as text, each under its title: names left-aligned, figures right-aligned."""
-    lines: list[str] = []
-    for t in tables:
-        rows = [tuple(capitalised(h) for h in t.head), *t.rows]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(t.head))]
-        lines += ["", t.title, ""]
-        for n, row in enumerate(rows):
-            cells = [
-                c.rjust(w) if i >= t.numeric_from else c.ljust(w)
-                for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            ]
-            lines.append("  ".join(cells).rstrip())
-            if n == 0:
-                lines.append("  ".join("-" * w for w in widths))
-    return lines

@@ -16,8 +16,9 @@ from typing import Any
 
 from babel.numbers import format_decimal
 
+from exporter.finance.report.figure_formats import TEXT, Format, Formats
 from exporter.finance.report.numbers import Numbers
-from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
+from exporter.finance.report.text_tables import UnitTable, text_lines
 from exporter.ledger.llm.weights import (
     IMPLAUSIBLE,
     INVALID,

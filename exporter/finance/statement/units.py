@@ -5,16 +5,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from exporter.finance.report.figure_formats import Formats, local_formats
 from exporter.finance.report.gpu_month import gpu_table, gpu_words, serving_of
 from exporter.finance.report.numbers import Numbers
-from exporter.finance.report.units import (
-    Formats,
-    UnitTable,
-    capitalised,
-    for_team,
-    local_formats,
-    unit_tables,
-)
+from exporter.finance.report.text_tables import UnitTable, capitalised
+from exporter.finance.report.units import for_team, unit_tables
 from exporter.finance.statement.figures import Statement
 
 __all__ = ["SNAPSHOTS", "gpu_html", "statement_formats", "table_html", "unit_tables_html"]

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.gpus import PriceLookup, model_price
-from exporter.ledger.costs.quota import FlavorOf, TeamGpuQuota, gpu_quota_by_flavor, lend
+from exporter.ledger.costs.lending import lend
+from exporter.ledger.costs.quota import TeamGpuQuota, gpu_quota_by_flavor
+from exporter.ledger.costs.quota_charges import FlavorOf
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models

@@ -19,7 +19,8 @@ from zoneinfo import ZoneInfo
 
 from exporter.calendar import Month
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.ledger.costs.quota import GPU_RESOURCES, QueueQuota, month_borrowing
+from exporter.ledger.costs.lending import month_borrowing
+from exporter.ledger.costs.quota import GPU_RESOURCES, QueueQuota
 from exporter.ledger.queues.borrowing import WINDOW_DAYS, BorrowingAhead, borrowing_ahead
 from exporter.ledger.queues.ceiling import QueueCeiling, queue_ceilings
 from exporter.ledger.queues.fairshare import TeamShare, fair_shares

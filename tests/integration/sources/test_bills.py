@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from chargeback_demo.fake_bills import UNRECORDED_BATCH, USD_TO_EUR
-from chargeback_demo.fake_litellm import rows_between
+from chargeback_demo.litellm_rows import rows_between
 from chargeback_demo.stack import DemoStack
 from exporter.errors import UpstreamStatusError
 from exporter.sources.bills.lines import BillKind, BillSnapshot

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from chargeback_demo.cluster import CLUSTER
+from chargeback_demo.endpoint_slices import FakeEndpoint, FakeEndpointSlice
 from chargeback_demo.fake_dcgm import make_handler as dcgm_handler
-from chargeback_demo.fake_kube import FakeEndpoint, FakeEndpointSlice
 from chargeback_demo.fake_kube import make_handler as kube_handler
 from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.config.schema import Config

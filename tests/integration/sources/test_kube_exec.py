@@ -32,7 +32,7 @@ from exporter.serve.wiring import make_refresher
 from exporter.sources.kueue.source import build_client
 from tests.conftest import FIXED_NOW
 from tests.integration.sources.test_kueue import NIGHT, night_records
-from tests.unit.sources.kueue.test_source import fetch
+from tests.unit.sources.kueue.api_server import fetch
 
 V1 = "client.authentication.k8s.io/v1"
 FAKE_TOKEN = "demo-kube-api-token"

@@ -5,52 +5,27 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
-import httpx
 import pytest
 
-from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
-from exporter.errors import (
-    RecordsDropped,
-    UpstreamIncomplete,
-    UpstreamPayloadError,
-    UpstreamStatusError,
-    UpstreamUnavailable,
-)
+from exporter.errors import UpstreamPayloadError, UpstreamStatusError, UpstreamUnavailable
 from exporter.exposition.catalogue.costs import TEAM_BUDGET, TEAM_COST_MONTH_TO_DATE
 from exporter.exposition.catalogue.llm import LLM_BUDGET_SPEND, LLM_COST_PER_TOKEN
 from exporter.exposition.render import render
 from exporter.exposition.samples import Sample
 from exporter.exposition.series.health import build_error_samples
-from exporter.serve.refresher import MAX_RETRY_AFTER, Refresher, Source
-from exporter.sources.litellm import source as litellm
-from exporter.sources.litellm.teams import TEAM_LIST
-from exporter.sources.reading import Reading
+from exporter.serve.refresher import Refresher
+from exporter.serve.schedule import MAX_RETRY_AFTER, Source
 from tests.conftest import CLOCK, FIXED_NOW
 from tests.support.waiting import until
-
-
-def _source(name: str, result: Sequence[object]) -> Source:
-    def fetch(now: datetime) -> object:
-        value = result[0]
-        if isinstance(value, Exception):
-            raise value
-        return value
-
-    return Source(name, interval=0.05, max_staleness=60, fetch=fetch)
-
-
-def _build(records: Mapping[str, object], now: datetime) -> Iterable[Sample]:
-    for name, value in sorted(records.items()):
-        yield Sample.of(TEAM_BUDGET, float(value), team=name, kind="gpu")  # type: ignore[arg-type]
+from tests.unit.serve.scripted import as_budgets, scripted
 
 
 def test_one_failing_source_does_not_stop_the_other() -> None:
     good, bad = [1.0], [UpstreamPayloadError("x: garbage")]
-    refresher = Refresher([_source("good", good), _source("bad", bad)], _build)
+    refresher = Refresher([scripted("good", good), scripted("bad", bad)], as_budgets)
     assert not refresher.refresh_all()
     health = refresher.health()
     assert health["good"].up and not health["bad"].up
@@ -59,7 +34,7 @@ def test_one_failing_source_does_not_stop_the_other() -> None:
 
 
 def test_unexpected_exception_is_counted_not_raised() -> None:
-    refresher = Refresher([_source("s", [KeyError("boom")])], _build)
+    refresher = Refresher([scripted("s", [KeyError("boom")])], as_budgets)
     assert not refresher.refresh("s")
     assert refresher.health()["s"].errors == {"error": 1}
 
@@ -73,7 +48,7 @@ def test_broken_join_keeps_the_last_exposition() -> None:
             raise ZeroDivisionError("a bug")
         return [Sample.of(TEAM_BUDGET, 7.0, team="t", kind="gpu")]
 
-    refresher = Refresher([_source("s", [1.0])], build)
+    refresher = Refresher([scripted("s", [1.0])], build)
     refresher.refresh_all()
     assert b'chargeback_build_errors_total{stage="join"} 0.0' in refresher.exposition.text
     refresher.refresh_all()
@@ -93,7 +68,7 @@ def test_a_render_failure_is_survived_and_heals_by_itself() -> None:
         return [sample, sample] if duplicate[0] else [sample]
 
     value: list[object] = [1.0]
-    refresher = Refresher([_source("s", value)], build)
+    refresher = Refresher([scripted("s", value)], build)
     refresher.start()
     _wait_for(refresher, b'team="t"} 1.0')
     duplicate[0], value[0] = True, 2.0
@@ -145,7 +120,7 @@ def _wait_for(refresher: Refresher, text: bytes) -> None:
 
 def test_background_loops_refresh_and_stop() -> None:
     value = [1.0]
-    refresher = Refresher([_source("s", value)], _build)
+    refresher = Refresher([scripted("s", value)], as_budgets)
     refresher.start()
     deadline = time.monotonic() + 5
     while b'team="s"} 1.0' not in refresher.exposition.text and time.monotonic() < deadline:
@@ -155,112 +130,6 @@ def test_background_loops_refresh_and_stop() -> None:
         time.sleep(0.01)
     refresher.stop()
     assert b'chargeback_team_budget{kind="gpu",team="s"} 2.0' in refresher.exposition.text
-
-
-# --- per-source truth: drops are counted, a contradicting snapshot is refused --------------
-
-
-@dataclass(frozen=True)
-class _Audited:
-    value: float
-    dropped: Mapping[str, int] = field(default_factory=dict)
-
-    def __float__(self) -> float:
-        return self.value
-
-    def check_after(self, previous: object | None) -> None:
-        # Stands in for "empty where the last good read had data".
-        if self.value == 0 and isinstance(previous, _Audited) and previous.value:
-            raise UpstreamIncomplete("s: empty after data")
-
-
-def test_drops_are_pre_initialised_and_accumulate_over_accepted_refreshes() -> None:
-    result: list[object] = [_Audited(1.0)]
-    refresher = Refresher([_source("s", result)], _build)
-    refresher.refresh_all()
-    text = refresher.exposition.text
-    for reason in ("duplicate", "missing_field", "non_finite", "out_of_range", "wrong_type"):
-        line = f'chargeback_source_records_dropped_total{{reason="{reason}",source="s"}} 0.0'
-        assert line.encode() in text
-    assert b'chargeback_source_errors_total{reason="incomplete",source="s"} 0.0' in text
-    result[0] = _Audited(2.0, {"non_finite": 2, "duplicate": 1})
-    refresher.refresh_all()
-    result[0] = _Audited(3.0, {"non_finite": 1})
-    refresher.refresh_all()
-    assert refresher.health()["s"].dropped == {"non_finite": 3, "duplicate": 1}
-    # A refused snapshot's drops are not counted: it was never served.
-    result[0] = _Audited(0.0, {"out_of_range": 5})
-    assert not refresher.refresh("s")
-    assert refresher.health()["s"].dropped == {"non_finite": 3, "duplicate": 1}
-
-
-def test_a_read_that_dropped_records_is_refused_and_its_drops_counted(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    result: list[object] = [4.0]
-    refresher = Refresher([_source("s", result)], _build)
-    assert refresher.refresh_all()
-    result[0] = RecordsDropped("s: rows dropped: 2 (2 non_finite; first: spend)", {"non_finite": 2})
-    with caplog.at_level(logging.WARNING):
-        assert not refresher.refresh_all()
-    health = refresher.health()["s"]
-    assert not health.up and health.errors == {"malformed": 1}
-    assert health.dropped == {"non_finite": 2}
-    assert refresher.fresh_records() == {"s": 4.0}  # the last complete read stays
-    assert "source=s refresh failed reason=malformed" in caplog.text and "dropped" in caplog.text
-
-
-def test_a_snapshot_contradicting_the_last_good_one_is_refused() -> None:
-    result: list[object] = [_Audited(4.0)]
-    refresher = Refresher([_source("s", result)], _build)
-    assert refresher.refresh_all()
-    result[0] = _Audited(0.0)
-    assert not refresher.refresh_all()
-    health = refresher.health()["s"]
-    assert not health.up and health.errors == {"incomplete": 1}
-    assert refresher.fresh_records() == {"s": _Audited(4.0)}  # the last complete read stays
-    assert b'chargeback_team_budget{kind="gpu",team="s"} 4.0' in refresher.exposition.text
-    assert b'chargeback_source_up{source="s"} 0.0' in refresher.exposition.text
-
-
-def test_overlapping_litellm_pages_through_the_refresher() -> None:
-    """The real LiteLLM fetch over MockTransport: a team created mid-read fails the refresh."""
-    created = [False]
-
-    def proxy(request: httpx.Request) -> httpx.Response:
-        page = int(request.url.params.get("page", "1"))
-        teams = [{"team_id": t, "spend": 5.0} for t in ("b", "a")]
-        if created[0] and page == 2:  # "n" was created after page 1: everything shifts down
-            teams = [{"team_id": "n", "spend": 0.0}, *teams]
-        total = len(teams)
-        chunk = teams[(page - 1) : page] if request.url.path == TEAM_LIST else []
-        if request.url.path != TEAM_LIST:
-            return httpx.Response(200, json={"results": [], "metadata": {}})
-        return httpx.Response(
-            200, json={"teams": chunk, "total": total, "page": page, "total_pages": total}
-        )
-
-    cfg = LiteLLMConfig(
-        url="http://proxy", api_key_env="LITELLM_TEST_KEY", page_size=1, currency="EUR"
-    )
-    config = Config(sources=SourcesConfig(litellm=cfg))
-    client = httpx.Client(base_url="http://proxy", transport=httpx.MockTransport(proxy))
-    source = Source(
-        "litellm",
-        60,
-        600,
-        lambda now: litellm.KIND.fetch_from_config(client, config, Reading.open(now, config.zone)),
-    )
-    refresher = Refresher([source], lambda records, now: [], clock=CLOCK)
-    assert refresher.refresh_all()
-    good = refresher.fresh_records()["litellm"]
-    created[0] = True
-    assert not refresher.refresh_all()
-    health = refresher.health()["litellm"]
-    assert not health.up and health.errors == {"incomplete": 1}
-    assert refresher.fresh_records()["litellm"] is good
-    assert [t.team_id for t in good.teams] == ["b", "a"]  # type: ignore[attr-defined]
-    client.close()
 
 
 def test_rebuilds_serve_what_an_uncached_render_of_the_same_samples_would() -> None:
@@ -292,7 +161,7 @@ def test_a_refresh_cut_short_by_stop_is_no_upstream_failure(
         raise UpstreamUnavailable("slow: unreachable (the client has been closed)")
 
     source = Source("slow", interval=60, max_staleness=600, fetch=fetch, close=closed.set)
-    refresher = Refresher([source], _build)
+    refresher = Refresher([source], as_budgets)
     refresher.start()
     deadline = time.monotonic() + 10
     # Polls rather than Event.wait(timeout), which never times out under libfaketime.
@@ -324,7 +193,7 @@ def test_a_retry_after_keeps_the_schedule_off_the_upstream() -> None:
             raise value
         return value
 
-    refresher = Refresher([Source("a", 0.05, 60, fetch)], _build, clock=CLOCK)
+    refresher = Refresher([Source("a", 0.05, 60, fetch)], as_budgets, clock=CLOCK)
     assert not refresher.refresh("a")
     health = refresher.health()["a"]
     assert (health.up, health.backoff) == (False, 30.0) and 29 < health.backoff_left <= 30
@@ -340,11 +209,11 @@ def test_a_retry_after_keeps_the_schedule_off_the_upstream() -> None:
 
 
 def test_a_retry_after_is_capped_and_carried_to_a_new_refresher() -> None:
-    refresher = Refresher([_source("a", [_rate_limited(86_400.0)])], _build, clock=CLOCK)
+    refresher = Refresher([scripted("a", [_rate_limited(86_400.0)])], as_budgets, clock=CLOCK)
     refresher.refresh("a")
     assert refresher.health()["a"].backoff == MAX_RETRY_AFTER
     left = refresher.health()["a"].backoff_left
-    successor = Refresher([_source("a", [5.0])], _build, clock=CLOCK, backoff={"a": left})
+    successor = Refresher([scripted("a", [5.0])], as_budgets, clock=CLOCK, backoff={"a": left})
     assert not successor.refresh_all()
     assert successor.health()["a"].backoff_left > MAX_RETRY_AFTER - 5
 
@@ -393,7 +262,7 @@ def test_a_failing_render_drops_the_components_of_a_stale_source_from_every_fami
 
 def test_each_rendering_is_handed_over_once_and_let_go() -> None:
     values = [1.0]
-    refresher = Refresher([_source("s", values)], _build)
+    refresher = Refresher([scripted("s", values)], as_budgets)
     # The rendering made at start has no source's health: a scrape given it would see no
     # chargeback_source_up at all, so it is not handed over.
     assert refresher.hand_over() is None

@@ -20,8 +20,9 @@ from exporter.ledger.result import Chargeback
 from exporter.sources.reading import Reading
 from exporter.sources.table import SOURCES, Snapshots
 from tests.conftest import FIXED_NOW
+from tests.support.bounded_snapshots import bounded_snapshots as records
+from tests.support.bounded_snapshots import demo_config as _config
 from tests.support.properties import examples
-from tests.unit.ledger.test_join_bounds import _config, records
 
 # A property of the result a family may read, and the field it comes from.
 _PROPERTIES = {"period": "reading", "at": "reading"}

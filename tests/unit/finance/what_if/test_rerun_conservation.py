@@ -4,14 +4,12 @@ every dimension's) sums to the cluster's cost, the same cost unless a price chan
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chargeback_demo.stack import demo_config_dict
-from exporter.config.schema import Config, IdlePolicy
+from exporter.config.schema import IdlePolicy
 from exporter.finance.what_if.keys import parse_what_if
 from exporter.finance.what_if.rerun import rerun
 from exporter.ledger.attribution import Attributor
@@ -22,10 +20,15 @@ from exporter.ledger.result import Chargeback
 from exporter.ledger.what_if.settings import WhatIfError
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
 from exporter.sources.reading import Reading
-from tests.conftest import FIXED_NOW
+from tests.support.bounded_snapshots import (
+    QUEUES,
+    bounded_snapshots,
+    demo_config,
+    join_now,
+    join_settings,
+)
 from tests.support.properties import examples
 from tests.support.seed_month import NOVEMBER, SeedMonth, month_config, month_snapshots
-from tests.unit.ledger.test_join_bounds import QUEUES, records
 
 POLICIES = [p.value for p in IdlePolicy]
 price = st.floats(0.01, 100.0)
@@ -48,13 +51,6 @@ def settings_drawn(draw: st.DrawFn) -> tuple[str, ...]:
     return tuple(f"{k}={draw(choices[k])}" for k in keys)
 
 
-def _config(policy: IdlePolicy) -> Config:
-    urls = {name: f"http://{name}:1" for name in ("opencost", "dcgm", "kueue", "litellm")}
-    data: dict[str, Any] = demo_config_dict(urls, "/nonexistent")
-    data.update(idle_policy=policy.value)
-    return Config.model_validate(data)
-
-
 def _conserved(ledger: Ledger | DimensionCosts | None, total: float) -> None:
     # A float sum is exact to a few ulps of its largest terms: that is the tolerance.
     assert ledger is not None
@@ -68,20 +64,14 @@ def _month_total(result: Chargeback) -> float:
 
 
 @pytest.mark.parametrize("policy", list(IdlePolicy))
-@settings(
-    max_examples=examples(60),
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@join_settings(60)
 @given(data=st.data())
 def test_every_team_and_dimension_after_sums_to_the_clusters_cost(
     policy: IdlePolicy, data: st.DataObject
 ) -> None:
-    config = _config(policy)
-    latest = data.draw(records(with_llm=False))
-    reading = Reading.open(FIXED_NOW, config.zone)
-    before = join(config, Attributor(config), latest, reading)
+    config = demo_config(policy)
+    latest = data.draw(bounded_snapshots(with_llm=False))
+    before = join_now(config, latest)
     given_settings = data.draw(settings_drawn())
     after = rerun(parse_what_if(given_settings, config, latest), config, latest, before).after
     _conserved(after.month, _month_total(after))

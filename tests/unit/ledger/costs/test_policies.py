@@ -11,7 +11,7 @@ from exporter.config.schema import Config, IdlePolicy
 from exporter.ledger.attribution import IDLE, UNALLOCATED, Placement
 from exporter.ledger.costs.ledger import IDLE_RESOURCES, CostLine, charge
 from exporter.ledger.costs.policies import RULES, IdleRule, idle_rule
-from exporter.ledger.costs.quota import apply_gpu_quota
+from exporter.ledger.costs.quota_charges import apply_gpu_quota
 
 EVERY_RULE = pytest.mark.parametrize("rule", list(RULES.values()), ids=lambda r: str(r.policy))
 

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chargeback_demo.stack import demo_config_dict
 from exporter.config.dimensions import DimensionConfig
 from exporter.config.schema import Config, IdlePolicy
 from exporter.ledger.attribution import IDLE, OTHER, UNALLOCATED, Attributor, Placement
@@ -29,8 +28,8 @@ from exporter.sources.opencost.source import Allocation, AllocationSet
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
+from tests.support.bounded_snapshots import bounded_snapshots, demo_config
 from tests.support.properties import examples
-from tests.unit.ledger.test_join_bounds import records
 
 VALUES = ("rag", "chat", "Search Bot", "", "__idle__")
 TAGS = ("product:rag", "product:x", "unrelated")
@@ -43,21 +42,20 @@ SHARED_RULES: tuple[dict[str, Any] | None, ...] = (
 )
 
 
+DIMENSIONS = [
+    {
+        "name": "product",
+        "label_keys": ["producto", "product"],
+        "annotation_keys": ["finops.io/product"],
+        "litellm_tag_prefix": "product:",
+        "max_values": 2,
+    },
+    {"name": "environment", "namespace_label_keys": ["env"], "fallback_label_keys": ["env"]},
+]
+
+
 def _config(policy: IdlePolicy, by_node: bool, shared: dict[str, Any] | None) -> Config:
-    urls = {name: f"http://{name}:1" for name in ("opencost", "dcgm", "kueue", "litellm")}
-    data: dict[str, Any] = demo_config_dict(urls, "/nonexistent")
-    data.update(idle_policy=policy.value, idle_by_node=by_node, shared_costs=shared)
-    data["dimensions"] = [
-        {
-            "name": "product",
-            "label_keys": ["producto", "product"],
-            "annotation_keys": ["finops.io/product"],
-            "litellm_tag_prefix": "product:",
-            "max_values": 2,
-        },
-        {"name": "environment", "namespace_label_keys": ["env"], "fallback_label_keys": ["env"]},
-    ]
-    return Config.model_validate(data)
+    return demo_config(policy, by_node, shared_costs=shared, dimensions=DIMENSIONS)
 
 
 labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=3)
@@ -92,7 +90,7 @@ def test_every_dimension_adds_up_to_the_team_split(
 ) -> None:
     by_node = data.draw(st.booleans())
     config = _config(policy, by_node, shared)
-    bundle = data.draw(records(with_llm=data.draw(st.booleans())))
+    bundle = data.draw(bounded_snapshots(with_llm=data.draw(st.booleans())))
     assert bundle.opencost is not None
     opencost = replace(
         bundle.opencost,

@@ -5,13 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from datetime import date
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chargeback_demo.stack import demo_config_dict
 from exporter.calendar import Month
 from exporter.config.schema import Config, IdlePolicy
 from exporter.ledger.attribution import Attributor
@@ -23,9 +21,9 @@ from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
+from tests.support.bounded_snapshots import bounded_snapshots, demo_config
 from tests.support.properties import examples
 from tests.unit.ledger.reconcile.builders import cluster_line, llm_line, snapshot
-from tests.unit.ledger.test_join_bounds import records
 
 BILLS = {
     "openai": {"type": "openai", "admin_key_env": "OPENAI_ADMIN_KEY", "true_up": True},
@@ -35,10 +33,7 @@ amounts = st.floats(0.0, 1e6, allow_nan=False)
 
 
 def _config(policy: IdlePolicy, by_node: bool) -> Config:
-    urls = {name: f"http://{name}:1" for name in ("opencost", "dcgm", "kueue", "litellm")}
-    data: dict[str, Any] = demo_config_dict(urls, "/nonexistent")
-    data.update(idle_policy=policy.value, idle_by_node=by_node, bills={"sources": BILLS})
-    return Config.model_validate(data)
+    return demo_config(policy, by_node, bills={"sources": BILLS})
 
 
 def _days(reading: Reading) -> list[date]:
@@ -47,7 +42,7 @@ def _days(reading: Reading) -> list[date]:
 
 @st.composite
 def billed(draw: st.DrawFn, days: list[date]) -> Snapshots:
-    bundle = draw(records(with_llm=True))
+    bundle = draw(bounded_snapshots(with_llm=True))
     chosen = st.sampled_from(days)
     llm = [llm_line("openai", draw(chosen), "gpt-4o-2024-08-06", draw(amounts)) for _ in range(3)]
     nodes = [cluster_line("cur", draw(chosen), f"i-{n}", draw(amounts)) for n in range(3)]

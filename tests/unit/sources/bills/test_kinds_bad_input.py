@@ -17,7 +17,8 @@ import pytest
 
 from exporter.config.bills import OpenAICostsConfig
 from exporter.config.schema import Config
-from exporter.serve.refresher import Refresher, Source
+from exporter.serve.refresher import Refresher
+from exporter.serve.schedule import Source
 from exporter.serve.wiring import Joiner
 from exporter.sources.bills import openai_costs
 from exporter.sources.bills.kinds import bill_kinds

@@ -16,7 +16,7 @@ from exporter.config.advice import AdviceConfig
 from exporter.config.schema import Config, DcgmPrometheus, ReportPrometheus
 from exporter.errors import UpstreamError, UpstreamPayloadError
 from exporter.exposition.catalogue.quota import QUOTA_NOMINAL, QUOTA_USAGE
-from exporter.serve.refresher import Audited
+from exporter.serve.snapshot import Audited
 from exporter.sources.dcgm_history import queries
 from exporter.sources.dcgm_history.source import AdviceShared, fetch, open_reader
 from exporter.sources.deadline import Backoff, RetryPolicy

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from chargeback_demo.fake_litellm import live_end
+from chargeback_demo.litellm_rows import live_end
 from exporter.config.schema import Config, LiteLLMConfig, SourcesConfig
 from exporter.sources.checks import Tally
 from exporter.sources.litellm.cache import month_dates

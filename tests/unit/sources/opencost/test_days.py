@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 from exporter.exposition.catalogue.health import SOURCE_RECONCILE_REPAIRS as REPAIRS
 from exporter.exposition.series.health import SourceHealth, health_samples
-from exporter.serve.refresher import Refresher, Source
+from exporter.serve.refresher import Refresher
+from exporter.serve.schedule import Source
 from exporter.sources.opencost import source as opencost
 from exporter.sources.opencost.days import settled_until
 
