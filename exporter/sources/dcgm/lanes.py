@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import ssl
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ import httpx
 
 from exporter.sources.clients import KEEP_ALIVE, USER_AGENT, lanes
 from exporter.sources.http import get_text
-from exporter.sources.http_light import LightClient, LightSettings, light_target
+from exporter.sources.http_light import LightClient, LightSettings, Target, light_target
 from exporter.sources.proxies import environment_proxies
 
 __all__ = ["Scraper", "go_light", "scrapers"]
@@ -32,6 +33,13 @@ SOURCE = "dcgm"
 Scraper = Callable[[str], str]
 
 _LIGHT: weakref.WeakKeyDictionary[httpx.Client, LightSettings] = weakref.WeakKeyDictionary()
+# Each client's URLs read into targets once, not once a refresh (discovered pods come and go:
+# past this many the cache starts again, so a gone pod's URL is not kept for the process's life).
+_TARGETS: weakref.WeakKeyDictionary[httpx.Client, dict[str, Target | None]] = (
+    weakref.WeakKeyDictionary()
+)
+_MAX_TARGETS = 50_000
+_TARGETS_LOCK = threading.Lock()
 
 
 def go_light(
@@ -60,7 +68,7 @@ def scrapers(
 ) -> Iterator[queue.SimpleQueue[Scraper]]:
     """`count` scrapers for these URLs, one per concurrent caller, closed on leaving."""
     settings = _LIGHT.get(client)
-    targets = {url: light_target(url) for url in urls} if settings is not None else {}
+    targets = _targets(client, urls) if settings is not None else {}
     free: queue.SimpleQueue[Scraper] = queue.SimpleQueue()
     if settings is None or not all(targets.values()):
         with lanes(client, count) as httpx_lanes:
@@ -77,3 +85,16 @@ def scrapers(
     finally:
         for light in made:
             light.close()
+
+
+def _targets(client: httpx.Client, urls: Sequence[str]) -> dict[str, Target | None]:
+    with _TARGETS_LOCK:
+        known = _TARGETS.setdefault(client, {})
+        if len(known) > _MAX_TARGETS:
+            known.clear()
+        out: dict[str, Target | None] = {}
+        for url in urls:
+            if url not in known:
+                known[url] = light_target(url)
+            out[url] = known[url]
+        return out
