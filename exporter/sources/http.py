@@ -35,11 +35,17 @@ from exporter.sources.inflate import ACCEPT_ENCODING, Inflater, format_bytes
 
 __all__ = [
     "TRANSIENT_STATUSES",
+    "Bounds",
+    "Expired",
+    "Reply",
     "error_message",
     "get_bytes",
     "get_json",
     "get_text",
     "not_json",
+    "refuse_declared",
+    "reply_text",
+    "retried",
     "upstream_errors",
 ]
 
@@ -69,13 +75,13 @@ def upstream_errors(source: str) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class _Reply:
+class Reply:
     """A response read whole within its deadline."""
 
     status: int
     path: str
     reason_phrase: str
-    headers: httpx.Headers
+    headers: Mapping[str, str]  # read by lower-case name, repeated fields joined by ", "
     content: bytes | bytearray
     charset: str
 
@@ -108,7 +114,7 @@ def error_message(text: str, fallback: str) -> str:
     return redact(str(message))[:_MAX_ERROR_TEXT]
 
 
-def _checked(source: str, reply: _Reply) -> _Reply:
+def _checked(source: str, reply: Reply) -> Reply:
     if reply.status != 200:
         raise UpstreamStatusError(
             f"{source}: HTTP {reply.status} from {reply.path}: "
@@ -123,7 +129,13 @@ def get_text(
 ) -> str:
     """GET a path and return the body as text; any status but 200, or a body that is not
     text in its charset (UTF-8 unless it says otherwise), is an error."""
-    reply = _checked(source, _get(client, source, path, params))
+    return reply_text(source, _get(client, source, path, params))
+
+
+def reply_text(source: str, reply: Reply) -> str:
+    """A reply's body as text in its charset; any status but 200, or bytes that are not that
+    charset's text, is an error."""
+    reply = _checked(source, reply)
     try:
         return reply.content.decode(reply.charset)
     except UnicodeDecodeError as exc:
@@ -163,8 +175,29 @@ def not_json(source: str, path: str, content: bytes | bytearray) -> UpstreamPayl
     return UpstreamPayloadError(f"{source}: {path} did not return JSON: {excerpt!r}")
 
 
-def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None) -> _Reply:
-    """GET with retries of transient failures, each try within its deadline.
+def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str] | None) -> Reply:
+    def read(bounds: Bounds) -> Reply:
+        return _read(client, path, params, bounds, source)
+
+    return retried(source, path, client.timeout.read, read)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one try of a call may spend: its sockets, its body's time and its body's size."""
+
+    connect: float  # seconds a connect may take
+    socket: float | None  # the call's seconds (None: unbounded, a bare client outside a refresh)
+    socket_left: Callable[[], float]  # seconds left of it by the real clock, for each operation
+    remaining: Callable[[], float]  # seconds left by the refresh's clock, checked between chunks
+    max_body: float
+
+
+def retried(
+    source: str, path: str, per_call: float | None, read: Callable[[Bounds], Reply]
+) -> Reply:
+    """GET with retries of transient failures, each try (`read`) within its deadline: the
+    call's `per_call` seconds, cut to what is left of the refresh's.
 
     Only GET is ever sent from here, and GET is idempotent: a retry cannot repeat an effect.
     """
@@ -175,7 +208,7 @@ def _get(client: httpx.Client, source: str, path: str, params: Mapping[str, str]
         while True:
             last = retry + 1 >= backoff.attempts
             try:
-                reply = _attempt(client, source, path, params, deadline)
+                reply = _attempt(source, path, per_call, read, deadline)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # Nothing reached the upstream, so trying again cannot repeat any effect; a
                 # certificate that failed to verify will fail the same way again.
@@ -221,12 +254,12 @@ def _tls_failure(exc: BaseException) -> bool:
 
 
 def _attempt(
-    client: httpx.Client,
     source: str,
     path: str,
-    params: Mapping[str, str] | None,
+    per_call: float | None,
+    read: Callable[[Bounds], Reply],
     refresh: Deadline,
-) -> _Reply:
+) -> Reply:
     """One GET, streamed, that ends when its deadline passes, in whatever phase it is.
 
     httpx's timeouts bound each socket operation, so an upstream that drips a byte at a time
@@ -235,7 +268,6 @@ def _attempt(
     transports without a socket).
     """
     monotonic = refresh.policy.monotonic
-    per_call = client.timeout.read
     left = refresh.remaining()
     call_bound = per_call is not None and per_call < left
     seconds = per_call if per_call is not None and call_bound else left
@@ -251,7 +283,6 @@ def _attempt(
     ends = monotonic() + seconds
     # No per-call timeout and no refresh deadline (a bare client outside a refresh): unbounded.
     bound = None if math.isinf(seconds) else seconds
-    timeout = httpx.Timeout(bound, connect=min(seconds, MAX_CONNECT))
 
     def remaining() -> float:
         return ends - monotonic()
@@ -263,10 +294,11 @@ def _attempt(
     def socket_time() -> float:
         return on_sockets - time.monotonic()
 
+    bounds = Bounds(min(seconds, MAX_CONNECT), bound, socket_time, remaining, refresh.max_body)
     try:
         with call_ends(socket_time) if bound is not None else contextlib.nullcontext():
-            return _read(client, path, params, timeout, remaining, refresh.max_body, source)
-    except _Expired:
+            return read(bounds)
+    except Expired:
         pass
     except httpx.TransportError:
         if socket_time() > _PAST_DEADLINE:
@@ -274,7 +306,7 @@ def _attempt(
     raise UpstreamUnavailable(f"{source}: GET {path} passed its {which}", timeout=True)
 
 
-class _Expired(Exception):
+class Expired(Exception):
     """The deadline passed between two chunks of the body."""
 
 
@@ -282,22 +314,17 @@ def _read(
     client: httpx.Client,
     path: str,
     params: Mapping[str, str] | None,
-    timeout: httpx.Timeout,
-    remaining: Callable[[], float],
-    limit: float,
+    bounds: Bounds,
     source: str,
-) -> _Reply:
+) -> Reply:
+    limit, remaining = bounds.max_body, bounds.remaining
+    timeout = httpx.Timeout(bounds.socket, connect=bounds.connect)
     # Only the codings the exporter inflates itself, a bounded step at a time.
     headers = {"Accept-Encoding": ACCEPT_ENCODING}
     with client.stream("GET", path, params=params, headers=headers, timeout=timeout) as response:
         what = f"{source}: {response.request.url.path}"
         encoding = response.headers.get("content-encoding")
-        declared = response.headers.get("content-length", "")
-        if not encoding and declared.isdigit() and int(declared) > limit:
-            raise UpstreamTooLarge(
-                f"{what}: Content-Length {declared} is over max_response_size "
-                f"({format_bytes(limit)}); not read"
-            )
+        refuse_declared(what, encoding, response.headers.get("content-length", ""), limit)
         chunks: Iterable[bytes]
         if response.is_stream_consumed:  # built in memory (a mock transport): decoded already
             chunks, inflater = [response.content], Inflater(what, None, limit)
@@ -309,15 +336,24 @@ def _read(
             for piece in inflater.feed(chunk):
                 content += piece
             if remaining() < 0:
-                raise _Expired
+                raise Expired
         inflater.finish()
-        return _Reply(
+        return Reply(
             response.status_code,
             response.request.url.path,
             response.reason_phrase,
             response.headers,
             content,
             _charset(response),
+        )
+
+
+def refuse_declared(what: str, encoding: str | None, declared: str, limit: float) -> None:
+    """An identity body whose Content-Length is over `limit` is refused before it is read."""
+    if not encoding and declared.isdigit() and int(declared) > limit:
+        raise UpstreamTooLarge(
+            f"{what}: Content-Length {declared} is over max_response_size "
+            f"({format_bytes(limit)}); not read"
         )
 
 

@@ -35,17 +35,11 @@ from exporter.errors import (
 )
 from exporter.sources import kube_client
 from exporter.sources.checks import Tally
-from exporter.sources.clients import (
-    KEEP_ALIVE,
-    USER_AGENT,
-    lanes,
-    lanes_like,
-    sending,
-    tls_context,
-)
+from exporter.sources.clients import KEEP_ALIVE, USER_AGENT, lanes_like, sending, tls_context
+from exporter.sources.dcgm.lanes import Scraper, go_light, scrapers
 from exporter.sources.dcgm.parse import Shape, parse_metrics
 from exporter.sources.dcgm.records import GpuRecord
-from exporter.sources.http import get_json, get_text
+from exporter.sources.http import get_json
 
 __all__ = [
     "DiscoveryClient",
@@ -84,6 +78,8 @@ class DiscoveryClient(httpx.Client):
             headers={"User-Agent": USER_AGENT},
         )
         lanes_like(self, cfg.timeout, verify, transport)
+        if transport is None:
+            go_light(self, cfg.timeout, verify, follow_redirects=False)
         self.kube = kube
 
     def close(self) -> None:
@@ -279,7 +275,7 @@ def scrape_all(
     """
     workers = max(1, min(concurrency, len(endpoints)))
     with (
-        lanes(client, workers) as free,
+        scrapers(client, [e.url for e in endpoints], workers) as free,
         ThreadPoolExecutor(workers, thread_name_prefix="dcgm-scrape") as pool,
     ):
         futures = [pool.submit(contextvars.copy_context().run, _caller(free, e)) for e in endpoints]
@@ -290,13 +286,13 @@ def scrape_all(
                 future.cancel()
 
 
-def _caller(free: queue.SimpleQueue[httpx.Client], endpoint: Endpoint) -> Callable[[], Scrape]:
+def _caller(free: queue.SimpleQueue[Scraper], endpoint: Endpoint) -> Callable[[], Scrape]:
     def call() -> Scrape:
         tally = Tally()
         shape: Shape = set()
-        client = free.get()  # a lane of its own while it calls (there is one per worker)
+        scrape = free.get()  # a lane of its own while it calls (there is one per worker)
         try:
-            text = get_text(client, SOURCE, endpoint.url)
+            text = scrape(endpoint.url)
             # Read here, by the call's own thread, so its body is dropped once parsed rather
             # than held until every endpoint ahead of it in the list has been read.
             where, node = endpoint.url, endpoint.node
@@ -304,7 +300,7 @@ def _caller(free: queue.SimpleQueue[httpx.Client], endpoint: Endpoint) -> Callab
         except UpstreamError as exc:
             return Scrape(endpoint, error=exc)
         finally:
-            free.put(client)
+            free.put(scrape)
         return Scrape(endpoint, records, tally, shape=shape)
 
     return call

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from exporter.sources.checks import NON_FINITE, OUT_OF_RANGE, BadRecord, label
+from exporter.sources.checks import MAX_LABEL, NON_FINITE, OUT_OF_RANGE, BadRecord, label
 
 __all__ = [
     "BLANK_FLOOR",
@@ -79,45 +79,49 @@ def pod_labels(labels: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k not in DEVICE_LABELS and v}
 
 
-def _first(labels: Mapping[str, str], *names: str) -> str:
-    # An empty label is the same as a missing one (Prometheus treats them alike), and
-    # exported_* wins because Prometheus renames the workload's labels to it.
-    for name in names:
-        if labels.get(name):
-            return labels[name]
-    return ""
-
-
 def describe(labels: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """A series' identity (node, gpu, model, MIG profile and instance, workload), pod labels."""
     return identity_labels(labels, ""), pod_labels(labels)
 
 
 def identity_labels(labels: Mapping[str, str], default_node: str) -> dict[str, str]:
+    # The first label of each list that is not empty: an empty label is the same as a missing
+    # one (Prometheus treats them alike), and exported_* wins because Prometheus renames the
+    # workload's labels to it.
+    get = labels.get
     return {
-        "node": _first(labels, "Hostname", "hostname") or default_node,
+        "node": get("Hostname") or get("hostname") or default_node,
         "gpu": labels["gpu"],
-        "uuid": _first(labels, "UUID", "uuid"),
-        "model": _first(labels, "modelName"),
-        "mig_profile": _first(labels, "GPU_I_PROFILE"),
-        "mig_instance": _first(labels, "GPU_I_ID"),
-        "namespace": _first(labels, "exported_namespace", "namespace", "pod_namespace"),
-        "pod": _first(labels, "exported_pod", "pod", "pod_name"),
-        "container": _first(labels, "exported_container", "container", "container_name"),
+        "uuid": get("UUID") or get("uuid") or "",
+        "model": get("modelName") or "",
+        "mig_profile": get("GPU_I_PROFILE") or "",
+        "mig_instance": get("GPU_I_ID") or "",
+        "namespace": get("exported_namespace") or get("namespace") or get("pod_namespace") or "",
+        "pod": get("exported_pod") or get("pod") or get("pod_name") or "",
+        "container": get("exported_container") or get("container") or get("container_name") or "",
     }
 
 
 def utilisation(values: Mapping[str, float], what: str) -> float | None:
-    ratio = checked(values.get(GR_ENGINE_ACTIVE), 0.0, 1.0, f"{what}: {GR_ENGINE_ACTIVE}")
+    ratio = _sample(values, GR_ENGINE_ACTIVE, 1.0, what)
     if ratio is not None:
         return ratio
-    percent = checked(values.get(GPU_UTIL), 0.0, 100.0, f"{what}: {GPU_UTIL}")
+    percent = _sample(values, GPU_UTIL, 100.0, what)
     return None if percent is None else percent / 100.0
 
 
 def power_watts(values: Mapping[str, float], what: str) -> float | None:
     """The GPU's power draw in watts; None when not reported."""
-    return checked(values.get(POWER_USAGE), 0.0, MAX_WATTS, f"{what}: {POWER_USAGE}")
+    return _sample(values, POWER_USAGE, MAX_WATTS, what)
+
+
+def _sample(values: Mapping[str, float], field: str, high: float, what: str) -> float | None:
+    value = values.get(field)
+    # The plain case answers without building checked's message (ten thousand GPUs a read);
+    # NaN and infinities fail the comparison and go to checked, which says why.
+    if value is None or 0.0 <= value <= high:
+        return value
+    return checked(value, 0.0, high, f"{what}: {field}")
 
 
 def checked(value: float | None, low: float, high: float, what: str) -> float | None:
@@ -134,8 +138,16 @@ def checked(value: float | None, low: float, high: float, what: str) -> float | 
 
 def checked_labels(ident: Mapping[str, str], pod_labels: Mapping[str, str], what: str) -> None:
     """Every name a GPU record carries is one label() accepts; else the record is bad."""
+    # A short ASCII string is what label() accepts at once: only another goes to it, so its
+    # message is built only when it may be needed.
     for name, value in ident.items():
-        label(value, f"{what}: {name}")
+        if type(value) is not str or len(value) > MAX_LABEL or not value.isascii():
+            label(value, f"{what}: {name}")
     for key, value in pod_labels.items():
-        label(key, f"{what}: a pod label name")
-        label(value, f"{what}: pod label {key[:60]!r}")
+        if not _plain(key) or not _plain(value):
+            label(key, f"{what}: a pod label name")
+            label(value, f"{what}: pod label {key[:60]!r}")
+
+
+def _plain(value: object) -> bool:
+    return type(value) is str and len(value) <= MAX_LABEL and value.isascii()

@@ -59,10 +59,11 @@ from exporter.config.schema import (
 from exporter.errors import RecordsDropped, UpstreamError, UpstreamIncomplete
 from exporter.redact import redact
 from exporter.sources.checks import Tally
-from exporter.sources.clients import make_client
+from exporter.sources.clients import make_client, tls_context
 from exporter.sources.dcgm import discovery as dcgm_discovery
 from exporter.sources.dcgm import endpoints as dcgm_endpoints
 from exporter.sources.dcgm import idle as dcgm_idle
+from exporter.sources.dcgm import lanes as dcgm_lanes
 from exporter.sources.dcgm import prometheus as dcgm_prometheus
 from exporter.sources.dcgm.mig import mig_share, mig_slices
 from exporter.sources.dcgm.parse import parse_metrics, parse_series
@@ -103,8 +104,14 @@ def build_client(cfg: DcgmConfig, transport: httpx.BaseTransport | None = None) 
     """A client for the configured mode: full URLs, discovered endpoints, or Prometheus."""
     if cfg.discovery is not None:
         return dcgm_discovery.build_client(cfg, cfg.discovery)
-    base = cfg.prometheus.url.rstrip("/") if cfg.prometheus is not None else ""
-    return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+    if cfg.prometheus is not None:
+        base = cfg.prometheus.url.rstrip("/")
+        return make_client(base, cfg.timeout, ca_file=cfg.ca_file, transport=transport)
+    verify = tls_context(cfg.ca_file) if cfg.ca_file else True
+    client = make_client("", cfg.timeout, verify=verify, transport=transport)
+    if transport is None:
+        dcgm_lanes.go_light(client, cfg.timeout, verify, follow_redirects=True)
+    return client
 
 
 @dataclass(frozen=True)

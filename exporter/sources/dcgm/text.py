@@ -24,11 +24,14 @@ Sample = tuple[str, Mapping[str, str], float]
 
 _PREFIX = "DCGM_FI_"
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*", re.ASCII)
+# A quoted value: runs of plain characters between the escapes the library reads (the same
+# strings as one alternative per character, matched a run at a time rather than a character).
+_QUOTED = r'[^"\\]*(?:\\[\\"n][^"\\]*)*'
 # A label name the library accepts under either of its validation schemes: legacy, and not
 # reserved (`__` names are the library's to judge).
-_PAIR = r'(?!__)[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\[\\"n])*"'
+_PAIR = rf'(?!__)[a-zA-Z_][a-zA-Z0-9_]*="{_QUOTED}"'
 _BLOCK = re.compile(rf"(?:{_PAIR},)*(?:{_PAIR})?", re.ASCII)
-_PAIRS = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\[\\"n])*)"', re.ASCII)
+_PAIRS = re.compile(rf'([a-zA-Z_][a-zA-Z0-9_]*)="({_QUOTED})"', re.ASCII)
 _ESCAPE = re.compile(r'\\[\\"n]')
 _UNESCAPED = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
 # What float() reads the same as the library (int() first, then float()); no `_`, ASCII only.
@@ -126,6 +129,8 @@ class _Reader:
         self.allowed = frozenset(name + s for s in _SUFFIXES.get(kind, ("",)))
 
     def _sample(self, line: str) -> None:
+        # The caches are looked up here, not in the helpers: a body is tens of thousands of
+        # lines, nearly all of them hits, and a call per lookup was a third of the read.
         brace = line.find("{")
         if brace < 0:
             space = line.find(" ")
@@ -137,9 +142,14 @@ class _Reader:
             if close < brace:
                 raise _Unsure
             name, tail = line[:brace], line[close + 1 :]
-            labels = self._labels(line[brace + 1 : close])
-        dcgm = self._name(name)
-        value = self._value(tail)
+            block = line[brace + 1 : close]
+            labels = self.blocks.get(block) or self._labels(block)
+        dcgm = self.names.get(name)
+        if dcgm is None:
+            dcgm = self._name(name)
+        value = self.values.get(tail)
+        if value is None:
+            value = self._value(tail)
         if name not in self.allowed:
             # The library's own rule: a sample its family does not own stands alone, untyped.
             self._start("")
@@ -163,7 +173,7 @@ class _Reader:
             if _BLOCK.fullmatch(block) is None:
                 raise _Unsure
             pairs = _PAIRS.findall(block)
-            labels = {name: _unescape(value) for name, value in pairs}
+            labels = {name: _unescape(value) if "\\" in value else value for name, value in pairs}
             if len(labels) != len(pairs):
                 raise _Unsure  # a label twice: the library refuses the line
             self.blocks[block] = labels
