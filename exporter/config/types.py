@@ -8,8 +8,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_SIZE",
@@ -120,7 +121,20 @@ Interval = Annotated[timedelta, BeforeValidator(within("1s", "1d"))]
 Timeout = Annotated[timedelta, BeforeValidator(within("100ms", "5m"))]
 Staleness = Annotated[timedelta, BeforeValidator(within("1s", "7d"))]
 RateWindow = Annotated[timedelta, BeforeValidator(within("1m", "7d"))]
-Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$")]
+
+
+def no_credentials(url: str) -> str:
+    """Refuse `user:password@` in a URL: every error and log line naming the URL would show it."""
+    if "@" in urlsplit(url).netloc:
+        # The value is never echoed: it holds the password.
+        raise ValueError(
+            "a URL must not hold credentials (user:password@host): error messages and logs name"
+            " the URL; give a token or key in its own file or environment variable"
+        )
+    return url
+
+
+Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$"), AfterValidator(no_credentials)]
 Price = Annotated[float, Field(ge=0)]
 # A GPU-hour price above this is a slip in any currency: a few dollars an hour stays below a
 # few million units even in the currencies with the most units per dollar. Past it, a month's
