@@ -41,7 +41,7 @@ def test_a_test_transport_keeps_httpx() -> None:
 
 
 def test_one_url_the_light_client_would_not_send_as_written_sends_the_refresh_by_httpx() -> None:
-    urls = [*URLS, "http://exporter:secret-password@10.0.0.9:9400/metrics"]
+    urls = [*URLS, "http://10.0.0.9:9400/exporter/../metrics"]
     with build_client(DcgmConfig(urls=tuple(urls))) as client:
         assert _kinds(client, urls) == {"httpx"}
         assert _kinds(client, URLS) == {"light"}
