@@ -110,6 +110,10 @@ class FakeServer:
 
         class _Request(BaseHTTPRequestHandler):
             protocol_version = protocol
+            # The head and the body go out in two writes: with Nagle's algorithm on, a kept-alive
+            # client's next request waits ~40 ms for a delayed ACK. Go's net/http (every real
+            # upstream here) sets TCP_NODELAY too.
+            disable_nagle_algorithm = True
 
             def handle(self) -> None:
                 # A kept connection the client drops between requests is its business.
