@@ -20,7 +20,7 @@ from typing import Any
 from exporter.finance.report.figures import GpuOperation, Report
 from exporter.finance.report.teams import TeamUsage
 from exporter.finance.report.units import TEXT, Format, Formats, UnitTable, text_lines
-from exporter.sources.gpu_history import GpuMonth
+from exporter.sources.gpu_history_records import GpuMonth
 
 __all__ = [
     "DCGM_HISTORY",

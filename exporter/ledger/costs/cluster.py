@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.ledger.costs.ledger import IDLE_RESOURCES
-from exporter.sources.opencost.source import AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
 
 __all__ = ["ClusterCosts", "GpuCharge", "cluster_costs", "gpu_money", "resource_costs"]
 

@@ -20,7 +20,7 @@ from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.costs.policies import IdleRule
 from exporter.ledger.costs.window import Window
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 
 __all__ = [
     "GPU_RESOURCES",

@@ -12,7 +12,7 @@ from exporter.ledger.costs.quota import FlavorOf, TeamGpuQuota, gpu_quota_by_fla
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models
-from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue.records import KueueSnapshot
 from exporter.sources.table import Snapshots
 
 __all__ = [

@@ -19,11 +19,16 @@ from exporter.sources.checks import (
     MAX_GPUS,
     MAX_LABEL,
     OUT_OF_RANGE,
-    WRONG_TYPE,
     BadRecord,
     Tally,
-    label,
-    number,
+)
+from exporter.sources.opencost.reasons import (
+    IDLE_FIELDS,
+    IDLE_KEY,
+    MAX_USAGE,
+    RESOLUTION,
+    YEAR_HOURS,
+    reason,
 )
 from exporter.sources.opencost.records import (
     COMPONENT_FIELDS,
@@ -38,25 +43,19 @@ from exporter.sources.opencost.records import (
 
 __all__ = [
     "COMPONENT_FIELDS",
+    "IDLE_FIELDS",
     "IDLE_KEY",
+    "RESOLUTION",
     "Allocation",
     "Totals",
     "decode_into",
     "decode_sets",
     "merge_into",
+    "parse_allocation_response",
+    "sorted_set",
 ]
 
 SOURCE = "opencost"
-IDLE_KEY = "__idle__"
-# When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
-YEAR_HOURS = 366 * 24.0
-# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
-# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
-# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
-# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
-RESOLUTION = 1e-9
-
-IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 
 # A cost is hours x a price: never negative. An *Adjustment is what a reconciliation with the
 # cloud bill moved afterwards, a credit when the bill came in lower, so it may be negative; and
@@ -69,7 +68,6 @@ _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
 _Gpus = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS)] | None
 _Minutes = Annotated[float, msgspec.Meta(ge=0.0, le=YEAR_HOURS * 60)] | None
 # Core-hours, byte-hours and bytes: never negative; the bound only refuses +Inf and overflow.
-MAX_USAGE = 1e24
 _Usage = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_USAGE)] | None
 
 
@@ -170,6 +168,32 @@ def decode_into(
     return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
 
 
+def parse_allocation_response(
+    body: Any, *, hours: float | None = None, tally: Tally | None = None
+) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    """Parse an `/allocation` body (bytes, or decoded JSON) into allocations and idle cost.
+
+    Several sets (steps) are summed. An allocation or idle entry with a bad field is dropped
+    and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
+    """
+    content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
+    totals = Totals()
+    try:
+        decode_into(content, hours, Tally() if tally is None else tally, totals)
+    except msgspec.DecodeError:
+        # Here, not at the top: the HTTP layer brings the client, which decoding never needs.
+        from exporter.sources.http import not_json
+
+        raise not_json(SOURCE, "/allocation", content) from None
+    return sorted_set(totals)
+
+
+def sorted_set(totals: Totals) -> tuple[tuple[Allocation, ...], dict[str, float]]:
+    """Every allocation of `totals` built, sorted by name, and its idle per resource."""
+    merged = totals.build()
+    return tuple(merged[k] for k in sorted(merged)), totals.idle
+
+
 def decode_sets(
     content: bytes | bytearray, hours: float, tally: Tally
 ) -> list[tuple[str | None, Totals, int]]:
@@ -227,7 +251,7 @@ def _one(name: str, raw: msgspec.Raw) -> _Record | _Idle | BadRecord:
     try:
         return _IDLE.decode(raw) if name == IDLE_KEY else _RECORD.decode(raw)
     except msgspec.ValidationError:
-        return _reason(name, _ANY.decode(raw))
+        return reason(name, _ANY.decode(raw))
 
 
 def _check_code(code: Any, message: Any) -> None:
@@ -359,50 +383,3 @@ def _resolution(name: str, values: tuple[float, ...]) -> None:
     smallest = min(filter(None, map(abs, values)), default=RESOLUTION)
     if smallest < RESOLUTION:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: {smallest:g} is below the resolution")
-
-
-# --- the reason a record that failed typed decoding is dropped --------------------------------
-
-
-def _reason(name: str, raw: Any) -> BadRecord:
-    """Why a record broke the types or bounds, found by checking its fields one by one."""
-    try:
-        if not isinstance(raw, dict):
-            raise BadRecord(WRONG_TYPE, f"allocation {name!r} is not an object")
-        if name == IDLE_KEY:
-            _numbers(name, raw, IDLE_FIELDS.values(), -MAX_COST, MAX_COST)
-        else:
-            props = raw.get("properties") or {}
-            if not isinstance(props, dict):
-                raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
-            _numbers(name, raw, _COSTS, 0.0, MAX_COST)
-            _numbers(name, raw, _ADJUSTMENTS, -MAX_COST, MAX_COST)
-            for key in ("namespace", "node"):
-                label(props.get(key, ""), f"allocation {name!r}: properties.{key}")
-            for key in ("labels", "namespaceLabels"):
-                _labels(name, key, props.get(key) or {})
-            _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
-            _numbers(name, raw, USAGE_FIELDS.values(), 0.0, MAX_USAGE)
-    except BadRecord as exc:
-        return exc
-    # Valid field by field but not as a whole: a number type the struct does not take.
-    return BadRecord(WRONG_TYPE, f"allocation {name!r} does not have OpenCost's field types")
-
-
-def _numbers(name: str, raw: dict[str, Any], keys: Iterable[str], low: float, high: float) -> None:
-    for key in keys:
-        what = f"allocation {name!r}: {key}"
-        number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
-
-
-_NUMBERS = tuple(f for fields in COMPONENT_FIELDS.values() for f in fields)
-_ADJUSTMENTS = tuple(f for f in _NUMBERS if f.endswith("Adjustment"))
-_COSTS = tuple(f for f in _NUMBERS if f not in _ADJUSTMENTS)
-
-
-def _labels(name: str, key: str, value: Any) -> None:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
-    for k, v in value.items():
-        label(k, f"allocation {name!r}: a key of properties.{key}")
-        label(v, f"allocation {name!r}: properties.{key}[{k[:60]!r}]")

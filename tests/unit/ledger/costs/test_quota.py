@@ -27,7 +27,7 @@ from exporter.ledger.costs.quota import (
     queue_quotas,
     quota_budgets,
 )
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from tests.support.properties import examples
 
 GPU = "nvidia.com/gpu"

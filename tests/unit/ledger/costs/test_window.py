@@ -15,7 +15,8 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.policies import IdleRule, idle_rule
 from exporter.ledger.costs.window import gpu_price_per_hour, idle_groups, serving_costs
-from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from exporter.sources.opencost.snapshot import AllocationSet
+from exporter.sources.opencost.source import parse_allocation_response
 from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)

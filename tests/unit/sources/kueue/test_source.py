@@ -23,13 +23,9 @@ from exporter.errors import (
 )
 from exporter.ledger.costs.quota import lend
 from exporter.sources.kueue.flavors import FlavorRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.kueue.source import KIND as KUEUE_KIND
-from exporter.sources.kueue.source import (
-    KueueSnapshot,
-    QuotaRecord,
-    build_client,
-    parse_cluster_queue,
-)
+from exporter.sources.kueue.source import build_client, parse_cluster_queue
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW
 
