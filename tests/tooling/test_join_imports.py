@@ -21,7 +21,7 @@ JOIN = (
     "exporter.exposition.series",
     "exporter.exposition.render",
     "exporter.sources.table",
-    "exporter.sources.opencost.wire",
+    "exporter.sources.opencost.body",
     "exporter.finance.report.text",
     "exporter.finance.statement.html",
     "exporter.finance.focus.export",

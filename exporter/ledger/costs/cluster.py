@@ -39,8 +39,7 @@ class GpuCharge:
 
 def gpu_money(window: AllocationSet) -> float:
     """A window's GPU money: every allocation's GPU cost and the idle GPU cost."""
-    spent = sum(a.costs.get("gpu", 0.0) for a in window.allocations)
-    return spent + window.idle.get("gpu", 0.0)
+    return window.gpu_spent + window.idle.get("gpu", 0.0)
 
 
 @dataclass(frozen=True)

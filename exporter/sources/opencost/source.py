@@ -42,6 +42,7 @@ from exporter.sources.clients import make_client
 from exporter.sources.http import get_json
 from exporter.sources.kind import SourceKind
 from exporter.sources.opencost.assets import fetch_gpu_nodes
+from exporter.sources.opencost.body import parse_allocation_response, sorted_set
 from exporter.sources.opencost.by_day import read_days
 from exporter.sources.opencost.days import query, reader_for
 from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot, RunningSums
@@ -52,8 +53,6 @@ from exporter.sources.opencost.wire import (
     RESOLUTION,
     Allocation,
     Totals,
-    parse_allocation_response,
-    sorted_set,
 )
 from exporter.sources.reading import Reading
 

@@ -1,9 +1,10 @@
 """OpenCost `/allocation` bodies decoded from bytes into typed, validated records at C speed.
 
-The whole body is first decoded into `msgspec` structs whose types and static bounds are
-checked while decoding. If any record breaks them, the body is decoded again with each
-record left raw, and every record is then decoded on its own: a bad one is dropped and
-counted by the same rules as always, and the rest are kept. A bad envelope fails the read.
+The envelope and each set are split into raw records without decoding them; each record is
+then decoded into a `msgspec` struct whose types and static bounds are checked while it is
+decoded, added to the running sums, and dropped. A record that breaks them is dropped and
+counted with the reason its fields give (reasons.py); the rest are kept. A bad envelope fails
+the read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from exporter.sources.checks import (
     BadRecord,
     Tally,
 )
+from exporter.sources.collector import collector_paused
 from exporter.sources.opencost.reasons import (
     IDLE_FIELDS,
     IDLE_KEY,
@@ -34,7 +36,6 @@ from exporter.sources.opencost.records import (
     COMPONENT_FIELDS,
     EMPTY,
     EMPTY_USAGE,
-    USAGE_FIELDS,
     Allocation,
     Totals,
     component_costs,
@@ -51,8 +52,6 @@ __all__ = [
     "decode_into",
     "decode_sets",
     "merge_into",
-    "parse_allocation_response",
-    "sorted_set",
 ]
 
 SOURCE = "opencost"
@@ -165,33 +164,8 @@ def decode_into(
     """
     high = MAX_GPUS * (YEAR_HOURS if hours is None else hours)
     envelope = _envelope(content)
-    return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
-
-
-def parse_allocation_response(
-    body: Any, *, hours: float | None = None, tally: Tally | None = None
-) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    """Parse an `/allocation` body (bytes, or decoded JSON) into allocations and idle cost.
-
-    Several sets (steps) are summed. An allocation or idle entry with a bad field is dropped
-    and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
-    """
-    content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
-    totals = Totals()
-    try:
-        decode_into(content, hours, Tally() if tally is None else tally, totals)
-    except msgspec.DecodeError:
-        # Here, not at the top: the HTTP layer brings the client, which decoding never needs.
-        from exporter.sources.http import not_json
-
-        raise not_json(SOURCE, "/allocation", content) from None
-    return sorted_set(totals)
-
-
-def sorted_set(totals: Totals) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    """Every allocation of `totals` built, sorted by name, and its idle per resource."""
-    merged = totals.build()
-    return tuple(merged[k] for k in sorted(merged)), totals.idle
+    with collector_paused():
+        return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
 
 
 def decode_sets(
@@ -202,10 +176,11 @@ def decode_sets(
     the window its records name, not by its position."""
     high = MAX_GPUS * hours
     out = []
-    for step in _envelope(content).data or ():
-        records = list(_records(step))
-        totals = Totals()
-        out.append((_window_start(records), totals, _day(records, high, tally, totals)))
+    with collector_paused():
+        for step in _envelope(content).data or ():
+            records = list(_records(step))
+            totals = Totals()
+            out.append((_window_start(records), totals, _day(records, high, tally, totals)))
     return out
 
 
@@ -293,15 +268,13 @@ def _idle(r: _Record | _Idle) -> dict[str, float]:
     return dict(zip(IDLE_FIELDS, values, strict=True))
 
 
-def _gpu_hours(r: _Record) -> float:
-    """gpuHours, else gpuCount x minutes / 60 (gpuCount is gpuHours over the hours), else 0."""
-    if r.gpuHours is None and r.gpuCount is not None and r.minutes is not None:
-        return r.gpuCount * r.minutes / 60.0
-    return r.gpuHours or 0.0
-
-
 def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
-    gpu_hours = _gpu_hours(r)
+    # Runs once per record: helpers inlined, and each step does only what the record needs.
+    gpu_hours = r.gpuHours
+    if gpu_hours is None:
+        # An older or trimmed record: gpuCount is gpuHours over the hours, minutes the hours.
+        count, minutes = r.gpuCount, r.minutes
+        gpu_hours = count * minutes / 60.0 if count is not None and minutes is not None else 0.0
     if gpu_hours >= high:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: gpuHours is {gpu_hours:g}")
     fields = (
@@ -321,7 +294,9 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
         r.externalCost or 0.0,
         gpu_hours,
     )
-    _resolution(name, fields)
+    # The smallest non-zero magnitude, zeros (most fields) left out before abs is called.
+    if min(map(abs, filter(None, fields)), default=RESOLUTION) < RESOLUTION:
+        _resolution(name, fields)
     g, ga, c, ca, m, ma, s, sa, n, na, lb, lba, sh, ex, _ = fields
     costs = (g + ga, c + ca, m + ma, s + sa, n + na, lb + lba + sh + ex)
     gpu = r.gpuAllocation
@@ -351,11 +326,14 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
 
 
 def _interned(shared: dict[Any, Any], labels: dict[str, str] | None) -> Mapping[str, str]:
-    # A workload's labels repeat a few keys and values (app, team, a team's name) across
-    # every allocation, and decoding makes a string of each per record: one copy of each.
+    # A workload's labels repeat a few values (a team's name, an app) across every allocation
+    # and decoding makes a string of each per record: one copy of each, kept in the decoded
+    # map itself (its keys are already shared: msgspec keeps one string per key it decodes).
     if not labels:
         return EMPTY
-    return {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in labels.items()}
+    for key, value in labels.items():
+        labels[key] = shared.setdefault(value, value)
+    return labels
 
 
 def _short_only(annotations: dict[str, str] | None) -> Mapping[str, str]:
@@ -366,10 +344,19 @@ def _short_only(annotations: dict[str, str] | None) -> Mapping[str, str]:
 
 def _usage(r: _Record) -> Mapping[str, float]:
     # Only what was consumed: most allocations leave network and volumes at 0.
-    values = (r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes)
-    if not any(values):
+    cpu, ram, pv, net = r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes
+    if not (cpu or ram or pv or net):
         return EMPTY_USAGE
-    return {c: v for c, v in zip(USAGE_FIELDS, values, strict=True) if v}
+    usage: dict[str, float] = {}
+    if cpu:
+        usage["cpu"] = cpu
+    if ram:
+        usage["ram"] = ram
+    if pv:
+        usage["storage"] = pv
+    if net:
+        usage["network"] = net
+    return usage
 
 
 def _gpu_model(gpu: Any) -> str:

@@ -172,3 +172,44 @@ def test_a_gpu_count_or_minutes_out_of_bounds_drops_the_record() -> None:
         tally = Tally()
         allocations, _ = _parse(body, tally)
         assert list(allocations) == [] and sum(tally.frozen().values()) == 1
+
+
+def test_label_values_that_repeat_are_one_string_across_allocations() -> None:
+    step = {
+        f"n1/ns-a/job:{c}": {
+            "properties": {"namespace": "ns-a", "node": "n1", "labels": {"team": "a", "app": c}},
+            "cpuCost": 1,
+        }
+        for c in "xy"
+    }
+    allocations, _ = _parse(json.dumps({"code": 200, "data": [step]}).encode())
+    x, y = allocations
+    assert x.labels == {"team": "a", "app": "x"} and y.labels == {"team": "a", "app": "y"}
+    assert x.labels["team"] is y.labels["team"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "kept"),
+    [
+        ({"gpuCost": 1e-10}, False),
+        ({"cpuCostAdjustment": -1e-10}, False),
+        ({"gpuHours": 1e-12}, False),
+        ({"cpuCost": 0, "ramCost": 0.0, "gpuCostAdjustment": -0.5}, True),
+        ({"cpuCost": 1e-9}, True),
+    ],
+)
+def test_a_figure_below_opencosts_resolution_drops_its_record_and_zero_does_not(
+    fields: dict[str, Any], kept: bool
+) -> None:
+    record = {"properties": {"namespace": "ns-a", "node": "n1"}, "gpuCost": 4, **fields}
+    tally = Tally()
+    allocations, _ = _parse(
+        json.dumps({"code": 200, "data": [{"n1/ns-a/job:x": record}]}).encode(), tally
+    )
+    assert (len(allocations), sum(tally.frozen().values())) == ((1, 0) if kept else (0, 1))
+
+
+def test_usage_keeps_only_what_was_consumed_in_component_order() -> None:
+    alloc, _ = _one({"networkTransferBytes": 5, "cpuCoreHours": 2, "pvByteHours": 0})
+    assert list(alloc.usage.items()) == [("cpu", 2.0), ("network", 5.0)]
+    assert _one({"cpuCoreHours": 0, "ramByteHours": None})[0].usage == {}
