@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -20,9 +20,11 @@ __all__ = [
     "EMPTY_USAGE",
     "USAGE_FIELDS",
     "Allocation",
+    "Packed",
     "Totals",
     "component_costs",
     "merge_into",
+    "one_model",
 ]
 
 # One empty map for every allocation without labels, annotations or usage (most have no
@@ -94,6 +96,24 @@ class _Sum(msgspec.Struct, gc=False):
     usage: dict[str, float]
 
 
+class Packed(Protocol):
+    """Allocations kept packed by name (packed.Packed), unpacked one at a time."""
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def names(self) -> Iterable[str]:
+        """Every name held."""
+        ...
+
+    def allocation(self, name: str) -> Allocation:
+        """The allocation of `name`."""
+        ...
+
+    def sums(self, name: str) -> tuple[Allocation, array[float], float, str, dict[str, float]]:
+        """The first labels (as an Allocation), costs, GPU-hours, model and usage of `name`."""
+        ...
+
+
 class Totals:
     """Allocations of one or more reads summed by name on top of a base, built once at the end.
 
@@ -104,9 +124,17 @@ class Totals:
     """
 
     def __init__(
-        self, base: Mapping[str, Allocation] | None = None, idle: Mapping[str, float] | None = None
+        self,
+        base: Mapping[str, Allocation] | Packed | None = None,
+        idle: Mapping[str, float] | None = None,
     ) -> None:
-        self._by_name: dict[str, Allocation | _Sum] = dict(base or {})
+        # A packed base (closed days) is unpacked name by name, only as sets add to it.
+        self._by_name: dict[str, Allocation | _Sum] = {}
+        self._packed: Packed | None = None
+        if base is None or isinstance(base, Mapping):
+            self._by_name.update(base or {})
+        else:
+            self._packed = base
         self.idle: dict[str, float] = dict(idle or {})
         self.has_data = False  # an allocation or a non-zero idle cost was added
         # One copy of each namespace, node and namespace label map across every set: each
@@ -127,20 +155,22 @@ class Totals:
         """
         entry = self._by_name.get(name)
         if entry is None:
-            return False
+            if self._packed is None or name not in self._packed:
+                return False
+            entry = self._by_name[name] = _Sum(*self._packed.sums(name))
         self.has_data = True
         if isinstance(entry, _Sum):
             sums = entry.costs
             for i, amount in enumerate(costs):
                 sums[i] += amount
             entry.hours += hours
-            entry.model = _one_model(entry.model, model)
+            entry.model = one_model(entry.model, model)
             _add_usage(entry.usage, usage)
         else:
             base = entry.costs
             pairs = zip(COMPONENT_FIELDS, costs, strict=True)
             sums = array("d", [base.get(c, 0.0) + amount for c, amount in pairs])
-            merged = _one_model(entry.gpu_model, model)
+            merged = one_model(entry.gpu_model, model)
             summed = dict(entry.usage)
             _add_usage(summed, usage)
             self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged, summed)
@@ -159,7 +189,12 @@ class Totals:
 
     def build(self) -> dict[str, Allocation]:
         """Every allocation by name, sums built into Allocations (first labels kept)."""
-        return {name: _built(entry) for name, entry in self._by_name.items()}
+        built = {name: _built(entry) for name, entry in self._by_name.items()}
+        if self._packed is not None:
+            for name in self._packed.names():
+                if name not in built:
+                    built[name] = self._packed.allocation(name)
+        return built
 
 
 def component_costs(
@@ -208,8 +243,9 @@ def merge_into(merged: dict[str, Allocation], more: Iterable[Allocation]) -> Non
         merged[allocation.name] = allocation if first is None else _sum(first, allocation)
 
 
-def _one_model(a: str, b: str) -> str:
-    # A set that did not name the model says nothing; two that disagree make it unknown.
+def one_model(a: str, b: str) -> str:
+    """The GPU model of a name over two sets: one unnamed says nothing, two that disagree
+    make it unknown ("")."""
     if not a or not b:
         return a or b
     return a if a == b else ""
@@ -217,7 +253,7 @@ def _one_model(a: str, b: str) -> str:
 
 def _sum(a: Allocation, b: Allocation) -> Allocation:
     costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
-    hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
+    hours, model = a.gpu_hours + b.gpu_hours, one_model(a.gpu_model, b.gpu_model)
     usage = dict(a.usage)
     _add_usage(usage, b.usage)
     return Allocation(
