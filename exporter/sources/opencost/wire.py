@@ -9,7 +9,7 @@ the read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 import msgspec
@@ -178,17 +178,26 @@ def decode_sets(
     out = []
     with collector_paused():
         for step in _envelope(content).data or ():
-            records = list(_records(step))
-            totals = Totals()
-            out.append((_window_start(records), totals, _day(records, high, tally, totals)))
+            totals, starts = Totals(), _Starts()
+            kept = _day(starts.noted(_records(step)), high, tally, totals)
+            out.append((starts.first, totals, kept))
     return out
 
 
-def _window_start(records: Iterable[tuple[str, _Record | _Idle | BadRecord]]) -> str | None:
-    for _, record in records:
-        if isinstance(record, _Record) and record.window is not None:
-            return record.window.start
-    return None
+class _Starts:
+    """The first window start a set's records write, noted as they pass one at a time (a
+    set's records are never all held as structs at once)."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+
+    def noted(
+        self, records: Iterable[tuple[str, _Record | _Idle | BadRecord]]
+    ) -> Iterator[tuple[str, _Record | _Idle | BadRecord]]:
+        for name, record in records:
+            if self.first is None and isinstance(record, _Record) and record.window is not None:
+                self.first = record.window.start
+            yield name, record
 
 
 def _envelope(content: bytes | bytearray) -> _Envelope:
