@@ -10,14 +10,16 @@ fraction of that, and only the names a refresh needs are unpacked.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 
 from exporter.sources.opencost.records import (
     COMPONENT_FIELDS,
     EMPTY_USAGE,
     USAGE_FIELDS,
     Allocation,
+    Meta,
     component_costs,
+    meta_of,
     one_model,
 )
 
@@ -27,11 +29,6 @@ _COSTS = len(COMPONENT_FIELDS)
 _HOURS = _COSTS  # the row's GPU-hours, after its costs
 _USAGE = _COSTS + 1  # then what was consumed, USAGE_FIELDS order (0: nothing)
 _WIDTH = _USAGE + len(USAGE_FIELDS)
-
-# name, namespace, node, labels, namespace labels, annotations, namespace annotations
-_Meta = tuple[
-    str, str, str, Mapping[str, str], Mapping[str, str], Mapping[str, str], Mapping[str, str]
-]
 
 
 class PackedAllocations:
@@ -46,7 +43,7 @@ class PackedAllocations:
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}
-        self._meta: list[_Meta] = []
+        self._meta: list[Meta] = []
         self._models: list[str] = []
         self._numbers = array("d")
 
@@ -76,27 +73,15 @@ class PackedAllocations:
         """Every allocation, in the order first packed, unpacked one at a time."""
         return (self._unpacked(i) for i in range(len(self._meta)))
 
-    def sums(self, name: str) -> tuple[Allocation, array[float], float, str, dict[str, float]]:
-        """The running sums `records.Totals` continues from for `name`: its first labels (an
-        Allocation whose figures are not read), costs, GPU-hours, model and usage."""
-        i = self._index[name]
-        row = self._row(i)
-        name, namespace, node, labels, ns_labels, annotations, ns_annotations = self._meta[i]
-        figures = EMPTY_USAGE  # the first's own figures: the sums stand for them
-        first = Allocation(
-            name,
-            namespace,
-            node,
-            labels,
-            ns_labels,
-            figures,
-            0.0,
-            "",
-            figures,
-            annotations,
-            ns_annotations,
-        )
-        return first, row[:_COSTS], row[_HOURS], self._models[i], _usage(row)
+    def sums(self, name: str) -> tuple[Meta, array[float], float, str, dict[str, float]] | None:
+        """The running sums `records.Totals` continues from for `name` (None: not packed): its
+        first labels, costs, GPU-hours, model and usage."""
+        i = self._index.get(name)
+        if i is None:
+            return None
+        numbers, start = self._numbers, i * _WIDTH
+        costs = numbers[start : start + _COSTS]
+        return self._meta[i], costs, numbers[start + _HOURS], self._models[i], _usage(numbers, i)
 
     def folded(self, more: Iterable[Allocation]) -> PackedAllocations:
         """A copy with `more` added by name: figures summed, the first labels kept."""
@@ -115,17 +100,7 @@ class PackedAllocations:
 
     def _append(self, a: Allocation) -> None:
         self._index[a.name] = len(self._meta)
-        self._meta.append(
-            (
-                a.name,
-                a.namespace,
-                a.node,
-                a.labels,
-                a.namespace_labels,
-                a.annotations,
-                a.namespace_annotations,
-            )
-        )
+        self._meta.append(meta_of(a))
         self._models.append(a.gpu_model)
         self._numbers.extend(_figures(a))
 
@@ -150,21 +125,41 @@ class PackedAllocations:
             component_costs(*row[:_COSTS]),
             row[_HOURS],
             self._models[i],
-            _usage(row) or EMPTY_USAGE,
+            _usage(self._numbers, i) or EMPTY_USAGE,
             annotations,
             ns_annotations,
         )
 
 
-def _figures(a: Allocation) -> list[float]:
-    costs, usage = a.costs, a.usage
-    return [
-        *(costs.get(c, 0.0) for c in COMPONENT_FIELDS),
+def _figures(a: Allocation) -> tuple[float, ...]:
+    # Spelt out rather than looped: it runs once per allocation packed or folded.
+    costs, usage = a.costs.get, a.usage.get
+    return (
+        costs("gpu", 0.0),
+        costs("cpu", 0.0),
+        costs("ram", 0.0),
+        costs("storage", 0.0),
+        costs("network", 0.0),
+        costs("other", 0.0),
         a.gpu_hours,
-        *(usage.get(u, 0.0) for u in USAGE_FIELDS),
-    ]
+        usage("cpu", 0.0),
+        usage("ram", 0.0),
+        usage("storage", 0.0),
+        usage("network", 0.0),
+    )
 
 
-def _usage(row: array[float]) -> dict[str, float]:
+def _usage(numbers: array[float], i: int) -> dict[str, float]:
     # Usage is never negative and only what was consumed is kept: 0 is a component not used.
-    return {u: v for u, v in zip(USAGE_FIELDS, row[_USAGE:], strict=True) if v}
+    start = i * _WIDTH + _USAGE
+    cpu, ram, storage, network = numbers[start : start + len(USAGE_FIELDS)]
+    usage: dict[str, float] = {}
+    if cpu:
+        usage["cpu"] = cpu
+    if ram:
+        usage["ram"] = ram
+    if storage:
+        usage["storage"] = storage
+    if network:
+        usage["network"] = network
+    return usage

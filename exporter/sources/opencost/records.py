@@ -20,10 +20,12 @@ __all__ = [
     "EMPTY_USAGE",
     "USAGE_FIELDS",
     "Allocation",
+    "Meta",
     "Packed",
     "Totals",
     "component_costs",
     "merge_into",
+    "meta_of",
     "one_model",
 ]
 
@@ -81,15 +83,35 @@ class Allocation(msgspec.Struct, frozen=True, gc=False):
     namespace_annotations: Mapping[str, str] = {}
 
 
+# What a name keeps of the first allocation read for it: name, namespace, node, labels,
+# namespace labels, annotations, namespace annotations.
+Meta = tuple[
+    str, str, str, Mapping[str, str], Mapping[str, str], Mapping[str, str], Mapping[str, str]
+]
+
+
+def meta_of(a: Allocation) -> Meta:
+    """The names and label maps of an allocation (its figures left out)."""
+    return (
+        a.name,
+        a.namespace,
+        a.node,
+        a.labels,
+        a.namespace_labels,
+        a.annotations,
+        a.namespace_annotations,
+    )
+
+
 class _Sum(msgspec.Struct, gc=False):
-    """A name that more than one set holds: its first allocation and the running sums.
+    """A name that more than one set holds: its first labels and the running sums.
 
     Untracked by the collector (a struct with gc=False, sums in a C array of doubles): one is
     held per allocation of a month, and tracked objects of that number make the collector's
     full passes cost more than the sums themselves.
     """
 
-    first: Allocation
+    first: Meta
     costs: array[float]
     hours: float
     model: str
@@ -97,9 +119,7 @@ class _Sum(msgspec.Struct, gc=False):
 
 
 class Packed(Protocol):
-    """Allocations kept packed by name (packed.Packed), unpacked one at a time."""
-
-    def __contains__(self, name: object) -> bool: ...
+    """Allocations kept packed by name (packed.PackedAllocations), unpacked one at a time."""
 
     def names(self) -> Iterable[str]:
         """Every name held."""
@@ -109,8 +129,8 @@ class Packed(Protocol):
         """The allocation of `name`."""
         ...
 
-    def sums(self, name: str) -> tuple[Allocation, array[float], float, str, dict[str, float]]:
-        """The first labels (as an Allocation), costs, GPU-hours, model and usage of `name`."""
+    def sums(self, name: str) -> tuple[Meta, array[float], float, str, dict[str, float]] | None:
+        """The first labels, costs, GPU-hours, model and usage of `name` (None: not held)."""
         ...
 
 
@@ -155,9 +175,10 @@ class Totals:
         """
         entry = self._by_name.get(name)
         if entry is None:
-            if self._packed is None or name not in self._packed:
+            held = None if self._packed is None else self._packed.sums(name)
+            if held is None:
                 return False
-            entry = self._by_name[name] = _Sum(*self._packed.sums(name))
+            entry = self._by_name[name] = _Sum(*held)
         self.has_data = True
         if isinstance(entry, _Sum):
             sums = entry.costs
@@ -173,7 +194,8 @@ class Totals:
             merged = one_model(entry.gpu_model, model)
             summed = dict(entry.usage)
             _add_usage(summed, usage)
-            self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged, summed)
+            first = meta_of(entry)
+            self._by_name[name] = _Sum(first, sums, entry.gpu_hours + hours, merged, summed)
         return True
 
     def put(self, allocation: Allocation) -> None:
@@ -230,20 +252,20 @@ def _add_usage(into: dict[str, float], usage: Mapping[str, float] | None) -> Non
 def _built(entry: Allocation | _Sum) -> Allocation:
     if isinstance(entry, Allocation):
         return entry
-    a = entry.first
+    name, namespace, node, labels, ns_labels, annotations, ns_annotations = entry.first
     costs = component_costs(*entry.costs)
     return Allocation(
-        a.name,
-        a.namespace,
-        a.node,
-        a.labels,
-        a.namespace_labels,
+        name,
+        namespace,
+        node,
+        labels,
+        ns_labels,
         costs,
         entry.hours,
         entry.model,
         entry.usage,
-        a.annotations,
-        a.namespace_annotations,
+        annotations,
+        ns_annotations,
     )
 
 
