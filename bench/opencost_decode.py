@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from exporter.sources.checks import Tally
-from exporter.sources.opencost.source import parse_allocation_response
+from exporter.sources.opencost.body import parse_allocation_response
 
 _FIELDS = ("cpuCost", "gpuCost", "ramCost", "pvCost", "networkCost")
 

@@ -20,11 +20,8 @@ from exporter.exposition.render import render
 from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.opencost.source import (
-    AllocationSet,
-    OpenCostSnapshot,
-    parse_allocation_response,
-)
+from exporter.sources.opencost.body import parse_allocation_response
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 

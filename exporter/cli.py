@@ -37,11 +37,12 @@ from exporter.serve.refresher import Refresher
 from exporter.serve.routes import HEALTH_PATH, RUNBOOK_PATH
 from exporter.serve.server import MetricsServer, parse_listen_address
 from exporter.serve.wiring import make_refresher
-from exporter.sources.gpu_history import GpuMonth, GpuSeries, gpu_history
+from exporter.sources.gpu_history import gpu_history
+from exporter.sources.gpu_history_records import GpuMonth, GpuSeries
 from exporter.sources.kueue.history import QuotaSeries, quota_history
 from exporter.sources.readers import open_readers
+from exporter.sources.registry import SOURCES
 from exporter.sources.report_prometheus import open_client
-from exporter.sources.table import SOURCES
 
 __all__ = ["main"]
 

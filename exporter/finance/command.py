@@ -54,7 +54,7 @@ from exporter.ledger.what_if.settings import WhatIfError
 from exporter.sources.dcgm_history import source as advice_source
 from exporter.sources.dcgm_history.records import History
 from exporter.sources.deadline import RetryPolicy
-from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
+from exporter.sources.gpu_history_records import GpuMonth, TeamGpuMonth
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots

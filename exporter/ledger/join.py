@@ -66,7 +66,7 @@ from exporter.ledger.reconcile.apply import true_ups, with_true_ups
 from exporter.ledger.reconcile.joined import closes_month, publishers, reconciliation_of
 from exporter.ledger.result import Chargeback, GpuFigures, LlmFigures
 from exporter.ledger.units.economics import price_builds, unit_economics
-from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.opencost.snapshot import OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 

@@ -23,54 +23,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from exporter.config.schema import ReportPrometheus
 from exporter.errors import UpstreamPayloadError
+from exporter.sources.gpu_history_records import GpuMonth, GpuSeries, TeamGpuMonth
 from exporter.sources.prometheus_api import instant_vector
 from exporter.sources.report_prometheus import SOURCE, open_client, require_one_cluster
 
-__all__ = ["GpuMonth", "GpuSeries", "TeamGpuMonth", "gpu_history", "gpu_queries"]
+__all__ = ["gpu_history", "gpu_queries"]
 
 STEP = 60  # seconds
 _REPLICAS = "instance, pod, prometheus_replica"
-
-
-@dataclass(frozen=True)
-class GpuSeries:
-    """The names the exporter publishes GPU operation under (the catalogue's)."""
-
-    gpus: str
-    utilisation: str
-    kwh_per_hour: str
-    co2e_per_hour: str
-    break_even_utilisation: str
-    break_even_ratio: str
-
-
-@dataclass(frozen=True)
-class TeamGpuMonth:
-    """One team's GPU operation over the period; None where no series says."""
-
-    team: str
-    idle_gpu_hours: float | None
-    utilisation: float | None
-    kwh: float | None
-    co2e_grams: float | None
-
-
-@dataclass(frozen=True)
-class GpuMonth:
-    """Every team's GPU operation over the period, and each self-hosted model's utilisation."""
-
-    teams: tuple[TeamGpuMonth, ...]
-    serving_utilisation: Mapping[str, float]
-
-    def team(self, name: str) -> TeamGpuMonth | None:
-        """One team's figures, if any series named it."""
-        return next((t for t in self.teams if t.team == name), None)
 
 
 def gpu_queries(

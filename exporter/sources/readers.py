@@ -24,7 +24,7 @@ from exporter.errors import (
 from exporter.sources.deadline import RetryPolicy, refresh_deadline
 from exporter.sources.kind import SourceKind
 from exporter.sources.reading import Reading
-from exporter.sources.table import configured_kinds
+from exporter.sources.registry import configured_kinds
 
 __all__ = ["SourceReader", "open_readers"]
 

@@ -1,48 +1,37 @@
-"""The source table: every upstream the exporter reads, and the latest snapshot of each."""
+"""The source table's snapshots: the latest of each upstream the exporter reads, by name.
+
+Snapshot types only: the join reads these and never a source's client (the sources themselves,
+with their clients, are in exporter/sources/registry.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from exporter.config.schema import Config
-from exporter.sources.bills.kinds import BILL_PREFIX, bill_kinds
 from exporter.sources.bills.lines import BillSnapshot
-from exporter.sources.dcgm import source as dcgm
-from exporter.sources.dcgm.source import DcgmSnapshot
-from exporter.sources.kind import SourceKind
-from exporter.sources.kueue import source as kueue
-from exporter.sources.kueue.source import KueueSnapshot
-from exporter.sources.kueue_metrics import source as kueue_metrics
-from exporter.sources.kueue_metrics.metrics import KueueMetrics
-from exporter.sources.litellm import source as litellm
+from exporter.sources.bills.settings import source_name
+from exporter.sources.dcgm.records import DcgmSnapshot
+from exporter.sources.kueue.records import KueueSnapshot
+from exporter.sources.kueue_metrics.records import KueueMetrics
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.opencost import source as opencost
-from exporter.sources.opencost.source import OpenCostSnapshot
-from exporter.sources.vllm import source as vllm
-from exporter.sources.vllm.source import VllmSnapshot
+from exporter.sources.opencost.snapshot import OpenCostSnapshot
+from exporter.sources.vllm.records import VllmSnapshot
 
-__all__ = ["SOURCES", "Snapshots", "configured_kinds"]
+__all__ = ["BILL_PREFIX", "SNAPSHOT_TYPES", "Snapshots"]
 
-# A sixth source adds its module's KIND here and a field of the same name to Snapshots.
-SOURCES: Mapping[str, SourceKind[Any, Any, Any]] = {
-    kind.name: kind
-    for kind in (
-        opencost.KIND,
-        dcgm.KIND,
-        kueue.KIND,
-        litellm.KIND,
-        vllm.KIND,
-        kueue_metrics.KIND,
-    )
+# The source name of a bill is this prefix and its configured name (bills.<name>).
+BILL_PREFIX = source_name("")
+
+# Each fixed source's snapshot type, in the table's order (registry.SOURCES has the same names).
+SNAPSHOT_TYPES: Mapping[str, type] = {
+    "opencost": OpenCostSnapshot,
+    "dcgm": DcgmSnapshot,
+    "kueue": KueueSnapshot,
+    "litellm": LiteLLMSnapshot,
+    "vllm": VllmSnapshot,
+    "kueue_metrics": KueueMetrics,
 }
-
-
-def configured_kinds(config: Config) -> list[SourceKind[Any, Any, Any]]:
-    """The table's rows for `config`: the fixed sources, then one per configured bill
-    (`bills.<name>`: each its own source, with its own `source_up` and failures)."""
-    return [*SOURCES.values(), *bill_kinds(config)]
 
 
 @dataclass(frozen=True)
@@ -71,7 +60,7 @@ class Snapshots:
                 if snapshot is not None:
                     bills[name.removeprefix(BILL_PREFIX)] = snapshot
                 continue
-            expected = SOURCES[name].snapshot
+            expected = SNAPSHOT_TYPES[name]
             if not isinstance(snapshot, expected):
                 raise TypeError(f"{name}: expected {expected.__name__}, got {type(snapshot)}")
             fixed[name] = snapshot

@@ -30,7 +30,7 @@ from exporter.sources.litellm import source as litellm
 from exporter.sources.opencost import source as opencost
 from exporter.sources.readers import SourceReader
 from exporter.sources.reading import Reading
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 from tests.conftest import CLOCK
 from tests.support.focus_validator import (
     MISFIRING,

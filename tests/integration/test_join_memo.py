@@ -11,7 +11,8 @@ from exporter.exposition.samples import Sample
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.llm.memo import LlmMemo
 from exporter.serve.wiring import Joiner
-from exporter.sources.table import SOURCES, Snapshots
+from exporter.sources.registry import SOURCES
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW, read_all
 
 

@@ -14,7 +14,7 @@ from exporter.exposition.series.health import SourceHealth, build_error_samples,
 from exporter.serve.snapshot import Reconciled
 from exporter.serve.wiring import Joiner, static_samples
 from exporter.sources.checks import DROP_REASONS
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 from tests.conftest import FIXED_NOW, read_all
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "demo.prom"

@@ -17,17 +17,13 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.sources.checks import MAX_COST, MAX_GPUS, MAX_TOKENS
-from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.dcgm.records import DcgmSnapshot, GpuRecord
 from exporter.sources.kueue.flavors import FlavorRecord
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage, TeamBudget
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import (
-    COMPONENT_FIELDS,
-    Allocation,
-    AllocationSet,
-    OpenCostSnapshot,
-)
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode, OpenCostSnapshot
+from exporter.sources.opencost.source import COMPONENT_FIELDS
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

@@ -11,10 +11,10 @@ from typing import Any
 from exporter.calendar import Month
 from exporter.config.schema import Config, IdlePolicy
 from exporter.sources.kueue.flavors import FlavorRecord
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode, OpenCostSnapshot
 from exporter.sources.table import Snapshots
 
 __all__ = ["H100", "NOVEMBER", "SEED", "SeedMonth", "month_config", "month_snapshots"]

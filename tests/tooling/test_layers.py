@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "exporter"

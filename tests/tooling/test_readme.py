@@ -9,7 +9,7 @@ import pytest
 
 from exporter.config.offline_check import check_config_offline
 from exporter.exposition.catalogue import markdown_table
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -29,7 +29,7 @@ from exporter.ledger.prices.joined import gpu_prices
 from exporter.ledger.result import Chargeback
 from exporter.sources.kube_client import build_client as kube_client
 from exporter.sources.kueue import source as kueue
-from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue.records import KueueSnapshot
 from exporter.sources.litellm import source as litellm
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
 from exporter.sources.opencost import source as opencost

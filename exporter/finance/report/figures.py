@@ -20,7 +20,7 @@ from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
 from exporter.ledger.llm.weights import CompletionWeight
 from exporter.ledger.units.economics import UnitEconomics
-from exporter.sources.gpu_history import GpuMonth
+from exporter.sources.gpu_history_records import GpuMonth
 
 __all__ = [
     "KUEUE_NOW",

@@ -21,7 +21,7 @@ from exporter.finance.report.figure_formats import TEXT, Format, Formats
 from exporter.finance.report.figures import GpuOperation, Report
 from exporter.finance.report.teams import TeamUsage
 from exporter.finance.report.text_tables import UnitTable, text_lines
-from exporter.sources.gpu_history import GpuMonth
+from exporter.sources.gpu_history_records import GpuMonth
 
 __all__ = [
     "DCGM_HISTORY",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from exporter.config.schema import Config
 from exporter.ledger.attribution import OTHER, UNALLOCATED, Placement
 from exporter.ledger.costs.ledger import CostLine
-from exporter.sources.opencost.source import AllocationSet
+from exporter.sources.opencost.snapshot import AllocationSet
 
 __all__ = [
     "BACKLOG_LIMIT",

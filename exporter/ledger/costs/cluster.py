@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exporter.ledger.costs.ledger import IDLE_RESOURCES
-from exporter.sources.opencost.source import AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
 
 __all__ = ["ClusterCosts", "GpuCharge", "cluster_costs", "gpu_money", "resource_costs"]
 
@@ -39,8 +39,7 @@ class GpuCharge:
 
 def gpu_money(window: AllocationSet) -> float:
     """A window's GPU money: every allocation's GPU cost and the idle GPU cost."""
-    spent = sum(a.costs.get("gpu", 0.0) for a in window.allocations)
-    return spent + window.idle.get("gpu", 0.0)
+    return window.gpu_spent + window.idle.get("gpu", 0.0)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.dcgm.records import DcgmSnapshot, GpuRecord
 
 __all__ = [
     "PriceLookup",

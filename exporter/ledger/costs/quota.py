@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.components import Component
 from exporter.ledger.costs.lending import QueueKey, lend
-from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue.records import KueueSnapshot
 
 __all__ = [
     "GPU_RESOURCES",

@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.ledger import IDLE_RESOURCES, CostLine, Ledger, charge
 from exporter.ledger.costs.policies import IdleRule
-from exporter.sources.opencost.source import AllocationSet
+from exporter.sources.opencost.snapshot import AllocationSet
 
 __all__ = [
     "Window",
     "WindowMemo",
+    "charged",
     "cost_lines",
     "gpu_hours_by_team",
     "gpu_price_per_hour",
@@ -78,8 +79,26 @@ def window(
 
     A live window's ledger is a rate over the window; otherwise it is the window's total.
     """
+    lines, ledger = charged(allocations, attributor, rule, by_node)
+    return _made(allocations, lines, ledger, live=live, llm_scale=llm_scale)
+
+
+def charged(
+    allocations: AllocationSet, attributor: Attributor, rule: IdleRule, by_node: bool
+) -> tuple[tuple[CostLine, ...], Ledger]:
+    """Every allocation placed on its team, and the window's total under the idle rule."""
     lines = cost_lines(allocations, attributor)
-    ledger = charge(lines, idle_groups(allocations, lines, by_node), rule)
+    return lines, charge(lines, idle_groups(allocations, lines, by_node), rule)
+
+
+def _made(
+    allocations: AllocationSet,
+    lines: tuple[CostLine, ...],
+    ledger: Ledger,
+    *,
+    live: bool,
+    llm_scale: float,
+) -> Window:
     made = Window(allocations, lines, ledger, llm_scale, live)
     return made.with_ledger(ledger.scaled(made.scale)) if live else made
 
@@ -93,7 +112,8 @@ class WindowMemo:
     """
 
     def __init__(self) -> None:
-        self._kept: dict[bool, tuple[tuple[object, ...], Window]] = {}
+        # live -> (inputs, window, the window's ledger before it was made a rate)
+        self._kept: dict[bool, tuple[tuple[object, ...], Window, Ledger]] = {}
         self._priced: dict[bool, tuple[tuple[object, ...], AllocationSet]] = {}
 
     def priced(
@@ -125,17 +145,29 @@ class WindowMemo:
         live: bool,
         llm_scale: float,
     ) -> Window:
-        """`window(...)`, computed when its inputs are not the last ones seen for `live`."""
+        """`window(...)`, computed when its inputs are not the last ones seen for `live`.
+
+        When the other window was charged from the same set (a window that is the month so
+        far, early in a month or in one body read whole), its placing and charging is reused.
+        """
         key: tuple[object, ...] = (allocations, attributor, rule, by_node)
         kept = self._kept.get(live)
-        if kept is not None and all(a is b for a, b in zip(key, kept[0], strict=True)):
-            made = kept[1]
-            # A copy of the ledger: later steps of a join may change theirs in place.
-            ledger = Ledger(dict(made.ledger.costs), dict(made.ledger.fallback))
-            return replace(made, ledger=ledger, llm_scale=llm_scale)
-        made = window(allocations, attributor, rule, by_node, live=live, llm_scale=llm_scale)
-        self._kept[live] = (key, made)
-        return replace(made, ledger=Ledger(dict(made.ledger.costs), dict(made.ledger.fallback)))
+        if kept is None or not _same(key, kept[0]):
+            other = self._kept.get(not live)
+            if other is not None and _same(key, other[0]):
+                lines, ledger = other[1].lines, other[2]
+            else:
+                lines, ledger = charged(allocations, attributor, rule, by_node)
+            made = _made(allocations, lines, ledger, live=live, llm_scale=llm_scale)
+            kept = self._kept[live] = (key, made, ledger)
+        # A copy of the ledger: later steps of a join may change theirs in place.
+        made = kept[1]
+        ledger = Ledger(dict(made.ledger.costs), dict(made.ledger.fallback))
+        return replace(made, ledger=ledger, llm_scale=llm_scale)
+
+
+def _same(key: tuple[object, ...], kept: tuple[object, ...]) -> bool:
+    return all(a is b for a, b in zip(key, kept, strict=True))
 
 
 def cost_lines(window: AllocationSet, attributor: Attributor) -> tuple[CostLine, ...]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exporter.config.schema import Config, ModelDecl, VllmConfig
-from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
+from exporter.sources.vllm.records import ModelTiming, VllmSnapshot
 
 __all__ = [
     "FALLBACK_REASONS",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from exporter.config.schema import Config
 from exporter.config.unit_economics import PowerBasis, PriceBuild
 from exporter.gpu_names import canonical_model
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 __all__ = [
     "HOURS_PER_YEAR",

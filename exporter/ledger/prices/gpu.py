@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 from exporter.gpu_names import canonical_model
 from exporter.ledger.attribution import canonical_key, canonical_labels
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 from exporter.sources.kueue.flavors import FlavorRecord
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import AllocationSet
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode
 
 __all__ = [
     "ASSETS",

@@ -14,7 +14,7 @@ from exporter.ledger.costs.quota_charges import FlavorOf
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models
-from exporter.sources.kueue.source import KueueSnapshot
+from exporter.sources.kueue.records import KueueSnapshot
 from exporter.sources.table import Snapshots
 
 __all__ = [

@@ -22,8 +22,8 @@ from dataclasses import replace
 
 import msgspec
 
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import Allocation, AllocationSet
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode
 
 __all__ = ["NodePrice", "reprice"]
 

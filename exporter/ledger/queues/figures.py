@@ -33,7 +33,7 @@ from exporter.ledger.queues.waiting import (
     waited_gpu_hours,
 )
 from exporter.sources.kueue.workloads import WorkloadRecord
-from exporter.sources.kueue_metrics.metrics import KueueMetrics
+from exporter.sources.kueue_metrics.records import KueueMetrics
 
 __all__ = ["METRICS", "WORKLOADS", "QueueFigures", "QueueInputs", "queue_figures"]
 

@@ -9,7 +9,7 @@ from datetime import date
 
 from exporter.ledger.reconcile.models import bill_model, gateway_provider
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.opencost.snapshot import OpenCostSnapshot
 
 __all__ = ["Recorded", "recorded_of"]
 

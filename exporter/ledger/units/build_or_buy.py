@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from exporter.config.schema import Config
 from exporter.config.unit_economics import Alternative
 from exporter.ledger.units.tokens import MILLION, ModelTokenCost, TeamTokenCost
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 __all__ = [
     "BreakEven",

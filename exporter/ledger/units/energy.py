@@ -21,7 +21,7 @@ from exporter.config.schema import Config
 from exporter.config.unit_economics import PriceBuild
 from exporter.gpu_names import canonical_model
 from exporter.ledger.attribution import UNALLOCATED, Attributor
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 __all__ = ["TeamEnergy", "team_energy"]
 

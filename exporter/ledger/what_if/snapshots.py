@@ -11,7 +11,7 @@ from exporter.ledger.result import Chargeback
 from exporter.ledger.what_if.settings import WhatIf
 from exporter.ledger.what_if.throughput import Throughput, measured_throughput, served_faster
 from exporter.sources.kueue.records import KueueSnapshot
-from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.opencost.snapshot import OpenCostSnapshot
 from exporter.sources.table import Snapshots
 
 __all__ = ["what_if_snapshots"]

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 
 from exporter.ledger.result import Chargeback
 from exporter.ledger.what_if.settings import WhatIfError
-from exporter.sources.opencost.source import Allocation, AllocationSet
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet
 
 __all__ = ["Throughput", "measured_throughput", "served_faster"]
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 
 import httpx
 
 from exporter.errors import UpstreamError
 from exporter.sources.checks import NON_FINITE, OUT_OF_RANGE, WRONG_TYPE, BadRecord, Tally, label
+from exporter.sources.kueue_metrics.records import KueueMetrics
 from exporter.sources.prometheus_api import instant_vector
 
 __all__ = [
@@ -41,25 +41,6 @@ SOURCE = "kueue_metrics"
 PARTS = ("pending", "wait", "admitted", "evicted", "preempted", "queue_share", "cohort_share")
 _SELECT = '{replica_role!="follower"}'
 _Samples = list[tuple[dict[str, str], float]]
-
-
-@dataclass(frozen=True)
-class KueueMetrics:
-    """What Kueue's metrics say per ClusterQueue (and cohort), and which parts are missing."""
-
-    pending: Mapping[str, float] = field(default_factory=dict)  # cluster_queue
-    wait: Mapping[str, Mapping[float, float]] = field(default_factory=dict)  # queue -> le -> n
-    admitted: Mapping[str, float] = field(default_factory=dict)
-    evicted: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (queue, reason)
-    preempted: Mapping[tuple[str, str], float] = field(default_factory=dict)  # preempting queue
-    queue_share: Mapping[str, float] = field(default_factory=dict)  # NaN kept: weight 0
-    cohort_share: Mapping[str, float] = field(default_factory=dict)
-    missing: tuple[str, ...] = ()  # parts with no series or no answer
-    dropped: Mapping[str, int] = field(default_factory=dict)
-
-    def check_after(self, previous: object | None) -> None:
-        """Kueue's metrics are a current state: any answer stands on its own."""
-        del previous
 
 
 def kueue_metric_queries(window_seconds: int) -> dict[str, str]:

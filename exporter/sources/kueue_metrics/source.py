@@ -13,7 +13,8 @@ import httpx
 from exporter.config.schema import KueueMetricsConfig
 from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind, nothing_shared
-from exporter.sources.kueue_metrics.metrics import SOURCE, KueueMetrics, fetch_kueue_metrics
+from exporter.sources.kueue_metrics.metrics import SOURCE, fetch_kueue_metrics
+from exporter.sources.kueue_metrics.records import KueueMetrics
 from exporter.sources.reading import Reading
 
 __all__ = ["KIND", "KueueMetrics", "build_client", "fetch"]

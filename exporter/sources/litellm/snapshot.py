@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
-from exporter.sources.litellm.by_day import Dated, summed_to
-from exporter.sources.litellm.cache import month_dates
-from exporter.sources.litellm.daily import UNASSIGNED
-from exporter.sources.litellm.day_spend import dated_spend
-from exporter.sources.litellm.per_model import Usage
-from exporter.sources.litellm.wire import SOURCE
 from exporter.sources.reading import Reading
+
+# The join imports this module: the modules that read LiteLLM bring its HTTP client, so what
+# only a day-by-day month or the source itself calls is imported where it is called.
+if TYPE_CHECKING:
+    from exporter.sources.litellm.by_day import Dated
+    from exporter.sources.litellm.per_model import Usage
 
 __all__ = ["LiteLLMSnapshot", "ModelUsage", "TeamBudget", "usage_records"]
 
@@ -70,6 +71,11 @@ class LiteLLMSnapshot:
 
     def as_of(self, reading: Reading) -> LiteLLMSnapshot:
         """The month's usage up to the last UTC date of `reading` (`Reading.by_day` only)."""
+        from exporter.sources.litellm.by_day import summed_to
+        from exporter.sources.litellm.cache import month_dates
+        from exporter.sources.litellm.day_spend import dated_spend
+        from exporter.sources.litellm.wire import SOURCE
+
         if self.dated is None:
             raise ValueError(f"{SOURCE}: the month was not read day by day")
         last = month_dates(reading.at, reading.month.zone).end
@@ -120,6 +126,8 @@ def _times(amount: float | None, exchange_rate: float) -> float | None:
 def usage_records(
     usage: Iterable[Usage], aliases: Mapping[str, str | None]
 ) -> Iterator[ModelUsage]:
+    from exporter.sources.litellm.daily import UNASSIGNED
+
     for entity, alias, group, model, metrics in usage:
         team_id = None if entity == UNASSIGNED else entity
         if alias is None and team_id is not None:

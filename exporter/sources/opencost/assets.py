@@ -14,7 +14,6 @@ first choice where they exist, see exporter.ledger.prices.gpu) when `/assets` is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ from exporter.sources.checks import (
     number,
 )
 from exporter.sources.http import get_json
+from exporter.sources.opencost.snapshot import GpuNode
 
 __all__ = ["GpuNode", "fetch_gpu_nodes", "parse_gpu_nodes"]
 
@@ -39,22 +39,6 @@ SOURCE = "opencost"
 # Assets print 6 decimals: a non-zero figure below 1e-9 is not something OpenCost writes.
 _RESOLUTION = 1e-9
 _YEAR_HOURS = 366 * 24.0
-
-
-@dataclass(frozen=True)
-class GpuNode:
-    """One node that has GPUs, as OpenCost's assets price it over a window."""
-
-    name: str
-    gpu_count: float
-    gpu_hours: float
-    gpu_cost: float
-    labels: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def price(self) -> float | None:
-        """The node's GPU-hour price over the window, if it had GPU-hours."""
-        return self.gpu_cost / self.gpu_hours if self.gpu_hours > 0 else None
 
 
 def fetch_gpu_nodes(

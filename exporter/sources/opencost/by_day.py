@@ -10,7 +10,7 @@ month to date at every day's end in turn adds each day to running sums once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import httpx
@@ -20,10 +20,10 @@ from exporter.errors import UpstreamIncomplete
 from exporter.sources.checks import Tally, refuse_dropped
 from exporter.sources.http import get_bytes, not_json
 from exporter.sources.opencost.days import AGGREGATE
-from exporter.sources.opencost.records import Allocation, merge_into
+from exporter.sources.opencost.records import Allocation
 from exporter.sources.opencost.wire import decode_sets
 
-__all__ = ["DaySet", "RunningSums", "read_days"]
+__all__ = ["DaySet", "read_days"]
 
 SOURCE = "opencost"
 _DAY = timedelta(days=1)
@@ -104,40 +104,3 @@ def _placed(written: str | None, by_start: dict[int, tuple[datetime, datetime]])
             "which is no local day of the month read"
         )
     return key
-
-
-class RunningSums:
-    """Days added one at a time, in day order: the allocations summed by name (the first
-    labels kept), and idle and node costs per resource, as one left-to-right sum would give."""
-
-    def __init__(self) -> None:
-        self._merged: dict[str, Allocation] = {}
-        self._idle: dict[str, float] = {}
-        self._nodes: dict[str, dict[str, float]] = {}
-
-    def add(
-        self,
-        allocations: Iterable[Allocation],
-        idle: Mapping[str, float],
-        node_costs: Mapping[str, Mapping[str, float]] | None = None,
-    ) -> None:
-        """Add one day."""
-        merge_into(self._merged, allocations)
-        for resource, amount in idle.items():
-            self._idle[resource] = self._idle.get(resource, 0.0) + amount
-        for node, costs in (node_costs or {}).items():
-            total = self._nodes.setdefault(node, {})
-            for resource, amount in costs.items():
-                total[resource] = total.get(resource, 0.0) + amount
-
-    def allocations(self) -> tuple[Allocation, ...]:
-        """The allocations so far, summed by name, sorted by name."""
-        return tuple(self._merged[k] for k in sorted(self._merged))
-
-    def idle(self) -> dict[str, float]:
-        """Idle so far per resource."""
-        return dict(self._idle)
-
-    def node_costs(self) -> dict[str, dict[str, float]]:
-        """Node costs so far per node and resource."""
-        return {node: dict(costs) for node, costs in self._nodes.items()}

@@ -1,8 +1,9 @@
 """The month to date from OpenCost as daily sets, with the closed days kept between refreshes.
 
 A day before yesterday (in the configured zone) no longer changes, so its cost is read once
-and kept. Each refresh reads only the open days, yesterday and today. When a day closes, the
-days that closed since the last refresh are read once more and added to what is kept. Every
+and kept, summed by name and packed (packed.py), not as Allocations. Each refresh reads only
+the open days, yesterday and today. When a day closes, the days that closed since the last
+refresh are read once more and added to what is kept. Every
 RECONCILE_EVERY the closed days are read again whole; any record that differs from what was
 kept is repaired (the fresh read replaces the kept one) and counted. A new process keeps
 nothing, so it reads the month once.
@@ -26,7 +27,8 @@ import msgspec
 from exporter.errors import UpstreamIncomplete
 from exporter.sources.checks import Tally, refuse_dropped
 from exporter.sources.http import get_bytes, not_json
-from exporter.sources.opencost.wire import IDLE_FIELDS, Allocation, Totals, decode_into, merge_into
+from exporter.sources.opencost.packed import PackedAllocations
+from exporter.sources.opencost.wire import IDLE_FIELDS, Allocation, Totals, decode_into
 
 __all__ = ["DAY", "RECONCILE_EVERY", "MonthReader", "query", "reader_for", "settled_until"]
 
@@ -49,7 +51,7 @@ class _Kept:
 
     month: datetime  # the month's start
     settled: datetime  # the closed days end here, on the month's 24-hour grid
-    allocations: dict[str, Allocation]
+    allocations: PackedAllocations  # summed by name, packed: not Allocations between reads
     idle: dict[str, float]
     reconciled: datetime  # the instant the closed days were last read whole
 
@@ -165,11 +167,15 @@ def query(
 
 def differences(kept: _Kept, fresh: _Kept) -> int:
     """Snapshots (allocations, and idle per resource) whose cost differs between two reads."""
-    names = kept.allocations.keys() | fresh.allocations.keys()
-    changed = sum(1 for n in names if not _same(kept.allocations.get(n), fresh.allocations.get(n)))
+    names = set(kept.allocations.names()) | set(fresh.allocations.names())
+    changed = sum(1 for n in names if not _same(_get(kept, n), _get(fresh, n)))
     return changed + sum(
         1 for r in IDLE_FIELDS if abs(kept.idle.get(r, 0.0) - fresh.idle.get(r, 0.0)) > _TOLERANCE
     )
+
+
+def _get(kept: _Kept, name: str) -> Allocation | None:
+    return kept.allocations.allocation(name) if name in kept.allocations else None
 
 
 def _same(a: Allocation | None, b: Allocation | None) -> bool:
@@ -191,12 +197,11 @@ def _closed(
     totals = Totals()
     if end > start:
         query(client, start, end, step="1d", accumulate=True, tally=tally, into=totals)
-    return _Kept(start, end, totals.build(), totals.idle, now)
+    return _Kept(start, end, PackedAllocations.of(totals.build().values()), totals.idle, now)
 
 
 def _fold(kept: _Kept, more: _Kept) -> _Kept:
-    allocations = dict(kept.allocations)
-    merge_into(allocations, more.allocations.values())
+    allocations = kept.allocations.folded(more.allocations.allocations())
     idle = dict(kept.idle)
     _add(idle, more.idle)
     return _Kept(kept.month, more.settled, allocations, idle, kept.reconciled)
@@ -208,4 +213,4 @@ def _add(total: dict[str, float], part: dict[str, float]) -> None:
 
 
 def _empty(kept: _Kept) -> bool:
-    return not kept.allocations and not any(kept.idle.values())
+    return not len(kept.allocations) and not any(kept.idle.values())

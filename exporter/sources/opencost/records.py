@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -20,9 +20,13 @@ __all__ = [
     "EMPTY_USAGE",
     "USAGE_FIELDS",
     "Allocation",
+    "Meta",
+    "Packed",
     "Totals",
     "component_costs",
     "merge_into",
+    "meta_of",
+    "one_model",
 ]
 
 # One empty map for every allocation without labels, annotations or usage (most have no
@@ -79,19 +83,55 @@ class Allocation(msgspec.Struct, frozen=True, gc=False):
     namespace_annotations: Mapping[str, str] = {}
 
 
+# What a name keeps of the first allocation read for it: name, namespace, node, labels,
+# namespace labels, annotations, namespace annotations.
+Meta = tuple[
+    str, str, str, Mapping[str, str], Mapping[str, str], Mapping[str, str], Mapping[str, str]
+]
+
+
+def meta_of(a: Allocation) -> Meta:
+    """The names and label maps of an allocation (its figures left out)."""
+    return (
+        a.name,
+        a.namespace,
+        a.node,
+        a.labels,
+        a.namespace_labels,
+        a.annotations,
+        a.namespace_annotations,
+    )
+
+
 class _Sum(msgspec.Struct, gc=False):
-    """A name that more than one set holds: its first allocation and the running sums.
+    """A name that more than one set holds: its first labels and the running sums.
 
     Untracked by the collector (a struct with gc=False, sums in a C array of doubles): one is
     held per allocation of a month, and tracked objects of that number make the collector's
     full passes cost more than the sums themselves.
     """
 
-    first: Allocation
+    first: Meta
     costs: array[float]
     hours: float
     model: str
     usage: dict[str, float]
+
+
+class Packed(Protocol):
+    """Allocations kept packed by name (packed.PackedAllocations), unpacked one at a time."""
+
+    def names(self) -> Iterable[str]:
+        """Every name held."""
+        ...
+
+    def allocation(self, name: str) -> Allocation:
+        """The allocation of `name`."""
+        ...
+
+    def sums(self, name: str) -> tuple[Meta, array[float], float, str, dict[str, float]] | None:
+        """The first labels, costs, GPU-hours, model and usage of `name` (None: not held)."""
+        ...
 
 
 class Totals:
@@ -104,9 +144,17 @@ class Totals:
     """
 
     def __init__(
-        self, base: Mapping[str, Allocation] | None = None, idle: Mapping[str, float] | None = None
+        self,
+        base: Mapping[str, Allocation] | Packed | None = None,
+        idle: Mapping[str, float] | None = None,
     ) -> None:
-        self._by_name: dict[str, Allocation | _Sum] = dict(base or {})
+        # A packed base (closed days) is unpacked name by name, only as sets add to it.
+        self._by_name: dict[str, Allocation | _Sum] = {}
+        self._packed: Packed | None = None
+        if base is None or isinstance(base, Mapping):
+            self._by_name.update(base or {})
+        else:
+            self._packed = base
         self.idle: dict[str, float] = dict(idle or {})
         self.has_data = False  # an allocation or a non-zero idle cost was added
         # One copy of each namespace, node and namespace label map across every set: each
@@ -127,23 +175,27 @@ class Totals:
         """
         entry = self._by_name.get(name)
         if entry is None:
-            return False
+            held = None if self._packed is None else self._packed.sums(name)
+            if held is None:
+                return False
+            entry = self._by_name[name] = _Sum(*held)
         self.has_data = True
         if isinstance(entry, _Sum):
             sums = entry.costs
             for i, amount in enumerate(costs):
                 sums[i] += amount
             entry.hours += hours
-            entry.model = _one_model(entry.model, model)
+            entry.model = one_model(entry.model, model)
             _add_usage(entry.usage, usage)
         else:
             base = entry.costs
             pairs = zip(COMPONENT_FIELDS, costs, strict=True)
             sums = array("d", [base.get(c, 0.0) + amount for c, amount in pairs])
-            merged = _one_model(entry.gpu_model, model)
+            merged = one_model(entry.gpu_model, model)
             summed = dict(entry.usage)
             _add_usage(summed, usage)
-            self._by_name[name] = _Sum(entry, sums, entry.gpu_hours + hours, merged, summed)
+            first = meta_of(entry)
+            self._by_name[name] = _Sum(first, sums, entry.gpu_hours + hours, merged, summed)
         return True
 
     def put(self, allocation: Allocation) -> None:
@@ -159,21 +211,37 @@ class Totals:
 
     def build(self) -> dict[str, Allocation]:
         """Every allocation by name, sums built into Allocations (first labels kept)."""
-        return {name: _built(entry) for name, entry in self._by_name.items()}
+        built = {name: _built(entry) for name, entry in self._by_name.items()}
+        if self._packed is not None:
+            for name in self._packed.names():
+                if name not in built:
+                    built[name] = self._packed.allocation(name)
+        return built
 
 
 def component_costs(
     gpu: float, cpu: float, ram: float, storage: float, network: float, other: float
-) -> dict[str, float]:
-    """The costs map of an allocation (COMPONENT_FIELDS order), as a literal: built per record."""
-    return {
-        "gpu": gpu,
-        "cpu": cpu,
-        "ram": ram,
-        "storage": storage,
-        "network": network,
-        "other": other,
-    }
+) -> Mapping[str, float]:
+    """The costs map of an allocation (COMPONENT_FIELDS order): the components that cost
+    something, as everything that reads it takes a missing component for 0.
+
+    Most allocations leave storage, network and other (and a CPU workload its GPU) at 0: a map
+    of six is twice the memory of one of up to five, for each of 50,000 allocations a set.
+    """
+    costs: dict[str, float] = {}
+    if gpu:
+        costs["gpu"] = gpu
+    if cpu:
+        costs["cpu"] = cpu
+    if ram:
+        costs["ram"] = ram
+    if storage:
+        costs["storage"] = storage
+    if network:
+        costs["network"] = network
+    if other:
+        costs["other"] = other
+    return costs or EMPTY_USAGE
 
 
 def _add_usage(into: dict[str, float], usage: Mapping[str, float] | None) -> None:
@@ -184,20 +252,20 @@ def _add_usage(into: dict[str, float], usage: Mapping[str, float] | None) -> Non
 def _built(entry: Allocation | _Sum) -> Allocation:
     if isinstance(entry, Allocation):
         return entry
-    a = entry.first
+    name, namespace, node, labels, ns_labels, annotations, ns_annotations = entry.first
     costs = component_costs(*entry.costs)
     return Allocation(
-        a.name,
-        a.namespace,
-        a.node,
-        a.labels,
-        a.namespace_labels,
+        name,
+        namespace,
+        node,
+        labels,
+        ns_labels,
         costs,
         entry.hours,
         entry.model,
         entry.usage,
-        a.annotations,
-        a.namespace_annotations,
+        annotations,
+        ns_annotations,
     )
 
 
@@ -208,16 +276,17 @@ def merge_into(merged: dict[str, Allocation], more: Iterable[Allocation]) -> Non
         merged[allocation.name] = allocation if first is None else _sum(first, allocation)
 
 
-def _one_model(a: str, b: str) -> str:
-    # A set that did not name the model says nothing; two that disagree make it unknown.
+def one_model(a: str, b: str) -> str:
+    """The GPU model of a name over two sets: one unnamed says nothing, two that disagree
+    make it unknown ("")."""
     if not a or not b:
         return a or b
     return a if a == b else ""
 
 
 def _sum(a: Allocation, b: Allocation) -> Allocation:
-    costs = {c: a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS}
-    hours, model = a.gpu_hours + b.gpu_hours, _one_model(a.gpu_model, b.gpu_model)
+    costs = component_costs(*(a.costs.get(c, 0.0) + b.costs.get(c, 0.0) for c in COMPONENT_FIELDS))
+    hours, model = a.gpu_hours + b.gpu_hours, one_model(a.gpu_model, b.gpu_model)
     usage = dict(a.usage)
     _add_usage(usage, b.usage)
     return Allocation(

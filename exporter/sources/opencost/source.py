@@ -19,17 +19,16 @@ Why these query parameters:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
-import msgspec
 
 from exporter.config.schema import Config, OpenCostConfig
-from exporter.errors import UpstreamIncomplete, UpstreamPayloadError
+from exporter.errors import UpstreamPayloadError
 from exporter.sources.checks import (
     MAX_COST,
     MISSING_FIELD,
@@ -40,11 +39,13 @@ from exporter.sources.checks import (
     refuse_dropped,
 )
 from exporter.sources.clients import make_client
-from exporter.sources.http import get_json, not_json
+from exporter.sources.http import get_json
 from exporter.sources.kind import SourceKind
-from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes
-from exporter.sources.opencost.by_day import RunningSums, read_days
+from exporter.sources.opencost.assets import fetch_gpu_nodes
+from exporter.sources.opencost.body import parse_allocation_response, sorted_set
+from exporter.sources.opencost.by_day import read_days
 from exporter.sources.opencost.days import query, reader_for
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot, RunningSums
 from exporter.sources.opencost.wire import (
     COMPONENT_FIELDS,
     IDLE_FIELDS,
@@ -52,7 +53,6 @@ from exporter.sources.opencost.wire import (
     RESOLUTION,
     Allocation,
     Totals,
-    decode_into,
 )
 from exporter.sources.reading import Reading
 
@@ -73,78 +73,6 @@ __all__ = [
 ]
 
 SOURCE = "opencost"
-
-
-@dataclass(frozen=True)
-class AllocationSet:
-    """Every allocation of one window, the cluster's idle cost per resource, and node costs."""
-
-    start: datetime
-    end: datetime
-    allocations: tuple[Allocation, ...]
-    idle: Mapping[str, float]
-    node_costs: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-
-    @property
-    def hours(self) -> float:
-        """Length of the window in hours."""
-        return (self.end - self.start).total_seconds() / 3600.0
-
-    def total(self) -> float:
-        """The cluster's cost in the window: allocations plus idle."""
-        spent = sum(sum(a.costs.values()) for a in self.allocations)
-        return spent + sum(self.idle.values())
-
-    def empty(self) -> bool:
-        """True when OpenCost reported nothing at all: no allocation and no idle cost."""
-        return not self.allocations and not any(self.idle.values())
-
-
-@dataclass(frozen=True)
-class OpenCostSnapshot:
-    """The two windows the exporter needs: the recent one (for rates) and the month so far."""
-
-    rate: AllocationSet
-    month: AllocationSet
-    dropped: Mapping[str, int] = field(default_factory=dict)
-    gpu_nodes: tuple[GpuNode, ...] | None = None  # the rate window's node assets, if read
-    repairs: int = 0  # kept records of closed days that this refresh's reconcile corrected
-    days: tuple[AllocationSet, ...] = ()  # each local day, when the month was read by day
-
-    def as_of(self, reading: Reading) -> OpenCostSnapshot:
-        """The month to date at `reading.until`, summed from the days read (`Reading.by_day`)."""
-        return next(self.as_of_each([reading]))
-
-    def as_of_each(self, readings: Sequence[Reading]) -> Iterator[OpenCostSnapshot]:
-        """The month to date at each reading's end in turn (readings in order): each day is
-        added to running sums once, not summed again from the month's start for every day."""
-        if not self.days:
-            raise ValueError(f"{SOURCE}: the month was not read day by day")
-        days = sorted(self.days, key=lambda d: d.end)
-        sums, added = RunningSums(), 0
-        for reading in readings:
-            while added < len(days) and days[added].end <= reading.until:
-                day = days[added]
-                sums.add(day.allocations, day.idle, day.node_costs)
-                added += 1
-            month = AllocationSet(
-                self.month.start, reading.until, sums.allocations(), sums.idle(), sums.node_costs()
-            )
-            yield replace(self, month=month, days=())
-
-    def check_after(self, previous: object | None) -> None:
-        """An empty month-to-date after the same month had data is a lost read, not zero cost.
-
-        Month-to-date only grows within a month, so nothing confirms an empty reply; a new
-        month (another start) legitimately begins again from nothing.
-        """
-        if not isinstance(previous, OpenCostSnapshot) or previous.month.start != self.month.start:
-            return
-        if self.month.empty() and not previous.month.empty():
-            raise UpstreamIncomplete(
-                f"{SOURCE}: /allocation returned nothing for the month to date, "
-                "which had data in the last good read; keeping that read"
-            )
 
 
 def build_client(cfg: OpenCostConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:
@@ -240,31 +168,9 @@ def fetch_window(
     tally = Tally() if tally is None else tally
     totals = Totals()
     query(client, start, end, step=None, accumulate=True, tally=tally, into=totals)
-    allocations, idle = _summed(totals)
+    allocations, idle = sorted_set(totals)
     node_costs = _node_costs(client, start, end, tally) if with_node_costs else {}
     return AllocationSet(start, end, allocations, idle, node_costs)
-
-
-def parse_allocation_response(
-    body: Any, *, hours: float | None = None, tally: Tally | None = None
-) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    """Parse an `/allocation` body (bytes, or decoded JSON) into allocations and idle cost.
-
-    Several sets (steps) are summed. An allocation or idle entry with a bad field is dropped
-    and counted in `tally`; `hours` (the length of one set) bounds GPU-hours.
-    """
-    content = body if isinstance(body, bytes | bytearray) else msgspec.json.encode(body)
-    totals = Totals()
-    try:
-        decode_into(content, hours, Tally() if tally is None else tally, totals)
-    except msgspec.DecodeError:
-        raise not_json(SOURCE, "/allocation", content) from None
-    return _summed(totals)
-
-
-def _summed(totals: Totals) -> tuple[tuple[Allocation, ...], dict[str, float]]:
-    merged = totals.build()
-    return tuple(merged[k] for k in sorted(merged)), totals.idle
 
 
 def _node_costs(

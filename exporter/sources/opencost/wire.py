@@ -1,14 +1,15 @@
 """OpenCost `/allocation` bodies decoded from bytes into typed, validated records at C speed.
 
-The whole body is first decoded into `msgspec` structs whose types and static bounds are
-checked while decoding. If any record breaks them, the body is decoded again with each
-record left raw, and every record is then decoded on its own: a bad one is dropped and
-counted by the same rules as always, and the rest are kept. A bad envelope fails the read.
+The envelope and each set are split into raw records without decoding them; each record is
+then decoded into a `msgspec` struct whose types and static bounds are checked while it is
+decoded, added to the running sums, and dropped. A record that breaks them is dropped and
+counted with the reason its fields give (reasons.py); the rest are kept. A bad envelope fails
+the read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 import msgspec
@@ -19,17 +20,22 @@ from exporter.sources.checks import (
     MAX_GPUS,
     MAX_LABEL,
     OUT_OF_RANGE,
-    WRONG_TYPE,
     BadRecord,
     Tally,
-    label,
-    number,
+)
+from exporter.sources.collector import collector_paused
+from exporter.sources.opencost.reasons import (
+    IDLE_FIELDS,
+    IDLE_KEY,
+    MAX_USAGE,
+    RESOLUTION,
+    YEAR_HOURS,
+    reason,
 )
 from exporter.sources.opencost.records import (
     COMPONENT_FIELDS,
     EMPTY,
     EMPTY_USAGE,
-    USAGE_FIELDS,
     Allocation,
     Totals,
     component_costs,
@@ -38,7 +44,9 @@ from exporter.sources.opencost.records import (
 
 __all__ = [
     "COMPONENT_FIELDS",
+    "IDLE_FIELDS",
     "IDLE_KEY",
+    "RESOLUTION",
     "Allocation",
     "Totals",
     "decode_into",
@@ -47,16 +55,6 @@ __all__ = [
 ]
 
 SOURCE = "opencost"
-IDLE_KEY = "__idle__"
-# When the window is not known, bound GPU-hours by what MAX_GPUS could run in a leap year.
-YEAR_HOURS = 366 * 24.0
-# OpenCost rounds its numbers to 5 decimals (assets and older builds print 6), so a non-zero
-# cost or GPU-hour figure below 1e-9 is not something it writes. Refusing those keeps the
-# maths clear of denormals: a split of idle (cost x weight / total) cannot underflow to 0 and
-# lose money, and the GPU-hour price (GPU cost / GPU-hours) cannot overflow.
-RESOLUTION = 1e-9
-
-IDLE_FIELDS: dict[str, str] = {"gpu": "gpuCost", "cpu": "cpuCost", "ram": "ramCost"}
 
 # A cost is hours x a price: never negative. An *Adjustment is what a reconciliation with the
 # cloud bill moved afterwards, a credit when the bill came in lower, so it may be negative; and
@@ -69,7 +67,6 @@ _Hours = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS * YEAR_HOURS)] | None
 _Gpus = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_GPUS)] | None
 _Minutes = Annotated[float, msgspec.Meta(ge=0.0, le=YEAR_HOURS * 60)] | None
 # Core-hours, byte-hours and bytes: never negative; the bound only refuses +Inf and overflow.
-MAX_USAGE = 1e24
 _Usage = Annotated[float, msgspec.Meta(ge=0.0, lt=MAX_USAGE)] | None
 
 
@@ -167,7 +164,8 @@ def decode_into(
     """
     high = MAX_GPUS * (YEAR_HOURS if hours is None else hours)
     envelope = _envelope(content)
-    return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
+    with collector_paused():
+        return sum(_day(_records(step), high, tally, totals) for step in envelope.data or ())
 
 
 def decode_sets(
@@ -178,18 +176,28 @@ def decode_sets(
     the window its records name, not by its position."""
     high = MAX_GPUS * hours
     out = []
-    for step in _envelope(content).data or ():
-        records = list(_records(step))
-        totals = Totals()
-        out.append((_window_start(records), totals, _day(records, high, tally, totals)))
+    with collector_paused():
+        for step in _envelope(content).data or ():
+            totals, starts = Totals(), _Starts()
+            kept = _day(starts.noted(_records(step)), high, tally, totals)
+            out.append((starts.first, totals, kept))
     return out
 
 
-def _window_start(records: Iterable[tuple[str, _Record | _Idle | BadRecord]]) -> str | None:
-    for _, record in records:
-        if isinstance(record, _Record) and record.window is not None:
-            return record.window.start
-    return None
+class _Starts:
+    """The first window start a set's records write, noted as they pass one at a time (a
+    set's records are never all held as structs at once)."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+
+    def noted(
+        self, records: Iterable[tuple[str, _Record | _Idle | BadRecord]]
+    ) -> Iterator[tuple[str, _Record | _Idle | BadRecord]]:
+        for name, record in records:
+            if self.first is None and isinstance(record, _Record) and record.window is not None:
+                self.first = record.window.start
+            yield name, record
 
 
 def _envelope(content: bytes | bytearray) -> _Envelope:
@@ -227,7 +235,7 @@ def _one(name: str, raw: msgspec.Raw) -> _Record | _Idle | BadRecord:
     try:
         return _IDLE.decode(raw) if name == IDLE_KEY else _RECORD.decode(raw)
     except msgspec.ValidationError:
-        return _reason(name, _ANY.decode(raw))
+        return reason(name, _ANY.decode(raw))
 
 
 def _check_code(code: Any, message: Any) -> None:
@@ -269,15 +277,13 @@ def _idle(r: _Record | _Idle) -> dict[str, float]:
     return dict(zip(IDLE_FIELDS, values, strict=True))
 
 
-def _gpu_hours(r: _Record) -> float:
-    """gpuHours, else gpuCount x minutes / 60 (gpuCount is gpuHours over the hours), else 0."""
-    if r.gpuHours is None and r.gpuCount is not None and r.minutes is not None:
-        return r.gpuCount * r.minutes / 60.0
-    return r.gpuHours or 0.0
-
-
 def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
-    gpu_hours = _gpu_hours(r)
+    # Runs once per record: helpers inlined, and each step does only what the record needs.
+    gpu_hours = r.gpuHours
+    if gpu_hours is None:
+        # An older or trimmed record: gpuCount is gpuHours over the hours, minutes the hours.
+        count, minutes = r.gpuCount, r.minutes
+        gpu_hours = count * minutes / 60.0 if count is not None and minutes is not None else 0.0
     if gpu_hours >= high:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: gpuHours is {gpu_hours:g}")
     fields = (
@@ -297,7 +303,9 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
         r.externalCost or 0.0,
         gpu_hours,
     )
-    _resolution(name, fields)
+    # The smallest non-zero magnitude, zeros (most fields) left out before abs is called.
+    if min(map(abs, filter(None, fields)), default=RESOLUTION) < RESOLUTION:
+        _resolution(name, fields)
     g, ga, c, ca, m, ma, s, sa, n, na, lb, lba, sh, ex, _ = fields
     costs = (g + ga, c + ca, m + ma, s + sa, n + na, lb + lba + sh + ex)
     gpu = r.gpuAllocation
@@ -327,11 +335,14 @@ def _add(totals: Totals, name: str, r: _Record, high: float) -> None:
 
 
 def _interned(shared: dict[Any, Any], labels: dict[str, str] | None) -> Mapping[str, str]:
-    # A workload's labels repeat a few keys and values (app, team, a team's name) across
-    # every allocation, and decoding makes a string of each per record: one copy of each.
+    # A workload's labels repeat a few values (a team's name, an app) across every allocation
+    # and decoding makes a string of each per record: one copy of each, kept in the decoded
+    # map itself (its keys are already shared: msgspec keeps one string per key it decodes).
     if not labels:
         return EMPTY
-    return {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in labels.items()}
+    for key, value in labels.items():
+        labels[key] = shared.setdefault(value, value)
+    return labels
 
 
 def _short_only(annotations: dict[str, str] | None) -> Mapping[str, str]:
@@ -342,10 +353,19 @@ def _short_only(annotations: dict[str, str] | None) -> Mapping[str, str]:
 
 def _usage(r: _Record) -> Mapping[str, float]:
     # Only what was consumed: most allocations leave network and volumes at 0.
-    values = (r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes)
-    if not any(values):
+    cpu, ram, pv, net = r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes
+    if not (cpu or ram or pv or net):
         return EMPTY_USAGE
-    return {c: v for c, v in zip(USAGE_FIELDS, values, strict=True) if v}
+    usage: dict[str, float] = {}
+    if cpu:
+        usage["cpu"] = cpu
+    if ram:
+        usage["ram"] = ram
+    if pv:
+        usage["storage"] = pv
+    if net:
+        usage["network"] = net
+    return usage
 
 
 def _gpu_model(gpu: Any) -> str:
@@ -359,50 +379,3 @@ def _resolution(name: str, values: tuple[float, ...]) -> None:
     smallest = min(filter(None, map(abs, values)), default=RESOLUTION)
     if smallest < RESOLUTION:
         raise BadRecord(OUT_OF_RANGE, f"allocation {name!r}: {smallest:g} is below the resolution")
-
-
-# --- the reason a record that failed typed decoding is dropped --------------------------------
-
-
-def _reason(name: str, raw: Any) -> BadRecord:
-    """Why a record broke the types or bounds, found by checking its fields one by one."""
-    try:
-        if not isinstance(raw, dict):
-            raise BadRecord(WRONG_TYPE, f"allocation {name!r} is not an object")
-        if name == IDLE_KEY:
-            _numbers(name, raw, IDLE_FIELDS.values(), -MAX_COST, MAX_COST)
-        else:
-            props = raw.get("properties") or {}
-            if not isinstance(props, dict):
-                raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties is not an object")
-            _numbers(name, raw, _COSTS, 0.0, MAX_COST)
-            _numbers(name, raw, _ADJUSTMENTS, -MAX_COST, MAX_COST)
-            for key in ("namespace", "node"):
-                label(props.get(key, ""), f"allocation {name!r}: properties.{key}")
-            for key in ("labels", "namespaceLabels"):
-                _labels(name, key, props.get(key) or {})
-            _numbers(name, raw, ("gpuHours",), 0.0, MAX_GPUS * YEAR_HOURS)
-            _numbers(name, raw, USAGE_FIELDS.values(), 0.0, MAX_USAGE)
-    except BadRecord as exc:
-        return exc
-    # Valid field by field but not as a whole: a number type the struct does not take.
-    return BadRecord(WRONG_TYPE, f"allocation {name!r} does not have OpenCost's field types")
-
-
-def _numbers(name: str, raw: dict[str, Any], keys: Iterable[str], low: float, high: float) -> None:
-    for key in keys:
-        what = f"allocation {name!r}: {key}"
-        number(raw.get(key), what, low=low, high=high, null=0.0, tiny=RESOLUTION)
-
-
-_NUMBERS = tuple(f for fields in COMPONENT_FIELDS.values() for f in fields)
-_ADJUSTMENTS = tuple(f for f in _NUMBERS if f.endswith("Adjustment"))
-_COSTS = tuple(f for f in _NUMBERS if f not in _ADJUSTMENTS)
-
-
-def _labels(name: str, key: str, value: Any) -> None:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise BadRecord(WRONG_TYPE, f"allocation {name!r}: properties.{key} is not a map")
-    for k, v in value.items():
-        label(k, f"allocation {name!r}: a key of properties.{key}")
-        label(v, f"allocation {name!r}: properties.{key}[{k[:60]!r}]")

@@ -11,8 +11,6 @@ nothing was served.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 import httpx
@@ -23,39 +21,11 @@ from exporter.sources.clients import make_client
 from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.reading import Reading
 from exporter.sources.vllm.query import read_totals, totals_by_model
+from exporter.sources.vllm.records import ModelTiming, VllmSnapshot
 
 __all__ = ["KIND", "ModelTiming", "VllmSnapshot", "build_client", "fetch"]
 
 SOURCE = "vllm"
-
-
-@dataclass(frozen=True)
-class ModelTiming:
-    """What one served model's requests finished in the span cost in engine time, and held."""
-
-    model: str  # as vLLM names it (model_name)
-    prefill_seconds: float
-    decode_seconds: float
-    prompt_tokens: float
-    generation_tokens: float
-    requests: float
-
-
-@dataclass(frozen=True)
-class VllmSnapshot:
-    """Every served model's timing over one span."""
-
-    models: tuple[ModelTiming, ...]
-    span_seconds: float
-    dropped: Mapping[str, int] = field(default_factory=dict)
-
-    def check_after(self, previous: object | None) -> None:
-        """Each read totals its own span from Prometheus: nothing to compare with the last."""
-        del previous
-
-    def timing(self, model: str) -> ModelTiming | None:
-        """The timing of the model vLLM serves as `model`, if it was read."""
-        return next((t for t in self.models if t.model == model), None)
 
 
 def build_client(cfg: VllmConfig, transport: httpx.BaseTransport | None = None) -> httpx.Client:

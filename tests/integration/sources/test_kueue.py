@@ -16,7 +16,8 @@ from chargeback_demo.httpfake import FakeRequest, FakeResponse, FakeServer
 from exporter.config.schema import KueueConfig
 from exporter.errors import UpstreamStatusError
 from exporter.ledger.costs.lending import lend
-from exporter.sources.kueue.source import QuotaRecord, build_client
+from exporter.sources.kueue.records import QuotaRecord
+from exporter.sources.kueue.source import build_client
 from tests.unit.sources.kueue.api_server import BASE, GPU, GiB, fetch
 
 NIGHT = datetime(2026, 3, 10, 23, 30, tzinfo=UTC)  # cq-research runs 3 GPUs on a nominal 2

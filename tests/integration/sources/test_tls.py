@@ -17,7 +17,7 @@ from exporter.errors import UpstreamError
 from exporter.sources.clients import make_client
 from exporter.sources.deadline import refresh_deadline
 from exporter.sources.http import get_text
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 from tests.integration.sources.test_http import Dripper
 from tests.unit.sources.test_http import DCGM_TEXT, Stopwatch, policy
 

@@ -13,11 +13,8 @@ from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.days import month_to_date_by_day
 from exporter.ledger.join import join
-from exporter.sources.opencost.source import (
-    AllocationSet,
-    OpenCostSnapshot,
-    parse_allocation_response,
-)
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.source import parse_allocation_response
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 

@@ -10,7 +10,8 @@ import pytest
 
 from exporter.config.schema import ReportPrometheus
 from exporter.errors import UpstreamPayloadError
-from exporter.sources.gpu_history import GpuSeries, _by, gpu_queries
+from exporter.sources.gpu_history import _by, gpu_queries
+from exporter.sources.gpu_history_records import GpuSeries
 from exporter.sources.prometheus_api import instant_vector
 
 SERIES = GpuSeries("g", "u", "k", "c", "bu", "br")

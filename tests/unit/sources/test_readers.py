@@ -25,7 +25,7 @@ from exporter.sources.deadline import NO_RETRY, RetryPolicy
 from exporter.sources.kind import SourceKind, nothing_shared
 from exporter.sources.readers import SourceReader, open_readers
 from exporter.sources.reading import Reading
-from exporter.sources.table import SOURCES
+from exporter.sources.registry import SOURCES
 from tests.conftest import CLOCK, FIXED_NOW
 
 

@@ -18,7 +18,8 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.ledger.result import Chargeback
 from exporter.sources.reading import Reading
-from exporter.sources.table import SOURCES, Snapshots
+from exporter.sources.registry import SOURCES
+from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW
 from tests.support.bounded_snapshots import bounded_snapshots as records
 from tests.support.bounded_snapshots import demo_config as _config

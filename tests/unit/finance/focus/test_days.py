@@ -14,11 +14,8 @@ from exporter.finance.focus.rows import FocusContext, focus_rows
 from exporter.finance.report.figures import build_report
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
-from exporter.sources.opencost.source import (
-    AllocationSet,
-    OpenCostSnapshot,
-    parse_allocation_response,
-)
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.source import parse_allocation_response
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 

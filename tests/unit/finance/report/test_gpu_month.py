@@ -10,7 +10,7 @@ from exporter.finance.report.formats import format_report
 from exporter.finance.report.gpu_month import GPU_PROMETHEUS, NO_HISTORY, with_gpu_month
 from exporter.finance.report.teams import TeamUsage
 from exporter.ledger.costs.ledger import Ledger
-from exporter.sources.gpu_history import GpuMonth, TeamGpuMonth
+from exporter.sources.gpu_history_records import GpuMonth, TeamGpuMonth
 
 
 def test_history_fills_the_idle_gpu_hours_the_join_did_not_have() -> None:

@@ -13,7 +13,7 @@ from exporter.finance.report.formats import format_report
 from exporter.finance.report.weights import weight_json
 from exporter.ledger.costs.ledger import Ledger
 from exporter.ledger.llm.weights import completion_weights
-from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
+from exporter.sources.vllm.records import ModelTiming, VllmSnapshot
 
 # Hand-worked. llama: 90 s of prefill for 450,000 prompt tokens is 0.2 ms a prompt token;
 # 4,320 s of decode for 270,000 completion tokens is 16 ms a completion token; w = 16 / 0.2 =

@@ -9,7 +9,7 @@ from exporter.config.schema import IdlePolicy
 from exporter.finance.what_if.keys import parse_what_if
 from exporter.finance.what_if.rerun import what_if_config
 from exporter.ledger.what_if.settings import WhatIf, WhatIfError
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from tests.support.seed_month import H100, SEED, month_config, month_snapshots
 
 CONFIG = month_config(

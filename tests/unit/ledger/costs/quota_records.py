@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from exporter.config.schema import Config
 from exporter.ledger.attribution import Attributor
-from exporter.sources.kueue.source import QuotaRecord
+from exporter.sources.kueue.records import QuotaRecord
 
 __all__ = ["GPU", "attributor", "gpu_q"]
 

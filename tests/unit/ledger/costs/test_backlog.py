@@ -15,7 +15,8 @@ from exporter.ledger.attribution import OTHER, UNALLOCATED, Attributor, Placemen
 from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.backlog import Entry, backlog, team_backlog, team_keys, workload_of
 from exporter.ledger.costs.policies import idle_rule
-from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from exporter.sources.opencost.snapshot import AllocationSet
+from exporter.sources.opencost.source import parse_allocation_response
 from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)

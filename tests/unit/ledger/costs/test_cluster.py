@@ -23,11 +23,8 @@ from exporter.exposition.series.calendar import month_samples
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs.cluster import cluster_costs
 from exporter.ledger.join import join
-from exporter.sources.opencost.source import (
-    AllocationSet,
-    OpenCostSnapshot,
-    parse_allocation_response,
-)
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.source import parse_allocation_response
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

@@ -13,7 +13,8 @@ from exporter.ledger.costs.consumption import NO_RESOURCE, consumption
 from exporter.ledger.costs.policies import idle_rule
 from exporter.ledger.costs.window import window
 from exporter.ledger.llm import ModelPricing, TeamModelUsage
-from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from exporter.sources.opencost.snapshot import AllocationSet
+from exporter.sources.opencost.source import parse_allocation_response
 
 START, END = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 11, 2, tzinfo=UTC)
 CONFIG = Config.model_validate(

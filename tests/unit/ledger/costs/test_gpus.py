@@ -12,7 +12,8 @@ from exporter.exposition.samples import Sample
 from exporter.exposition.series.gpus import gpu_samples
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.costs.gpus import model_price, team_gpus
-from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord, parse_metrics
+from exporter.sources.dcgm.records import DcgmSnapshot, GpuRecord
+from exporter.sources.dcgm.source import parse_metrics
 
 FIXTURE = Path(__file__).parents[3] / "fixtures" / "dcgm" / "mig_and_idle.txt"
 PRICES = model_price({"NVIDIA H100 80GB HBM3": 2.0, "NVIDIA A100 80GB PCIe": 1.4})

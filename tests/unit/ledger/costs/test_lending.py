@@ -13,7 +13,7 @@ from exporter.ledger.costs.lending import (
     lending_mismatches,
     month_borrowing,
 )
-from exporter.sources.kueue.source import QuotaRecord
+from exporter.sources.kueue.records import QuotaRecord
 from tests.unit.ledger.costs.quota_records import GPU, gpu_q
 
 

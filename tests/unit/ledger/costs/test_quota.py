@@ -16,7 +16,7 @@ from exporter.ledger.costs.quota import (
     queue_quotas,
     quota_budgets,
 )
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
 from tests.unit.ledger.costs.quota_records import GPU, attributor, gpu_q
 
 INF = math.inf

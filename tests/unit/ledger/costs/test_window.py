@@ -15,7 +15,8 @@ from exporter.ledger.attribution import Attributor
 from exporter.ledger.costs import window as costs
 from exporter.ledger.costs.policies import IdleRule, idle_rule
 from exporter.ledger.costs.window import gpu_price_per_hour, idle_groups, serving_costs
-from exporter.sources.opencost.source import AllocationSet, parse_allocation_response
+from exporter.sources.opencost.snapshot import AllocationSet
+from exporter.sources.opencost.source import parse_allocation_response
 from tests.support.properties import examples
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
@@ -166,3 +167,20 @@ def test_window_memo_reuses_the_windows_of_the_same_sets_and_equals_a_fresh_buil
             other, attributor, SEPARATE, False, live=live, llm_scale=1
         ).lines is not (got.lines)
         assert memo.window(other, attributor, PROPORTIONAL, False, live=live, llm_scale=1).lines
+
+
+@pytest.mark.parametrize("rule", [SEPARATE, PROPORTIONAL])
+def test_the_rate_and_month_windows_of_one_set_are_charged_once_and_equal_fresh_builds(
+    rule: IdleRule,
+) -> None:
+    memo, attributor = costs.WindowMemo(), Attributor(CONFIG)
+    window = _window({"n1": {"gpu": 5.6, "cpu": 2.0, "ram": 0.0}})
+    rate = memo.window(window, attributor, rule, True, live=True, llm_scale=0.5)
+    month = memo.window(window, attributor, rule, True, live=False, llm_scale=1.0)
+    assert month.lines is rate.lines  # placed once for both
+    for got, live, scale in ((rate, True, 0.5), (month, False, 1.0)):
+        fresh = costs.window(window, attributor, rule, True, live=live, llm_scale=scale)
+        assert (got.ledger, got.llm_scale, got.live) == (fresh.ledger, scale, live)
+    # A rate made from the shared charge leaves the month's total as it was.
+    assert month.ledger.total() == pytest.approx(window.total())
+    assert rate.ledger.total() == pytest.approx(window.total() / window.hours)

@@ -14,7 +14,8 @@ from exporter.exposition.series import series
 from exporter.ledger.attribution import Attributor
 from exporter.ledger.join import join
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot, ModelUsage
-from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

@@ -24,7 +24,8 @@ from exporter.ledger.dimensions.split import (
     tag_values,
 )
 from exporter.ledger.join import join
-from exporter.sources.opencost.source import Allocation, AllocationSet
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

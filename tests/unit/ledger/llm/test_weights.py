@@ -34,7 +34,7 @@ from exporter.ledger.llm.weights import (
 from exporter.sources.litellm.snapshot import ModelUsage
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
-from exporter.sources.vllm.source import ModelTiming, VllmSnapshot
+from exporter.sources.vllm.records import ModelTiming, VllmSnapshot
 from tests.support.properties import examples
 
 # Hand-worked: 60 s of prefill for 600,000 prompt tokens is 0.1 ms a prompt token; 1,200 s of

@@ -13,7 +13,7 @@ from exporter.ledger.costs.cluster import gpu_money
 from exporter.ledger.join import join
 from exporter.ledger.prices.applied import effective_prices
 from exporter.ledger.prices.build import BuiltPrice
-from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.dcgm.records import DcgmSnapshot, GpuRecord
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

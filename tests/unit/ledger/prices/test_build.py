@@ -15,7 +15,7 @@ from exporter.ledger.prices.build import (
     built_prices,
     measured_watts,
 )
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 H100 = "NVIDIA H100 80GB HBM3"
 # The article: 140,000 over 4 years at 90 %, 4 x 700 W x PUE 1.4 x 0.12 per kWh, 0.70 of ops.

@@ -14,11 +14,11 @@ from exporter.exposition.series import series
 from exporter.ledger.attribution import IDLE, Attributor
 from exporter.ledger.join import join
 from exporter.ledger.prices.gpu import GpuPrices, canonical_model, node_models
-from exporter.sources.dcgm.source import DcgmSnapshot, GpuRecord
+from exporter.sources.dcgm.records import DcgmSnapshot, GpuRecord
 from exporter.sources.kueue.flavors import FlavorRecord
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 from tests.conftest import FIXED_NOW

@@ -17,9 +17,9 @@ from exporter.ledger.join import join
 from exporter.ledger.prices.reprice import reprice
 from exporter.ledger.result import Chargeback
 from exporter.sources.kueue.flavors import FlavorRecord
-from exporter.sources.kueue.source import KueueSnapshot, QuotaRecord
-from exporter.sources.opencost.assets import GpuNode
-from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.kueue.records import KueueSnapshot, QuotaRecord
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, GpuNode, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from exporter.sources.table import Snapshots
 

@@ -82,7 +82,7 @@ def test_borrowing_ahead_at_the_months_pace_over_thirty_days() -> None:
 
 
 def test_kueues_metrics_give_wait_percentiles_and_weighted_shares() -> None:
-    from exporter.sources.kueue_metrics.metrics import KueueMetrics
+    from exporter.sources.kueue_metrics.records import KueueMetrics
 
     metrics = KueueMetrics(
         pending={"cq-a": 3.0},

@@ -13,7 +13,8 @@ from exporter.ledger.reconcile import BillFigures, Reconciliation, reconcile, re
 from exporter.ledger.reconcile.apply import true_ups, with_true_ups
 from exporter.sources.bills.lines import BillKind, BillSnapshot
 from exporter.sources.litellm.snapshot import LiteLLMSnapshot
-from exporter.sources.opencost.source import Allocation, AllocationSet, OpenCostSnapshot
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet, OpenCostSnapshot
 from tests.unit.ledger.reconcile.builders import bills_config, cluster_line, llm_line, snapshot
 
 PAGE = Path(__file__).parents[4] / "docs" / "reconciliation.md"

@@ -9,7 +9,7 @@ from exporter.config.schema import Config
 from exporter.exposition.series.unit_economics import build_or_buy_samples
 from exporter.ledger.units.build_or_buy import BreakEven, build_or_buy, namespace_utilisation
 from exporter.ledger.units.tokens import ModelTokenCost, TeamTokenCost
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 CONFIG = Config.model_validate(
     {

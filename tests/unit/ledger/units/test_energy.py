@@ -8,7 +8,7 @@ from exporter.config.schema import Config
 from exporter.exposition.series.unit_economics import energy_samples
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.ledger.units.energy import TeamEnergy, team_energy
-from exporter.sources.dcgm.source import GpuRecord
+from exporter.sources.dcgm.records import GpuRecord
 
 H100, L40S = "NVIDIA H100 80GB HBM3", "NVIDIA L40S"
 CONFIG = Config.model_validate(

@@ -8,7 +8,8 @@ import pytest
 
 from exporter.ledger.what_if.settings import WhatIfError
 from exporter.ledger.what_if.throughput import Throughput, served_faster
-from exporter.sources.opencost.source import Allocation, AllocationSet
+from exporter.sources.opencost.records import Allocation
+from exporter.sources.opencost.snapshot import AllocationSet
 
 START, END = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC)
 

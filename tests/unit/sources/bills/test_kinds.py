@@ -12,7 +12,8 @@ from exporter.cli import main
 from exporter.config.schema import Config
 from exporter.sources.bills.lines import BillKind, BillSnapshot
 from exporter.sources.readers import open_readers
-from exporter.sources.table import SOURCES, Snapshots
+from exporter.sources.registry import SOURCES
+from exporter.sources.table import Snapshots
 from tests.conftest import CLOCK
 
 BILLS = """\

@@ -14,7 +14,8 @@ import pytest
 from exporter.config.schema import KueueConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.ledger.costs.lending import lend
-from exporter.sources.kueue.source import KueueSnapshot, build_client, parse_cluster_queue
+from exporter.sources.kueue.records import KueueSnapshot
+from exporter.sources.kueue.source import build_client, parse_cluster_queue
 from tests.unit.sources.kueue.api_server import (
     BASE,
     EXPECTED,

@@ -12,8 +12,8 @@ from exporter.config.schema import Config, OpenCostConfig, SourcesConfig
 from exporter.errors import UpstreamPayloadError, UpstreamStatusError
 from exporter.sources.checks import MISSING_FIELD, NON_FINITE, WRONG_TYPE, Tally
 from exporter.sources.opencost import source as opencost
-from exporter.sources.opencost.assets import GpuNode, fetch_gpu_nodes, parse_gpu_nodes
-from exporter.sources.opencost.source import OpenCostSnapshot
+from exporter.sources.opencost.assets import fetch_gpu_nodes, parse_gpu_nodes
+from exporter.sources.opencost.snapshot import GpuNode, OpenCostSnapshot
 from exporter.sources.reading import Reading
 from tests.conftest import FIXED_NOW, UTC_ZONE
 

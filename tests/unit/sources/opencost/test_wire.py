@@ -31,14 +31,8 @@ def test_go_spelling_decodes_from_bytes() -> None:
     (alloc,), idle = _parse(GO_BODY)
     assert (alloc.name, alloc.namespace, alloc.node) == ("n1/ns-a/job:x", "ns-a", "n1")
     assert dict(alloc.labels) == {"team": "a"} and dict(alloc.namespace_labels) == {}
-    assert alloc.costs == {
-        "gpu": 4.0,
-        "cpu": 1.0,
-        "ram": 0.0,
-        "storage": 0.0,
-        "network": 0.0,
-        "other": 0.0,
-    }
+    # Only the components that cost something: a missing one is 0 to every reader.
+    assert alloc.costs == {"gpu": 4.0, "cpu": 1.0}
     assert alloc.gpu_hours == 2.0 and idle == {"gpu": 5.5, "cpu": 3.0, "ram": 0.0}
 
 
@@ -97,7 +91,7 @@ def test_a_negative_adjustment_and_older_opencosts_negative_idle_are_read() -> N
     content = content.replace(b'"cpuCost":3,', b'"cpuCost":-3,')
     tally = Tally()
     (alloc,), idle = _parse(content, tally)
-    assert alloc.costs["cpu"] == 0.0 and idle["cpu"] == -3.0
+    assert alloc.costs.get("cpu", 0.0) == 0.0 and idle["cpu"] == -3.0
     assert tally.frozen() == {}
 
 
@@ -172,3 +166,44 @@ def test_a_gpu_count_or_minutes_out_of_bounds_drops_the_record() -> None:
         tally = Tally()
         allocations, _ = _parse(body, tally)
         assert list(allocations) == [] and sum(tally.frozen().values()) == 1
+
+
+def test_label_values_that_repeat_are_one_string_across_allocations() -> None:
+    step = {
+        f"n1/ns-a/job:{c}": {
+            "properties": {"namespace": "ns-a", "node": "n1", "labels": {"team": "a", "app": c}},
+            "cpuCost": 1,
+        }
+        for c in "xy"
+    }
+    allocations, _ = _parse(json.dumps({"code": 200, "data": [step]}).encode())
+    x, y = allocations
+    assert x.labels == {"team": "a", "app": "x"} and y.labels == {"team": "a", "app": "y"}
+    assert x.labels["team"] is y.labels["team"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "kept"),
+    [
+        ({"gpuCost": 1e-10}, False),
+        ({"cpuCostAdjustment": -1e-10}, False),
+        ({"gpuHours": 1e-12}, False),
+        ({"cpuCost": 0, "ramCost": 0.0, "gpuCostAdjustment": -0.5}, True),
+        ({"cpuCost": 1e-9}, True),
+    ],
+)
+def test_a_figure_below_opencosts_resolution_drops_its_record_and_zero_does_not(
+    fields: dict[str, Any], kept: bool
+) -> None:
+    record = {"properties": {"namespace": "ns-a", "node": "n1"}, "gpuCost": 4, **fields}
+    tally = Tally()
+    allocations, _ = _parse(
+        json.dumps({"code": 200, "data": [{"n1/ns-a/job:x": record}]}).encode(), tally
+    )
+    assert (len(allocations), sum(tally.frozen().values())) == ((1, 0) if kept else (0, 1))
+
+
+def test_usage_keeps_only_what_was_consumed_in_component_order() -> None:
+    alloc, _ = _one({"networkTransferBytes": 5, "cpuCoreHours": 2, "pvByteHours": 0})
+    assert list(alloc.usage.items()) == [("cpu", 2.0), ("network", 5.0)]
+    assert _one({"cpuCoreHours": 0, "ramByteHours": None})[0].usage == {}

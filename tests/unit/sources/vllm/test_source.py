@@ -12,7 +12,8 @@ from exporter.calendar import Month
 from exporter.config.schema import Config
 from exporter.errors import UpstreamPayloadError
 from exporter.sources.reading import Reading
-from exporter.sources.vllm.source import KIND, ModelTiming, build_client
+from exporter.sources.vllm.records import ModelTiming
+from exporter.sources.vllm.source import KIND, build_client
 
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 # Per measure, what the fake Prometheus answers for model "llama".

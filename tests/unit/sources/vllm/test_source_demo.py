@@ -14,7 +14,8 @@ from chargeback_demo.stack import demo_config_dict
 from exporter.config.schema import Config
 from exporter.ledger.llm.weights import completion_weights
 from exporter.sources.reading import Reading
-from exporter.sources.vllm.source import KIND, ModelTiming, build_client
+from exporter.sources.vllm.records import ModelTiming
+from exporter.sources.vllm.source import KIND, build_client
 from tests.conftest import CLOCK, FIXED_NOW
 
 HANDLE = make_handler(CLUSTER, CLOCK)
