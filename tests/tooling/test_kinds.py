@@ -162,9 +162,12 @@ def test_every_test_folder_is_a_package() -> None:
 
 
 # Tests that start Python processes which never ask for the date: each entry point's --help,
-# pip building the wheel, and the kubeconfig exec plugin (a script that prints the expiry the test
-# wrote for it; the client judging it is handed its clock).
-CLOCKLESS = frozenset({"test_entry_points.py", "test_layout.py", "test_kube_exec.py"})
+# pip building the wheel, the kubeconfig exec plugin (a script that prints the expiry the test
+# wrote for it; the client judging it is handed its clock), and an interpreter listing the
+# modules the join imports.
+CLOCKLESS = frozenset(
+    {"test_entry_points.py", "test_layout.py", "test_kube_exec.py", "test_join_imports.py"}
+)
 # Helpers that start the exporter as a process: a test importing one starts Python too.
 PROCESS_HELPERS = ("tests.integration.process",)
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from exporter.sources.kueue.source import QuotaRecord
+from exporter.sources.kueue.records import QuotaRecord
 
 __all__ = [
     "LendingMismatch",
