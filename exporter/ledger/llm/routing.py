@@ -8,14 +8,22 @@ served by a self-hosted deployment and an external one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from exporter.config.schema import ModelDecl
 from exporter.ledger.attribution import UNALLOCATED, Attributor
 from exporter.sources.litellm.snapshot import ModelUsage, TeamBudget
 
-__all__ = ["Routed", "declaration", "route", "team_of", "usage_order", "weighted_tokens"]
+__all__ = [
+    "Routed",
+    "declaration",
+    "route",
+    "route_order",
+    "team_of",
+    "usage_order",
+    "weighted_tokens",
+]
 
 
 def weighted_tokens(prompt: float, completion: float, weight: float) -> float:
@@ -48,6 +56,11 @@ def route(
     declared = {m.model: m for m in models}
     ordered = sorted(usage, key=usage_order)
     return Routed(tuple((r, team_of(r, attributor), declaration(r, declared)) for r in ordered))
+
+
+def route_order(usage: Sequence[ModelUsage]) -> list[int]:
+    """The records' positions in the order `route` sums them (the sort is stable, as there)."""
+    return sorted(range(len(usage)), key=lambda i: usage_order(usage[i]))
 
 
 def usage_order(record: ModelUsage) -> tuple[str, str, str, str]:

@@ -1,0 +1,108 @@
+"""Where each LiteLLM usage record goes in the join: its summing order, team, declaration, group.
+
+None of it reads a record's figures, only its use (team id, alias, public name, provider model),
+the attributor and the declarations. A steady refresh re-reads today's date alone, which moves
+figures but seldom adds a use: the layout is kept and the figures are summed again along it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+
+from exporter.config.schema import ModelDecl
+from exporter.ledger.attribution import Attributor
+from exporter.ledger.llm.routing import Routed, declaration, route_order, team_of
+from exporter.ledger.llm.usage import TeamModelUsage
+from exporter.sources.litellm.snapshot import ModelUsage
+
+__all__ = ["Layout"]
+
+# What routes a record; its figures do not.
+_USE = attrgetter("team_id", "alias", "model", "deployment")
+
+Use = tuple[str | None, str | None, str, str]
+Usage = Mapping[tuple[str, str], TeamModelUsage]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The routing of one sequence of uses, under one attributor and one set of declarations."""
+
+    attributor: Attributor  # held, compared by identity
+    models: tuple[ModelDecl, ...]
+    uses: list[Use]  # each record's use, in the snapshot's order
+    order: tuple[int, ...]  # snapshot positions in summing order (`routing.usage_order`)
+    teams: tuple[str, ...]  # per routed row
+    decls: tuple[ModelDecl | None, ...]  # per routed row
+    # Each (team, public name) in sorted order, and its routed rows in summing order.
+    groups: tuple[tuple[tuple[str, str], tuple[int, ...]], ...]
+
+    @classmethod
+    def of(
+        cls, usage: Sequence[ModelUsage], attributor: Attributor, models: tuple[ModelDecl, ...]
+    ) -> Layout:
+        """Route every record, as `routing.route` does, and group the rows by team and model."""
+        order = route_order(usage)
+        declared = {m.model: m for m in models}
+        records = [usage[i] for i in order]
+        teams = tuple(team_of(r, attributor) for r in records)
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for row, (record, team) in enumerate(zip(records, teams, strict=True)):
+            groups[(team, record.model)].append(row)
+        return cls(
+            attributor,
+            models,
+            list(map(_USE, usage)),
+            tuple(order),
+            teams,
+            tuple(declaration(r, declared) for r in records),
+            tuple((key, tuple(groups[key])) for key in sorted(groups)),
+        )
+
+    def fits(
+        self, usage: Sequence[ModelUsage], attributor: Attributor, models: tuple[ModelDecl, ...]
+    ) -> bool:
+        """Whether these records route as the ones this layout was made of."""
+        if self.attributor is not attributor or self.models is not models:
+            return False
+        return len(usage) == len(self.uses) and list(map(_USE, usage)) == self.uses
+
+    def routed(self, usage: Sequence[ModelUsage]) -> Routed:
+        """The records routed: what `routing.route` gives for them."""
+        records = [usage[i] for i in self.order]
+        return Routed(tuple(zip(records, self.teams, self.decls, strict=True)))
+
+    def sums(self, routed: Routed, before: Usage | None) -> Usage:
+        """Use per (team, model), as `usage.team_model_usage` sums it (the same additions in the
+        same order); an unchanged figure keeps `before`'s object, all unchanged keep `before`."""
+        rows, out = routed.rows, {}
+        kept = before is not None and len(before) == len(self.groups)
+        for key, positions in self.groups:
+            spend: float | None = 0.0
+            prompt = completion = requests = 0
+            for row in positions:
+                record = rows[row][0]
+                spend = None if spend is None or record.spend is None else spend + record.spend
+                prompt += record.prompt_tokens
+                completion += record.completion_tokens
+                requests += record.requests
+            old = None if before is None else before.get(key)
+            if old is not None and _same(old, spend, prompt, completion, requests):
+                out[key] = old
+            else:
+                out[key] = TeamModelUsage(spend, prompt, completion, requests)
+                kept = False
+        return before if kept and before is not None else out
+
+
+def _same(old: TeamModelUsage, spend: float | None, prompt: int, completion: int, n: int) -> bool:
+    # A sum that starts at 0.0 is never -0.0 and validated spend is never NaN: == is exact here.
+    return (old.spend, old.prompt_tokens, old.completion_tokens, old.requests) == (
+        spend,
+        prompt,
+        completion,
+        n,
+    )
