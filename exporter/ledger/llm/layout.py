@@ -23,7 +23,6 @@ __all__ = ["Layout"]
 # What routes a record; its figures do not.
 _USE = attrgetter("team_id", "alias", "model", "deployment")
 
-Use = tuple[str | None, str | None, str, str]
 Usage = Mapping[tuple[str, str], TeamModelUsage]
 
 
@@ -33,7 +32,6 @@ class Layout:
 
     attributor: Attributor  # held, compared by identity
     models: tuple[ModelDecl, ...]
-    uses: list[Use]  # each record's use, in the snapshot's order
     order: tuple[int, ...]  # snapshot positions in summing order (`routing.usage_order`)
     teams: tuple[str, ...]  # per routed row
     decls: tuple[ModelDecl | None, ...]  # per routed row
@@ -55,7 +53,6 @@ class Layout:
         return cls(
             attributor,
             models,
-            list(map(_USE, usage)),
             tuple(order),
             teams,
             tuple(declaration(r, declared) for r in records),
@@ -63,13 +60,21 @@ class Layout:
         )
 
     def fits(
-        self, usage: Sequence[ModelUsage], attributor: Attributor, models: tuple[ModelDecl, ...]
+        self,
+        usage: Sequence[ModelUsage],
+        attributor: Attributor,
+        models: tuple[ModelDecl, ...],
+        routed: Routed,
     ) -> bool:
-        """Whether these records route as the ones this layout was made of."""
+        """Whether these records route as `routed`, the records this layout last routed."""
         if self.attributor is not attributor or self.models is not models:
             return False
-        # Compared one by one, not as a new list: 50,000 tuples alive at once wake the collector.
-        return len(usage) == len(self.uses) and all(map(eq, map(_USE, usage), self.uses))
+        if len(usage) != len(routed.records):
+            return False
+        # Use by use, in summing order, against the records routed last (held by the last part
+        # anyway): no copy of 50,000 uses kept, and no list of them made to compare.
+        ordered = map(usage.__getitem__, self.order)
+        return all(map(eq, map(_USE, ordered), map(_USE, routed.records)))
 
     def routed(self, usage: Sequence[ModelUsage]) -> Routed:
         """The records routed: what `routing.route` gives for them."""

@@ -68,7 +68,11 @@ class LlmMemo:
             return before
         llm = snapshot.converted()
         layout = self._layout
-        if layout is None or not layout.fits(llm.usage, attributor, models):
+        if (
+            layout is None
+            or before is None
+            or not layout.fits(llm.usage, attributor, models, before.routed)
+        ):
             layout, before = Layout.of(llm.usage, attributor, models), None
         routed = layout.routed(llm.usage)
         usage = layout.sums(routed, before.usage if before is not None else None)
