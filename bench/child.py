@@ -30,6 +30,7 @@ from exporter.clock import fixed_clock
 from exporter.config.schema import Config, load_config
 from exporter.exposition.render import Exposition, families
 from exporter.exposition.series.health import health_samples
+from exporter.serve.collector import tune_collector
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.refresher import Refresher
 from exporter.serve.server import MetricsServer
@@ -47,6 +48,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
     With `out`, the exposition is written there too (what the static server then sends),
     and its OpenMetrics rendering beside it, at `out` + ".openmetrics".
     """
+    tune_collector()  # as the refresh worker does
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
     start = opencost_path.cpu_seconds()
     ok = refresher.refresh_all()
@@ -69,6 +71,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
 def rebuilds(config_path: str) -> None:
     """After two refreshes of everything, each source's refresh alone and the rebuild it causes:
     the rebuild's CPU-s (median of 3), what a refresh loop pays beyond its own source's read."""
+    tune_collector()
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
     ok = refresher.refresh_all()
     ok = refresher.refresh_all() and ok
