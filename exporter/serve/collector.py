@@ -8,7 +8,7 @@ over that heap per rebuild, about 0.3 CPU-s each; a full collection after a stea
 that size finds no cyclic garbage at all. With young collections 70 times rarer, a full pass
 comes every few refreshes instead (the older generations' thresholds and CPython's own rule,
 a full pass only once a quarter of the heap is new, are left as they are): the collector still
-runs, and cyclic garbage is still freed, a little later.
+runs, and cyclic garbage is still freed, a little later (docs/sources/cpython-gc.md).
 """
 
 from __future__ import annotations
