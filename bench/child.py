@@ -5,6 +5,7 @@ python -m bench.child serve CONFIG PORT MODE   # MODE: worker, inprocess or naiv
 python -m bench.child static FILE PORT         # the same bytes from memory, nothing else
 python -m bench.child opencost FILE            # parse, join and render one /allocation body
 python -m bench.child rebuilds CONFIG          # a rebuild's CPU-s after each source's refresh
+python -m bench.child steps CONFIG             # where the peak RSS is reached, step by step
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from exporter.clock import fixed_clock
 from exporter.config.schema import Config, load_config
 from exporter.exposition.render import Exposition, families
 from exporter.exposition.series.health import health_samples
+from exporter.serve.collector import tune_collector
 from exporter.serve.lifecycle import Lifecycle
 from exporter.serve.refresher import Refresher
 from exporter.serve.server import MetricsServer
@@ -47,6 +49,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
     With `out`, the exposition is written there too (what the static server then sends),
     and its OpenMetrics rendering beside it, at `out` + ".openmetrics".
     """
+    tune_collector()  # as the refresh worker does
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
     start = opencost_path.cpu_seconds()
     ok = refresher.refresh_all()
@@ -69,6 +72,7 @@ def refresh(config_path: str, out: str | None = None) -> None:
 def rebuilds(config_path: str) -> None:
     """After two refreshes of everything, each source's refresh alone and the rebuild it causes:
     the rebuild's CPU-s (median of 3), what a refresh loop pays beyond its own source's read."""
+    tune_collector()
     refresher = make_refresher(load_config(config_path), config_path, CLOCK)
     ok = refresher.refresh_all()
     ok = refresher.refresh_all() and ok
@@ -83,6 +87,33 @@ def rebuilds(config_path: str) -> None:
         figures[name] = sorted(spent)[1]
     refresher.stop()
     print(json.dumps({"ok": ok, **figures}))
+
+
+def steps(config_path: str) -> None:
+    """Two rounds of each source's refresh in turn and the rebuild, as the worker runs them: after
+    each step its CPU-s, the peak RSS so far and the RSS now (MiB), one JSON line per step, so
+    the step that raises the peak, and what stays resident beside it, can be read off."""
+    tune_collector()
+    refresher = make_refresher(load_config(config_path), config_path, CLOCK)
+    for round_ in ("cold", "steady"):
+        for name in [*sorted(refresher.health()), "rebuild"]:
+            start, ok = opencost_path.cpu_seconds(), True
+            if name == "rebuild":
+                refresher.rebuild()
+                refresher.hand_over()  # the worker sends each rendering away at once
+            else:
+                ok = refresher.refresh(name)
+            figures = {"cpu": opencost_path.cpu_seconds() - start, "ok": ok}
+            rss = {"peak": opencost_path.peak_rss_mib(), "rss": _rss_mib()}
+            print(json.dumps({"round": round_, "step": name, **figures, **rss}), flush=True)
+    refresher.stop()
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 class _Naive(Collector):
@@ -183,6 +214,8 @@ def _parser() -> argparse.ArgumentParser:
     one.add_argument("file", metavar="FILE")
     one = sub.add_parser("rebuilds", help="a rebuild's CPU-s after each source's refresh")
     one.add_argument("config", metavar="CONFIG")
+    one = sub.add_parser("steps", help="where the peak RSS is reached, step by step")
+    one.add_argument("config", metavar="CONFIG")
     return parser
 
 
@@ -198,6 +231,8 @@ def main(argv: list[str] | None = None) -> None:
         static(args.file, args.port)
     elif args.command == "rebuilds":
         rebuilds(args.config)
+    elif args.command == "steps":
+        steps(args.config)
     else:
         opencost(args.file)
 

@@ -34,6 +34,7 @@ from exporter.exposition.render import Exposition, render, render_before
 from exporter.exposition.samples import Sample
 from exporter.exposition.series.health import SourceHealth
 from exporter.ledger.result import Chargeback
+from exporter.serve.collector import tune_collector
 from exporter.serve.pages import Artefact
 from exporter.serve.refresher import Refresher
 from exporter.serve.wiring import Joiner, build_sources, static_samples
@@ -276,6 +277,7 @@ def _run(spec: _Spec, updates: Connection, commands: Connection) -> None:
     for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(ignored, signal.SIG_IGN)
     logs.configure(spec.log_level)
+    tune_collector()
     joiner = Joiner(spec.config)
     sources = build_sources(spec.config, spec.path, RetryPolicy(clock=spec.clock))
     static = static_samples(spec.config)

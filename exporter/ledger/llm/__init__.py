@@ -3,6 +3,8 @@
 `routing` finds each usage record's team and declaration; `usage` sums usage and budgets per
 team; `reattribution` adds external spend and moves self-hosted serving cost onto the teams
 that sent the tokens; `pricing` compares declared and measured cost per weighted token.
+`memo` keeps the join's LLM part of the last snapshot, and `layout` the routing it keeps while
+the records' uses (team, alias, public name, provider model) stay the same.
 """
 
 from __future__ import annotations
