@@ -21,6 +21,7 @@ from exporter.sources.opencost.records import (
     component_costs,
     meta_of,
     one_model,
+    usage_map,
 )
 
 __all__ = ["PackedAllocations"]
@@ -153,13 +154,4 @@ def _usage(numbers: array[float], i: int) -> dict[str, float]:
     # Usage is never negative and only what was consumed is kept: 0 is a component not used.
     start = i * _WIDTH + _USAGE
     cpu, ram, storage, network = numbers[start : start + len(USAGE_FIELDS)]
-    usage: dict[str, float] = {}
-    if cpu:
-        usage["cpu"] = cpu
-    if ram:
-        usage["ram"] = ram
-    if storage:
-        usage["storage"] = storage
-    if network:
-        usage["network"] = network
-    return usage
+    return usage_map(cpu, ram, storage, network)

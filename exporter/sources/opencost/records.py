@@ -27,6 +27,7 @@ __all__ = [
     "merge_into",
     "meta_of",
     "one_model",
+    "usage_map",
 ]
 
 # One empty map for every allocation without labels, annotations or usage (most have no
@@ -242,6 +243,22 @@ def component_costs(
     if other:
         costs["other"] = other
     return costs or EMPTY_USAGE
+
+
+def usage_map(
+    cpu: float | None, ram: float | None, storage: float | None, network: float | None
+) -> dict[str, float]:
+    """A new usage map (USAGE_FIELDS order) of what was consumed: 0 or missing is not used."""
+    usage: dict[str, float] = {}
+    if cpu:
+        usage["cpu"] = cpu
+    if ram:
+        usage["ram"] = ram
+    if storage:
+        usage["storage"] = storage
+    if network:
+        usage["network"] = network
+    return usage
 
 
 def _add_usage(into: dict[str, float], usage: Mapping[str, float] | None) -> None:

@@ -40,6 +40,7 @@ from exporter.sources.opencost.records import (
     Totals,
     component_costs,
     merge_into,
+    usage_map,
 )
 
 __all__ = [
@@ -356,16 +357,7 @@ def _usage(r: _Record) -> Mapping[str, float]:
     cpu, ram, pv, net = r.cpuCoreHours, r.ramByteHours, r.pvByteHours, r.networkTransferBytes
     if not (cpu or ram or pv or net):
         return EMPTY_USAGE
-    usage: dict[str, float] = {}
-    if cpu:
-        usage["cpu"] = cpu
-    if ram:
-        usage["ram"] = ram
-    if pv:
-        usage["storage"] = pv
-    if net:
-        usage["network"] = net
-    return usage
+    return usage_map(cpu, ram, pv, net)
 
 
 def _gpu_model(gpu: Any) -> str:
